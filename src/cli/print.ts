@@ -1,0 +1,13 @@
+/** Render rows as an aligned text table for people (NDJSON is for machines). */
+export function renderTable(columns: string[], rows: Array<Record<string, unknown>>): string {
+  const cell = (v: unknown) => (v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v));
+  const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)));
+  const line = (vals: string[]) => vals.map((v, i) => v.padEnd(widths[i]!)).join('  ').trimEnd();
+  const out = [line(columns), line(widths.map((w) => '-'.repeat(w)))];
+  for (const r of rows) out.push(line(columns.map((c) => cell(r[c]))));
+  return out.join('\n') + '\n';
+}
+
+export function plural(n: number, word: string, many = `${word}s`): string {
+  return `${n} ${n === 1 ? word : many}`;
+}

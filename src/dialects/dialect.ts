@@ -1,0 +1,55 @@
+/**
+ * The SQL text hooks an engine provides (ARCHITECTURE §1–2). The algorithm in plan/ is written
+ * once against this interface; it branches on capabilities, never on a dialect's name.
+ */
+export interface DialectCapabilities {
+  /** `last_value(x IGNORE NULLS) OVER (...)` is available. */
+  ignoreNullsInWindows: boolean;
+}
+
+export interface Dialect {
+  readonly name: string;
+  readonly capabilities: DialectCapabilities;
+  /** Quote an identifier (always used; never splice a raw name). */
+  quote(identifier: string): string;
+  /** Internal column types. */
+  readonly types: {
+    int: string;
+    bigint: string;
+    smallint: string;
+    text: string;
+    bool: string;
+    /** The type of rowHash(). */
+    hash: string;
+    timestamptz: string;
+  };
+  /** A fixed-width hash of a list of values, treating NULL as a value. */
+  rowHash(exprs: string[]): string;
+  /** Text that orders payloads canonically (bytewise); NULL sorts first in each position. */
+  canonicalText(exprs: string[]): string;
+  /** An aggregate: the value of `expr` on the row with the greatest `by`, NULL values included. */
+  lastBy(expr: string, by: string): string;
+  /** An aggregate: the value of `expr` on the row with the smallest `by`, NULL values included. */
+  firstBy(expr: string, by: string): string;
+  /** A struct/row value made of named parts (a tuple sequence). */
+  struct(fields: Array<[name: string, expr: string]>): string;
+  /** The type of struct() over parts of the given types. */
+  structType(fields: Array<[name: string, type: string]>): string;
+  /** `CAST(expr AS type)`, or NULL when the value does not fit. */
+  tryCast(expr: string, type: string): string;
+  /** Text of any value, for messages and raw-record capture. */
+  toText(expr: string): string;
+  /** A JSON object text of named values, with ISO-8601 dates/timestamps, JSON numbers and nulls. */
+  jsonObject(fields: Array<[name: string, expr: string, type: string]>): string;
+  /** Whether two types are the same (after normalising spelling). */
+  sameType(a: string, b: string): boolean;
+  /** Whether values of `from` fit losslessly into `to` (a widening). */
+  widens(from: string, to: string): boolean;
+  /** The type both a and b fit into, if any. */
+  commonType(a: string, b: string): string | undefined;
+}
+
+/** Quote a string literal (only for identifiers in catalog lookups and fixed texts; values are bound). */
+export function sqlString(text: string): string {
+  return `'${text.replace(/'/g, "''")}'`;
+}

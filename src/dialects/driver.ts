@@ -1,0 +1,42 @@
+import type { Dialect } from './dialect.js';
+
+export type Row = Record<string, unknown>;
+
+export interface ColumnInfo {
+  name: string;
+  type: string;
+}
+
+export type FileFormat = 'ndjson' | 'json' | 'csv' | 'parquet';
+
+export interface InputFile {
+  path: string;
+  format: FileFormat;
+}
+
+/** Executes SQL on one engine: connect, run, transaction, lock, bulk load (ARCHITECTURE §2). */
+export interface Driver {
+  readonly dialect: Dialect;
+  /** Where the data lives, for messages (never with credentials). */
+  readonly location: string;
+  run(sql: string, params?: unknown[]): Promise<void>;
+  /** Rows as plain JSON values: numbers, strings, booleans, null, nested objects. */
+  query(sql: string, params?: unknown[]): Promise<Row[]>;
+  /** Calls onRow for each row of the first column as text, streamed in chunks. */
+  streamText(sql: string, params: unknown[], onRow: (text: string) => void | Promise<void>): Promise<void>;
+  columns(table: string): Promise<ColumnInfo[] | undefined>;
+  /** The result columns of a SELECT, without running it. */
+  describe(select: string): Promise<ColumnInfo[]>;
+  transaction<T>(fn: () => Promise<T>): Promise<T>;
+  /**
+   * Load files into a new temporary table with the files' own columns, plus
+   * `__scd_file` (path) and `__scd_line` (line or record number in the file).
+   */
+  stageFiles(files: InputFile[], table: string): Promise<void>;
+  /** Write the rows of a SELECT to a csv or parquet file, in the engine. */
+  copyToFile(select: string, format: 'csv' | 'parquet', file: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export const FILE_COLUMN = '__scd_file';
+export const LINE_COLUMN = '__scd_line';

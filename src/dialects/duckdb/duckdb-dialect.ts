@@ -1,0 +1,79 @@
+import type { Dialect } from '../dialect.js';
+
+const INTEGER_RANK: Record<string, number> = { TINYINT: 1, SMALLINT: 2, INTEGER: 3, BIGINT: 4, HUGEINT: 5 };
+const UNSIGNED_RANK: Record<string, number> = { UTINYINT: 1, USMALLINT: 2, UINTEGER: 3, UBIGINT: 4 };
+
+function norm(t: string): string {
+  return t.trim().toUpperCase().replace(/\s+/g, ' ');
+}
+
+export const duckdbDialect: Dialect = {
+  name: 'duckdb',
+  capabilities: { ignoreNullsInWindows: true },
+  quote: (id) => `"${id.replace(/"/g, '""')}"`,
+  types: {
+    int: 'INTEGER',
+    bigint: 'BIGINT',
+    smallint: 'SMALLINT',
+    text: 'VARCHAR',
+    bool: 'BOOLEAN',
+    hash: 'UBIGINT',
+    timestamptz: 'TIMESTAMPTZ',
+  },
+  rowHash: (exprs) => `hash(${exprs.length ? exprs.join(', ') : 'NULL'})`,
+  canonicalText: (exprs) =>
+    exprs.length === 0
+      ? `''`
+      : `concat_ws(chr(31), ${exprs.map((e) => `CASE WHEN ${e} IS NULL THEN '0' ELSE '1' || CAST(${e} AS VARCHAR) END`).join(', ')})`,
+  lastBy: (expr, by) => `arg_max_null(${expr}, ${by})`,
+  firstBy: (expr, by) => `arg_min_null(${expr}, ${by})`,
+  struct: (fields) => `struct_pack(${fields.map(([n, e]) => `${duckdbDialect.quote(n)} := ${e}`).join(', ')})`,
+  structType: (fields) => `STRUCT(${fields.map(([n, t]) => `${duckdbDialect.quote(n)} ${t}`).join(', ')})`,
+  tryCast: (expr, type) => `TRY_CAST(${expr} AS ${type})`,
+  toText: (expr) => `CAST(${expr} AS VARCHAR)`,
+  jsonObject: (fields) =>
+    `to_json(struct_pack(${fields.map(([n, e, t]) => `${duckdbDialect.quote(n)} := ${isoValue(e, t)}`).join(', ')}))`,
+  sameType: (a, b) => norm(a) === norm(b),
+  widens: (from, to) => {
+    const f = norm(from);
+    const t = norm(to);
+    if (f === t) return true;
+    if (INTEGER_RANK[f] && INTEGER_RANK[t]) return INTEGER_RANK[f]! <= INTEGER_RANK[t]!;
+    if (UNSIGNED_RANK[f] && (INTEGER_RANK[t] ?? 0) > UNSIGNED_RANK[f]!) return true;
+    if ((INTEGER_RANK[f] || UNSIGNED_RANK[f] || f === 'FLOAT') && t === 'DOUBLE') return true;
+    if (f === 'DATE' && (t === 'TIMESTAMP' || t === 'TIMESTAMP WITH TIME ZONE')) return true;
+    return false;
+  },
+  commonType: (a, b) => {
+    if (duckdbDialect.widens(a, b)) return norm(b);
+    if (duckdbDialect.widens(b, a)) return norm(a);
+    return undefined;
+  },
+};
+
+/** Dates and timestamps as ISO-8601 text; everything else as it is (to_json makes numbers numbers). */
+function isoValue(expr: string, type: string): string {
+  const t = norm(type);
+  if (t === 'TIMESTAMP' || t === 'TIMESTAMP_S' || t === 'TIMESTAMP_MS' || t === 'TIMESTAMP_NS' || t === 'DATETIME')
+    return `CASE WHEN microsecond(${expr}) % 1000000 = 0 THEN strftime(${expr}, '%Y-%m-%dT%H:%M:%S') ELSE strftime(${expr}, '%Y-%m-%dT%H:%M:%S.%f') END`;
+  if (t === 'TIMESTAMP WITH TIME ZONE' || t === 'TIMESTAMPTZ')
+    return `CASE WHEN microsecond(${expr}) % 1000000 = 0 THEN strftime(timezone('UTC', ${expr}), '%Y-%m-%dT%H:%M:%SZ') ELSE strftime(timezone('UTC', ${expr}), '%Y-%m-%dT%H:%M:%S.%fZ') END`;
+  if (t === 'DATE') return `strftime(${expr}, '%Y-%m-%d')`;
+  if (t.startsWith('STRUCT(')) {
+    const parts = splitStructType(t);
+    if (parts) return `CASE WHEN ${expr} IS NULL THEN NULL ELSE struct_pack(${parts.map(([n, pt]) => `${n} := ${isoValue(`(${expr}).${n}`, pt)}`).join(', ')}) END`;
+  }
+  return expr;
+}
+
+/** STRUCT("a" BIGINT, "b" TIMESTAMP) → [['"a"','BIGINT'], ['"b"','TIMESTAMP']] (only flat structs). */
+function splitStructType(t: string): Array<[string, string]> | undefined {
+  const inner = t.slice('STRUCT('.length, -1);
+  if (inner.includes('(')) return undefined;
+  return inner.split(',').map((p) => {
+    const m = /^\s*("(?:[^"]|"")*"|\S+)\s+(.+)$/.exec(p);
+    if (!m) throw new Error(`unexpected struct type ${t}`);
+    const name = m[1]!.startsWith('"') ? m[1]! : `"${m[1]}"`;
+    return [name, m[2]!.trim()];
+  });
+}

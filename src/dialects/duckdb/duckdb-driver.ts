@@ -1,0 +1,163 @@
+import { statSync } from 'node:fs';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { QueryError, ScdError, firstLine } from '../../errors.js';
+import type { ColumnInfo, Driver, InputFile, Row } from '../driver.js';
+import { FILE_COLUMN, LINE_COLUMN } from '../driver.js';
+import { duckdbDialect } from './duckdb-dialect.js';
+import { sqlString } from '../dialect.js';
+
+export class DuckDBDriver implements Driver {
+  readonly dialect = duckdbDialect;
+  private inTransaction = false;
+
+  private constructor(
+    private readonly instance: DuckDBInstance,
+    private readonly connection: DuckDBConnection,
+    readonly location: string,
+  ) {}
+
+  /** Open (or create) a DuckDB database file, or ':memory:'. */
+  static async create(path: string): Promise<DuckDBDriver> {
+    let instance: DuckDBInstance;
+    try {
+      instance = await DuckDBInstance.create(path);
+    } catch (e) {
+      const msg = e instanceof Error ? e.message : String(e);
+      const lock = /Conflicting lock is held in .*\(PID (\d+)\)/.exec(msg);
+      if (lock || /Could not set lock/.test(msg)) {
+        throw new ScdError('DB_IN_USE', `database ${path} is in use by another scdkit process${lock ? ` (pid ${lock[1]})` : ''}`, {
+          fix: 'wait for it to finish, then run again',
+        });
+      }
+      throw new ScdError('DB_UNREACHABLE', `cannot open database ${path}: ${firstLine(msg)}`, {
+        fix: 'check that the folder exists and is writable',
+      });
+    }
+    const connection = await instance.connect();
+    const driver = new DuckDBDriver(instance, connection, path);
+    // Timestamps with a zone are read and written in UTC, whatever the machine's zone.
+    await driver.run(`SET TimeZone = 'UTC'`);
+    return driver;
+  }
+
+  async run(sql: string, params: unknown[] = []): Promise<void> {
+    try {
+      await this.connection.run(sql, params as never);
+    } catch (e) {
+      throw new QueryError(sql, params, e);
+    }
+  }
+
+  async query(sql: string, params: unknown[] = []): Promise<Row[]> {
+    try {
+      const reader = await this.connection.runAndReadAll(sql, params as never);
+      return reader.getRowObjectsJson() as Row[];
+    } catch (e) {
+      throw new QueryError(sql, params, e);
+    }
+  }
+
+  async streamText(sql: string, params: unknown[], onRow: (text: string) => void | Promise<void>): Promise<void> {
+    let result;
+    try {
+      result = await this.connection.stream(sql, params as never);
+    } catch (e) {
+      throw new QueryError(sql, params, e);
+    }
+    for (;;) {
+      const chunk = await result.fetchChunk();
+      if (!chunk || chunk.rowCount === 0) break;
+      const col = chunk.getColumnValues(0);
+      for (const v of col) await onRow(v === null ? 'null' : String(v));
+    }
+  }
+
+  async columns(table: string): Promise<ColumnInfo[] | undefined> {
+    const rows = await this.query(
+      `SELECT column_name AS name, data_type AS type FROM information_schema.columns
+       WHERE table_name = $1 ORDER BY ordinal_position`,
+      [table],
+    );
+    return rows.length ? rows.map((r) => ({ name: String(r.name), type: String(r.type) })) : undefined;
+  }
+
+  async describe(select: string): Promise<ColumnInfo[]> {
+    const rows = await this.query(`DESCRIBE ${select}`);
+    return rows.map((r) => ({ name: String(r.column_name), type: String(r.column_type) }));
+  }
+
+  async transaction<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.inTransaction) return fn();
+    await this.run('BEGIN TRANSACTION');
+    this.inTransaction = true;
+    try {
+      const out = await fn();
+      await this.run('COMMIT');
+      return out;
+    } catch (e) {
+      await this.run('ROLLBACK').catch(() => undefined);
+      throw e;
+    } finally {
+      this.inTransaction = false;
+    }
+  }
+
+  async stageFiles(files: InputFile[], table: string): Promise<void> {
+    const q = this.dialect.quote;
+    const parts: string[] = [];
+    for (const [i, file] of files.entries()) {
+      const part = `_scd_part_${i}`;
+      const size = statSync(file.path).size;
+      if (size === 0) continue;
+      const reader =
+        file.format === 'csv'
+          ? `read_csv($1, header = true)`
+          : file.format === 'parquet'
+            ? `read_parquet($1)`
+            : `read_json($1, format = 'auto', sample_size = -1)`;
+      const lineOffset = file.format === 'csv' ? 1 : 0;
+      try {
+        await this.run(`DROP TABLE IF EXISTS ${q(part)}`);
+        await this.run(
+          `CREATE TEMP TABLE ${q(part)} AS SELECT *, $1::VARCHAR AS ${q(FILE_COLUMN)},
+             (row_number() OVER () + ${lineOffset})::BIGINT AS ${q(LINE_COLUMN)} FROM ${reader}`,
+          [file.path],
+        );
+      } catch (e) {
+        throw unreadable(file, e);
+      }
+      parts.push(part);
+    }
+    const union = parts.length
+      ? parts.map((p) => `SELECT * FROM ${q(p)}`).join(' UNION ALL BY NAME ')
+      : `SELECT NULL::VARCHAR AS ${q(FILE_COLUMN)}, NULL::BIGINT AS ${q(LINE_COLUMN)} WHERE false`;
+    await this.run(`DROP TABLE IF EXISTS ${q(table)}`);
+    await this.run(`CREATE TEMP TABLE ${q(table)} AS ${union}`);
+    for (const p of parts) await this.run(`DROP TABLE ${q(p)}`);
+  }
+
+  async copyToFile(select: string, format: 'csv' | 'parquet', file: string): Promise<void> {
+    const opts = format === 'csv' ? `FORMAT csv, HEADER true` : `FORMAT parquet`;
+    await this.run(`COPY (${select}) TO ${sqlString(file)} (${opts})`);
+  }
+
+  async close(): Promise<void> {
+    this.connection.closeSync();
+    this.instance.closeSync();
+  }
+}
+
+function unreadable(file: InputFile, e: unknown): ScdError {
+  const msg = e instanceof QueryError ? e.reason : e instanceof Error ? firstLine(e.message) : String(e);
+  const json = /at byte (\d+) in record\/value (\d+): (.*?)\.?\s*$/.exec(msg);
+  if (json) {
+    return new ScdError('INPUT_UNREADABLE', `record ${json[2]} (byte ${json[1]}): malformed JSON, ${json[3]}`, {
+      file: file.path,
+      fix: 'correct or remove that record, then apply again; nothing was applied',
+    });
+  }
+  return new ScdError('INPUT_UNREADABLE', `cannot read as ${file.format}: ${msg.replace(/^[A-Za-z ]+Error: /, '')}`, {
+    file: file.path,
+    fix: 'check the file and its format; nothing was applied',
+  });
+}

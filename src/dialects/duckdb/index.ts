@@ -1,0 +1,2 @@
+export { duckdbDialect } from './duckdb-dialect.js';
+export { DuckDBDriver } from './duckdb-driver.js';

@@ -1,0 +1,41 @@
+import path from 'node:path';
+import type { SourceSpec } from './schema.js';
+
+export type StoredAs = 'scd2' | 'scd1';
+
+/** A validated flow: every default applied, every path absolute. */
+export interface Flow {
+  name: string;
+  target: string;
+  keys: string[];
+  sequenceBy: string[];
+  applyAsDeletes?: string;
+  applyAsTruncates?: string;
+  columns?: string[];
+  exceptColumns?: string[];
+  storedAs: StoredAs;
+  trackHistory?: string[];
+  trackHistoryExcept?: string[];
+  ignoreNullUpdates: boolean;
+  /** Absolute DuckDB file path, or ':memory:'. */
+  database: string;
+  source?: SourceSpec & { path?: string };
+  startAtColumn: string;
+  endAtColumn: string;
+  endSentinel?: string | number;
+  isCurrentColumn?: string;
+  surrogateKey?: string;
+  deletes: 'close' | 'tombstone';
+  deletedColumn: string;
+  /** Where the flow came from (a file path, or "defineFlow"), for messages. */
+  origin: string;
+  /** Folder that relative paths of the flow resolve against. */
+  baseDir: string;
+}
+
+export const DEFAULT_DATABASE = 'scd.duckdb';
+
+export function resolveAgainst(baseDir: string, p: string): string {
+  if (p === ':memory:' || /^[a-z]+:\/\//i.test(p)) return p;
+  return path.resolve(baseDir, p);
+}

@@ -1,0 +1,156 @@
+import { z } from 'zod';
+import { ScdError } from '../errors.js';
+import { flowSchema, type FlowInput } from './schema.js';
+import { DEFAULT_DATABASE, resolveAgainst, type Flow } from './flow.js';
+
+const FLOW_FIELDS = Object.keys(flowSchema.shape);
+
+/** Validate raw flow data into a typed Flow, or throw one ScdError naming file, field and fix. */
+export function validateFlow(raw: unknown, origin: string, baseDir: string): Flow {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new ScdError('FLOW_INVALID', 'a flow must be an object with fields such as target, keys and sequenceBy', {
+      file: origin,
+      fix: 'see examples/customers/flow.yaml',
+    });
+  }
+  const parsed = flowSchema.safeParse(raw);
+  if (!parsed.success) throw toScdError(parsed.error, origin);
+  const f = parsed.data;
+  const list = (v: string | string[] | undefined) => (v === undefined ? undefined : Array.isArray(v) ? v : [v]);
+  const flow: Flow = {
+    name: f.name ?? f.target,
+    target: f.target,
+    keys: list(f.keys)!,
+    sequenceBy: list(f.sequenceBy)!,
+    applyAsDeletes: f.applyAsDeletes,
+    applyAsTruncates: f.applyAsTruncates,
+    columns: f.columns,
+    exceptColumns: f.exceptColumns,
+    storedAs: f.storedAs,
+    trackHistory: f.trackHistory,
+    trackHistoryExcept: f.trackHistoryExcept,
+    ignoreNullUpdates: f.ignoreNullUpdates,
+    database: resolveAgainst(baseDir, f.database ?? DEFAULT_DATABASE),
+    source: f.source ? { ...f.source, path: f.source.path ? resolveAgainst(baseDir, f.source.path) : undefined } : undefined,
+    startAtColumn: f.startAtColumn,
+    endAtColumn: f.endAtColumn,
+    endSentinel: f.endSentinel,
+    isCurrentColumn: f.isCurrentColumn,
+    surrogateKey: f.surrogateKey,
+    deletes: f.deletes,
+    deletedColumn: f.deletedColumn,
+    origin,
+    baseDir,
+  };
+  checkCombinations(flow);
+  return flow;
+}
+
+function checkCombinations(flow: Flow): void {
+  const fail = (field: string, message: string, fix: string) => {
+    throw new ScdError('FLOW_INVALID', message, { file: flow.origin, field, fix });
+  };
+  if (flow.columns && flow.exceptColumns)
+    fail('exceptColumns', '"columns" and "exceptColumns" cannot both be set', 'keep one of them');
+  if (flow.trackHistory && flow.trackHistoryExcept)
+    fail('trackHistoryExcept', '"trackHistory" and "trackHistoryExcept" cannot both be set', 'keep one of them');
+  if (flow.storedAs === 'scd1' && (flow.trackHistory || flow.trackHistoryExcept))
+    fail('trackHistory', 'an scd1 target keeps no history', 'remove trackHistory/trackHistoryExcept or use storedAs: scd2');
+  for (const [field, cols] of [
+    ['keys', flow.keys],
+    ['sequenceBy', flow.sequenceBy],
+  ] as const) {
+    const dup = cols.find((c, i) => cols.indexOf(c) !== i);
+    if (dup) fail(field, `column "${dup}" is listed twice`, 'list each column once');
+  }
+  const seqKey = flow.sequenceBy.find((c) => flow.keys.includes(c));
+  if (seqKey) fail('sequenceBy', `"${seqKey}" is a key; the sequence must be another column`, 'order events by a timestamp or version column');
+  for (const k of flow.keys) {
+    if (flow.exceptColumns?.includes(k))
+      fail('exceptColumns', `key "${k}" cannot be excepted: keys are always kept`, `remove "${k}" from exceptColumns`);
+    if (flow.trackHistory?.includes(k))
+      fail('trackHistory', `key "${k}" cannot be tracked: keys identify the record`, `remove "${k}" from trackHistory`);
+  }
+  const names = [flow.startAtColumn, flow.endAtColumn, flow.isCurrentColumn, flow.surrogateKey]
+    .concat(flow.deletes === 'tombstone' ? [flow.deletedColumn] : [])
+    .filter((n): n is string => !!n);
+  const dupOut = names.find((n, i) => names.indexOf(n) !== i);
+  if (dupOut) fail('endAtColumn', `output column "${dupOut}" is named twice`, 'give each output column its own name');
+  if (flow.storedAs === 'scd1' && (flow.endSentinel !== undefined || flow.isCurrentColumn || flow.deletes === 'tombstone'))
+    fail('storedAs', 'endSentinel, isCurrentColumn and deletes: tombstone apply to scd2 targets only', 'remove them or use storedAs: scd2');
+}
+
+function toScdError(error: z.ZodError, origin: string): ScdError {
+  const issue = error.issues[0]!;
+  if (issue.code === 'unrecognized_keys') {
+    const key = issue.keys[0]!;
+    const near = closest(key, FLOW_FIELDS);
+    return new ScdError('FLOW_INVALID', `"${key}" is not a flow field`, {
+      file: origin,
+      field: [...issue.path, key].join('.'),
+      fix: near ? `did you mean "${near}"?` : `remove it; flow fields are ${FLOW_FIELDS.join(', ')}`,
+    });
+  }
+  const field = issue.path.join('.') || '(flow)';
+  const missing = issue.code === 'invalid_type' && /received undefined/.test(issue.message);
+  if (missing) {
+    return new ScdError('FLOW_INVALID', `"${field}" is required`, { file: origin, field, fix: requiredFix(field) });
+  }
+  return new ScdError('FLOW_INVALID', issue.message.replace(/^Invalid input: /, 'invalid value: '), {
+    file: origin,
+    field,
+    fix: fieldFix(field),
+  });
+}
+
+function requiredFix(field: string): string {
+  switch (field) {
+    case 'target':
+      return 'name the table to maintain, e.g. target: dim_customer';
+    case 'keys':
+      return 'list the columns that identify a record, e.g. keys: [customer_id]';
+    case 'sequenceBy':
+      return 'name the column that orders events, e.g. sequenceBy: updated_at';
+    default:
+      return `add "${field}"`;
+  }
+}
+
+function fieldFix(field: string): string {
+  if (field === 'storedAs') return 'use "scd2" or "scd1"';
+  if (field === 'deletes') return 'use "close" or "tombstone"';
+  if (field.startsWith('source.format')) return 'use ndjson, json, csv or parquet';
+  if (['keys', 'sequenceBy', 'columns', 'exceptColumns', 'trackHistory', 'trackHistoryExcept'].includes(field.split('.')[0]!))
+    return 'give a column name or a list of column names';
+  return 'see docs/FLOWS.md';
+}
+
+/** The closest known word within edit distance 3, for "did you mean". */
+export function closest(word: string, candidates: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestD = 4;
+  for (const c of candidates) {
+    const d = editDistance(word.toLowerCase(), c.toLowerCase());
+    if (d < bestD) {
+      best = c;
+      bestD = d;
+    }
+  }
+  return best;
+}
+
+function editDistance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let prev = row[0]!;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const tmp = row[j]!;
+      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+      prev = tmp;
+    }
+  }
+  return row[b.length]!;
+}
+
+export type { FlowInput };

@@ -1,0 +1,121 @@
+import { ScdError } from '../errors.js';
+import type { ColumnInfo } from '../dialects/driver.js';
+import { FILE_COLUMN, LINE_COLUMN } from '../dialects/driver.js';
+import type { Dialect } from '../dialects/dialect.js';
+import type { Flow } from '../flow/flow.js';
+import { closest } from '../flow/validate.js';
+
+/**
+ * The columns of a flow, decided once from the first input and stored with the flow
+ * (ARCHITECTURE §8): later inputs are cast to these types.
+ */
+export interface ColumnModel {
+  keys: ColumnInfo[];
+  /** Sequence parts, compared left to right. */
+  seq: ColumnInfo[];
+  /** Output columns other than keys, in source order (includes kept sequence columns). */
+  payload: ColumnInfo[];
+  /** Names of the payload columns whose change opens a new version. */
+  tracked: string[];
+  /** Every source column seen so far (to tell a new column from a dropped one). */
+  sourceColumns: string[];
+}
+
+export const INTERNAL_PREFIX = '__scd_';
+
+/** Derive the model from the first staged input. */
+export function deriveModel(flow: Flow, staged: ColumnInfo[]): ColumnModel {
+  const source = staged.filter((c) => c.name !== FILE_COLUMN && c.name !== LINE_COLUMN);
+  const names = source.map((c) => c.name);
+  const find = (field: string, name: string): ColumnInfo => {
+    const c = source.find((s) => s.name === name);
+    if (c) return c;
+    const near = closest(name, names);
+    throw new ScdError('SOURCE_INVALID', `column "${name}" is not in the source (its columns: ${names.join(', ') || 'none'})`, {
+      file: flow.origin,
+      field,
+      fix: near ? `did you mean "${near}"?` : 'name a column the input has',
+    });
+  };
+  const internal = names.find((n) => n.toLowerCase().startsWith(INTERNAL_PREFIX));
+  if (internal)
+    throw new ScdError('SOURCE_INVALID', `source column "${internal}" uses the reserved prefix ${INTERNAL_PREFIX}`, {
+      file: flow.origin,
+      fix: 'rename it in the source, or drop it with exceptColumns',
+    });
+  const keys = flow.keys.map((k) => find('keys', k));
+  const seq = flow.sequenceBy.map((s) => find('sequenceBy', s));
+  for (const c of flow.exceptColumns ?? []) find('exceptColumns', c);
+  for (const c of flow.columns ?? []) find('columns', c);
+  const isOutput = (n: string) =>
+    flow.keys.includes(n) || (flow.columns ? flow.columns.includes(n) : !(flow.exceptColumns ?? []).includes(n));
+  const payload = source.filter((c) => isOutput(c.name) && !flow.keys.includes(c.name));
+  const candidates = payload.filter((c) => !flow.sequenceBy.includes(c.name)).map((c) => c.name);
+  for (const c of flow.trackHistory ?? []) {
+    if (!candidates.includes(c)) {
+      const why = flow.sequenceBy.includes(c) ? 'a sequence column is never tracked' : 'it is not an output column';
+      throw new ScdError('FLOW_INVALID', `cannot track "${c}": ${why}`, { file: flow.origin, field: 'trackHistory', fix: `remove "${c}"` });
+    }
+  }
+  for (const c of flow.trackHistoryExcept ?? []) if (!payload.some((p) => p.name === c)) find('trackHistoryExcept', c);
+  const tracked = flow.trackHistory
+    ? candidates.filter((c) => flow.trackHistory!.includes(c))
+    : candidates.filter((c) => !(flow.trackHistoryExcept ?? []).includes(c));
+  const reserved = reservedNames(flow);
+  const clash = [...keys, ...payload].find((c) => reserved.includes(c.name));
+  if (clash)
+    throw new ScdError('FLOW_INVALID', `source column "${clash.name}" has the name of an output column scdkit adds`, {
+      file: flow.origin,
+      field: 'startAtColumn',
+      fix: 'rename the added column (startAtColumn, endAtColumn, ...) or except the source column',
+    });
+  return { keys, seq, payload, tracked, sourceColumns: names };
+}
+
+/** Check a later input against the stored model; returns the model to use (unchanged for now). */
+export function checkInput(flow: Flow, model: ColumnModel, staged: ColumnInfo[]): void {
+  const source = staged.filter((c) => c.name !== FILE_COLUMN && c.name !== LINE_COLUMN);
+  if (source.length === 0) return;
+  const has = (n: string) => source.some((c) => c.name === n);
+  for (const [field, cols] of [
+    ['keys', model.keys],
+    ['sequenceBy', model.seq],
+  ] as const) {
+    for (const c of cols)
+      if (!has(c.name))
+        throw new ScdError('SOURCE_INVALID', `column "${c.name}" is not in this input`, {
+          file: flow.origin,
+          field,
+          fix: 'every input must carry the key and sequence columns',
+        });
+  }
+  const known = new Set([...model.sourceColumns, ...model.payload.map((c) => c.name)]);
+  const fresh = source.filter((c) => !known.has(c.name));
+  const wouldOutput = fresh.filter((c) => (flow.columns ? false : !(flow.exceptColumns ?? []).includes(c.name)));
+  if (wouldOutput.length) {
+    const list = wouldOutput.map((c) => `"${c.name}"`).join(', ');
+    throw new ScdError('SCHEMA_CHANGE', `new source column ${list} is not in the target`, {
+      file: flow.origin,
+      fix: `add it to exceptColumns to ignore it (adding columns to an existing target is not supported yet)`,
+    });
+  }
+}
+
+/** Column names scdkit adds to the target. */
+export function reservedNames(flow: Flow): string[] {
+  const out = flow.storedAs === 'scd2' ? [flow.startAtColumn, flow.endAtColumn] : [];
+  if (flow.isCurrentColumn) out.push(flow.isCurrentColumn);
+  if (flow.surrogateKey) out.push(flow.surrogateKey);
+  if (flow.deletes === 'tombstone') out.push(flow.deletedColumn);
+  return out;
+}
+
+/** The SQL type of __START_AT/__END_AT: the sequence's own type, or a struct of its parts. */
+export function sequenceType(dialect: Dialect, model: ColumnModel): string {
+  return model.seq.length === 1 ? model.seq[0]!.type : dialect.structType(model.seq.map((c) => [c.name, c.type]));
+}
+
+/** Internal names of the sequence parts in the event log. */
+export function seqParts(model: ColumnModel): string[] {
+  return model.seq.map((_, i) => `${INTERNAL_PREFIX}s${i}`);
+}

@@ -1,0 +1,29 @@
+import type { Flow } from '../flow/flow.js';
+
+/** The flow fields that decide what the target holds; a change to any needs a rebuild. */
+export function semanticSettings(flow: Flow): Record<string, unknown> {
+  return {
+    storedAs: flow.storedAs,
+    keys: flow.keys,
+    sequenceBy: flow.sequenceBy,
+    applyAsDeletes: flow.applyAsDeletes ?? null,
+    applyAsTruncates: flow.applyAsTruncates ?? null,
+    columns: flow.columns ?? null,
+    exceptColumns: flow.exceptColumns ?? null,
+    trackHistory: flow.trackHistory ?? null,
+    trackHistoryExcept: flow.trackHistoryExcept ?? null,
+    ignoreNullUpdates: flow.ignoreNullUpdates,
+    startAtColumn: flow.startAtColumn,
+    endAtColumn: flow.endAtColumn,
+    endSentinel: flow.endSentinel ?? null,
+    isCurrentColumn: flow.isCurrentColumn ?? null,
+    surrogateKey: flow.surrogateKey ?? null,
+    deletes: flow.deletes,
+    deletedColumn: flow.deletedColumn,
+  };
+}
+
+/** Names of the settings that differ. */
+export function changedSettings(stored: Record<string, unknown>, now: Record<string, unknown>): string[] {
+  return Object.keys(now).filter((k) => JSON.stringify(stored[k] ?? null) !== JSON.stringify(now[k] ?? null));
+}

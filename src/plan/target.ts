@@ -1,0 +1,65 @@
+import type { Dialect } from '../dialects/dialect.js';
+import type { ColumnInfo } from '../dialects/driver.js';
+import type { Flow } from '../flow/flow.js';
+import type { StoreNames } from '../store/names.js';
+import { INTERNAL_PREFIX, sequenceType, seqParts, type ColumnModel } from './model.js';
+
+export const HASH = `${INTERNAL_PREFIX}hash`;
+export const OP = `${INTERNAL_PREFIX}op`;
+export const COMMIT = `${INTERNAL_PREFIX}commit`;
+
+export const OP_UPSERT = 0;
+export const OP_DELETE = 1;
+export const OP_TRUNCATE = 2;
+
+/** Data columns of the target in source order: keys and payload interleaved as the source had them. */
+export function dataColumns(model: ColumnModel): ColumnInfo[] {
+  const all = [...model.keys, ...model.payload];
+  const order = (c: ColumnInfo) => {
+    const i = model.sourceColumns.indexOf(c.name);
+    return i < 0 ? Number.MAX_SAFE_INTEGER : i;
+  };
+  return all.sort((a, b) => order(a) - order(b));
+}
+
+/** Every column of the target table, in order. */
+export function targetColumns(flow: Flow, model: ColumnModel, d: Dialect): ColumnInfo[] {
+  const cols: ColumnInfo[] = [];
+  if (flow.surrogateKey) cols.push({ name: flow.surrogateKey, type: d.types.text });
+  cols.push(...dataColumns(model));
+  if (flow.storedAs === 'scd2') {
+    const st = sequenceType(d, model);
+    cols.push({ name: flow.startAtColumn, type: st }, { name: flow.endAtColumn, type: st });
+    if (flow.isCurrentColumn) cols.push({ name: flow.isCurrentColumn, type: d.types.bool });
+    if (flow.deletes === 'tombstone') cols.push({ name: flow.deletedColumn, type: d.types.bool });
+  }
+  return cols;
+}
+
+/** The columns that identify a target row: keys, plus the version start for scd2. */
+export function identityColumns(flow: Flow, model: ColumnModel): string[] {
+  return [...model.keys.map((k) => k.name), ...(flow.storedAs === 'scd2' ? [flow.startAtColumn] : [])];
+}
+
+/** Columns of the event log: keys, sequence parts, operation, payload, payload hash, commit. */
+export function eventColumns(model: ColumnModel, d: Dialect): ColumnInfo[] {
+  return [
+    ...model.keys,
+    ...seqParts(model).map((name, i) => ({ name, type: model.seq[i]!.type })),
+    { name: OP, type: d.types.smallint },
+    ...model.payload,
+    { name: HASH, type: d.types.hash },
+  ];
+}
+
+export function createStoreSql(flow: Flow, model: ColumnModel, d: Dialect, names: StoreNames): string[] {
+  const q = d.quote;
+  const defs = (cols: ColumnInfo[]) => cols.map((c) => `${q(c.name)} ${c.type}`).join(', ');
+  const target = targetColumns(flow, model, d);
+  return [
+    `CREATE TABLE ${q(names.target)} (${defs(target)})`,
+    `CREATE TABLE ${q(names.events)} (${defs(eventColumns(model, d))}, ${q(COMMIT)} ${d.types.int} NOT NULL)`,
+    `CREATE TABLE ${q(names.quarantine)} (${q(COMMIT)} ${d.types.int} NOT NULL, file ${d.types.text}, line ${d.types.bigint}, reason ${d.types.text} NOT NULL, raw ${d.types.text})`,
+    `CREATE TABLE ${q(names.changes)} (${defs(target)}, _change_type ${d.types.text} NOT NULL, _commit_version ${d.types.int} NOT NULL, _commit_timestamp ${d.types.timestamptz} NOT NULL)`,
+  ];
+}

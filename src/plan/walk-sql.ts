@@ -1,0 +1,142 @@
+import type { Dialect } from '../dialects/dialect.js';
+import type { Flow } from '../flow/flow.js';
+import { TMP, type StoreNames } from '../store/names.js';
+import { INTERNAL_PREFIX, seqParts, type ColumnModel } from './model.js';
+import { HASH, OP, OP_TRUNCATE, targetColumns } from './target.js';
+
+const I = `${INTERNAL_PREFIX}i`;
+const SEG = `${INTERNAL_PREFIX}seg`;
+const RN = `${INTERNAL_PREFIX}rn`;
+const B = `${INTERNAL_PREFIX}b`;
+const V = `${INTERNAL_PREFIX}v`;
+const TOMB = `${INTERNAL_PREFIX}tomb`;
+export const CURRENT = `${INTERNAL_PREFIX}current`;
+const endPart = (i: number) => `${INTERNAL_PREFIX}e${i}`;
+
+export interface WalkSource {
+  /** A SELECT (or table) of events with key, sequence parts, op, payload and hash columns. */
+  events: string;
+}
+
+/**
+ * The SPEC §3 walk, set-based (ARCHITECTURE "one way the apply works in SQL"):
+ * order each key's events; a running count of deletes/truncates gives each event its segment;
+ * inside a segment, effective values (ignoreNullUpdates: last non-null so far); an upsert whose
+ * tracked values differ from the previous upsert's (or that is first in its segment) opens a
+ * version; a delete that follows an upsert closes one. A version's start is its first event's
+ * sequence, its values its last event's, its end the next boundary's sequence.
+ *
+ * Produces the target rows (projected with the output options) of the keys in TMP.keys,
+ * plus an internal column CURRENT.
+ */
+export function walkSql(flow: Flow, model: ColumnModel, d: Dialect, names: StoreNames, into: string): string {
+  const q = d.quote;
+  const K = model.keys.map((k) => q(k.name));
+  const S = seqParts(model).map(q);
+  const P = model.payload.map((p) => q(p.name));
+  const keyJoin = model.keys.map((k) => `l.${q(k.name)} = k.${q(k.name)}`).join(' AND ');
+  const partK = K.join(', ');
+  const nullPayload = model.payload.map((p) => `CAST(NULL AS ${p.type}) AS ${q(p.name)}`);
+  const ev = `SELECT ${[...K, ...S, q(OP), ...P, q(HASH)].map((c) => `l.${c}`).join(', ')}
+    FROM ${q(names.events)} l JOIN ${q(TMP.keys)} k ON ${keyJoin} WHERE l.${q(OP)} <> ${OP_TRUNCATE}
+  UNION ALL
+  SELECT ${K.map((c) => `k.${c}`).join(', ')}, ${S.map((c) => `t.${c}`).join(', ')}, t.${q(OP)}, ${[...nullPayload, `t.${q(HASH)}`].join(', ')}
+    FROM ${q(TMP.keys)} k CROSS JOIN (SELECT * FROM ${q(names.events)} WHERE ${q(OP)} = ${OP_TRUNCATE}) t`;
+  const canon = d.canonicalText(P);
+  const ordered = `SELECT *, row_number() OVER (PARTITION BY ${partK} ORDER BY ${[...S, q(OP), canon, q(HASH)].join(', ')}) AS ${q(I)} FROM ev`;
+  const segmented = `SELECT *, coalesce(sum(CASE WHEN ${q(OP)} > 0 THEN 1 ELSE 0 END) OVER (PARTITION BY ${partK} ORDER BY ${q(I)} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS ${q(SEG)} FROM o`;
+  const segWin = `PARTITION BY ${partK}, ${q(SEG)} ORDER BY ${q(I)}`;
+
+  // Effective payload values.
+  let effective: string;
+  const ctes: string[] = [];
+  if (!flow.ignoreNullUpdates) {
+    effective = `SELECT *, row_number() OVER (${segWin}) AS ${q(RN)} FROM s`;
+  } else if (d.capabilities.ignoreNullsInWindows) {
+    const eff = model.payload.map(
+      (p) => `last_value(${q(p.name)} IGNORE NULLS) OVER (${segWin} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS ${q(p.name)}`,
+    );
+    effective = `SELECT ${[...K, ...S, q(OP), q(HASH), q(I), q(SEG)].join(', ')}${eff.length ? ', ' + eff.join(', ') : ''}, row_number() OVER (${segWin}) AS ${q(RN)} FROM s`;
+  } else {
+    // No IGNORE NULLS: number the runs of each column by a running count of its non-nulls,
+    // then take each run's first value.
+    const grp = (p: string) => q(`${INTERNAL_PREFIX}g_${p}`);
+    const counts = model.payload.map((p) => `count(${q(p.name)}) OVER (${segWin} ROWS UNBOUNDED PRECEDING) AS ${grp(p.name)}`);
+    ctes.push(`sg AS (SELECT *${counts.length ? ', ' + counts.join(', ') : ''} FROM s)`);
+    const eff = model.payload.map(
+      (p) => `first_value(${q(p.name)}) OVER (PARTITION BY ${partK}, ${q(SEG)}, ${grp(p.name)} ORDER BY ${q(I)}) AS ${q(p.name)}`,
+    );
+    effective = `SELECT ${[...K, ...S, q(OP), q(HASH), q(I), q(SEG)].join(', ')}${eff.length ? ', ' + eff.join(', ') : ''}, row_number() OVER (${segWin}) AS ${q(RN)} FROM sg`;
+  }
+  const changed = model.tracked.length
+    ? model.tracked.map((t) => `lag(${q(t)}) OVER (${segWin}) IS DISTINCT FROM ${q(t)}`).join(' OR ')
+    : 'false';
+  const bounded = `SELECT *, CASE WHEN ${q(OP)} > 0 THEN CASE WHEN ${q(RN)} > 1 THEN 1 ELSE 0 END
+      WHEN ${q(RN)} = 1 THEN 1 WHEN ${changed} THEN 1 ELSE 0 END AS ${q(B)} FROM e`;
+  const numbered = `SELECT *, sum(${q(B)}) OVER (PARTITION BY ${partK} ORDER BY ${q(I)} ROWS UNBOUNDED PRECEDING) AS ${q(V)} FROM b`;
+  const grouped = `SELECT ${K.join(', ')}, ${q(V)},
+      ${S.map((s) => `${d.firstBy(s, q(I))} AS ${s}`).join(', ')},
+      ${d.firstBy(q(OP), q(I))} > 0 AS ${q(TOMB)}${P.length ? ',' : ''}
+      ${P.map((p) => `${d.lastBy(p, q(I))} AS ${p}`).join(', ')}
+    FROM n WHERE ${q(V)} > 0 GROUP BY ${K.join(', ')}, ${q(V)}`;
+  const ended = `SELECT *, ${S.map((s, i) => `lead(${s}) OVER (PARTITION BY ${partK} ORDER BY ${q(V)}) AS ${q(endPart(i))}`).join(', ')} FROM g`;
+  const keep = [
+    flow.deletes === 'tombstone' && flow.storedAs === 'scd2' ? 'true' : `NOT ${q(TOMB)}`,
+    flow.storedAs === 'scd1'
+      ? `${q(endPart(0))} IS NULL`
+      : `(${q(endPart(0))} IS NULL OR NOT (${S.map((s, i) => `${s} = ${q(endPart(i))}`).join(' AND ')}))`,
+  ];
+  return `CREATE TEMP TABLE ${q(into)} AS
+WITH ev AS (${ev}),
+o AS (${ordered}),
+s AS (${segmented}),
+${ctes.map((c) => c + ',\n').join('')}e AS (${effective}),
+b AS (${bounded}),
+n AS (${numbered}),
+g AS (${grouped}),
+v AS (${ended})
+SELECT ${projection(flow, model, d).join(', ')}, ${q(endPart(0))} IS NULL AS ${q(CURRENT)}
+FROM v WHERE ${keep.join(' AND ')}`;
+}
+
+/** Target columns from a walked version (columns of `v`), in target order. */
+function projection(flow: Flow, model: ColumnModel, d: Dialect): string[] {
+  const q = d.quote;
+  const S = seqParts(model);
+  const seqValue = (parts: string[]) =>
+    parts.length === 1 ? q(parts[0]!) : d.struct(model.seq.map((c, i) => [c.name, q(parts[i]!)]));
+  const out: string[] = [];
+  for (const c of targetColumns(flow, model, d)) {
+    const n = c.name;
+    if (n === flow.surrogateKey) {
+      out.push(`md5(${d.canonicalText([...model.keys.map((k) => q(k.name)), ...S.map(q)])}) AS ${q(n)}`);
+    } else if (flow.storedAs === 'scd2' && n === flow.startAtColumn) {
+      out.push(`${seqValue(S)} AS ${q(n)}`);
+    } else if (flow.storedAs === 'scd2' && n === flow.endAtColumn) {
+      const end = seqValue(S.map((_, i) => endPart(i)));
+      out.push(
+        flow.endSentinel === undefined
+          ? `${end} AS ${q(n)}`
+          : `coalesce(${end}, CAST(${sentinelLiteral(flow.endSentinel)} AS ${c.type})) AS ${q(n)}`,
+      );
+    } else if (n === flow.isCurrentColumn) {
+      out.push(`${q(endPart(0))} IS NULL AS ${q(n)}`);
+    } else if (flow.deletes === 'tombstone' && n === flow.deletedColumn) {
+      out.push(`${q(TOMB)} AS ${q(n)}`);
+    } else if (model.keys.some((k) => k.name === n)) {
+      out.push(q(n));
+    } else {
+      out.push(flow.deletes === 'tombstone' ? `CASE WHEN ${q(TOMB)} THEN NULL ELSE ${q(n)} END AS ${q(n)}` : q(n));
+    }
+  }
+  return out;
+}
+
+/** The end sentinel is flow configuration (not data); it is written as a checked literal. */
+function sentinelLiteral(v: string | number): string {
+  if (typeof v === 'number') {
+    if (!Number.isFinite(v)) throw new Error('endSentinel must be finite');
+    return String(v);
+  }
+  return `'${v.replace(/'/g, "''")}'`;
+}

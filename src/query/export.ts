@@ -1,0 +1,38 @@
+import { ScdError } from '../errors.js';
+import type { ColumnInfo, Driver } from '../dialects/driver.js';
+import type { Flow } from '../flow/flow.js';
+import { readFlowRecord } from '../store/catalog.js';
+import { storeNames } from '../store/names.js';
+import { readRows, writeRows, type OutputOptions, type RowQuery } from './output.js';
+
+/** The target's columns, or a clear error when nothing was applied yet. */
+export async function targetColumnsOf(driver: Driver, flow: Flow): Promise<ColumnInfo[]> {
+  const names = storeNames(flow.target);
+  const cols = (await readFlowRecord(driver, names)) ? await driver.columns(names.target) : undefined;
+  if (!cols)
+    throw new ScdError('NOT_APPLIED', `target "${flow.target}" does not exist in ${driver.location} yet`, {
+      file: flow.origin,
+      fix: 'run `scd apply` first (or check --db)',
+    });
+  return cols;
+}
+
+/** The target's rows, sorted by keys then start. */
+export async function targetQuery(driver: Driver, flow: Flow): Promise<RowQuery> {
+  const q = driver.dialect.quote;
+  const columns = await targetColumnsOf(driver, flow);
+  return {
+    columns,
+    from: q(flow.target),
+    orderBy: [...flow.keys, ...(flow.storedAs === 'scd2' ? [flow.startAtColumn] : [])].map(q),
+  };
+}
+
+export async function exportTarget(driver: Driver, flow: Flow, options: OutputOptions = {}): Promise<number> {
+  return writeRows(driver, await targetQuery(driver, flow), options);
+}
+
+/** The target's rows as plain objects, in export order (NDJSON conventions). */
+export async function readTarget(driver: Driver, flow: Flow): Promise<Array<Record<string, unknown>>> {
+  return readRows(driver, await targetQuery(driver, flow));
+}

@@ -1,0 +1,87 @@
+import { createWriteStream } from 'node:fs';
+import path from 'node:path';
+import { ScdError } from '../errors.js';
+import type { ColumnInfo, Driver } from '../dialects/driver.js';
+
+export type OutputFormat = 'ndjson' | 'csv' | 'parquet';
+
+export interface OutputOptions {
+  format?: OutputFormat;
+  /** A file path; stdout when absent (not for parquet). */
+  out?: string;
+  /** Where to write when `out` is absent (default: process.stdout). */
+  stdout?: NodeJS.WritableStream;
+}
+
+/** Rows to read: columns of a table or subquery, filtered and ordered in the engine. */
+export interface RowQuery {
+  columns: ColumnInfo[];
+  from: string;
+  where?: string;
+  orderBy?: string[];
+  params?: unknown[];
+}
+
+export function selectOf(driver: Driver, query: RowQuery, projection?: string): string {
+  const q = driver.dialect.quote;
+  const proj = projection ?? query.columns.map((c) => q(c.name)).join(', ');
+  return `SELECT ${proj} FROM ${query.from}${query.where ? ` WHERE ${query.where}` : ''}${
+    query.orderBy?.length ? ` ORDER BY ${query.orderBy.join(', ')}` : ''
+  }`;
+}
+
+function jsonSelect(driver: Driver, query: RowQuery): string {
+  const d = driver.dialect;
+  return selectOf(driver, query, d.jsonObject(query.columns.map((c) => [c.name, d.quote(c.name), c.type])));
+}
+
+/** Stream rows as parsed NDJSON objects. */
+export async function eachRow(driver: Driver, query: RowQuery, onRow: (row: Record<string, unknown>) => void | Promise<void>): Promise<void> {
+  await driver.streamText(jsonSelect(driver, query), query.params ?? [], (text) => onRow(JSON.parse(text)));
+}
+
+export async function readRows(driver: Driver, query: RowQuery): Promise<Array<Record<string, unknown>>> {
+  const rows: Array<Record<string, unknown>> = [];
+  await eachRow(driver, query, (r) => {
+    rows.push(r);
+  });
+  return rows;
+}
+
+/**
+ * Write rows in one of the output formats. NDJSON: numbers as JSON numbers, text as strings,
+ * dates and timestamps as ISO-8601, nulls as null (SPEC §7). Returns the number of rows written
+ * (-1 when the engine wrote the file itself).
+ */
+export async function writeRows(driver: Driver, query: RowQuery, options: OutputOptions): Promise<number> {
+  const format = options.format ?? 'ndjson';
+  if (format === 'parquet' && !options.out) throw new ScdError('USAGE', 'parquet output needs a file', { fix: 'add --out FILE.parquet' });
+  if (format !== 'ndjson' && options.out && !query.params?.length) {
+    await driver.copyToFile(selectOf(driver, query), format as 'csv' | 'parquet', path.resolve(options.out));
+    return -1;
+  }
+  const file = options.out ? createWriteStream(path.resolve(options.out)) : undefined;
+  const out: NodeJS.WritableStream = file ?? options.stdout ?? process.stdout;
+  const write = (text: string) =>
+    new Promise<void>((resolve, reject) => {
+      if (out.write(text, (err) => (err ? reject(err) : undefined))) resolve();
+      else out.once('drain', () => resolve());
+    });
+  let n = 0;
+  if (format === 'csv') await write(query.columns.map((c) => csvField(c.name)).join(',') + '\n');
+  await driver.streamText(jsonSelect(driver, query), query.params ?? [], async (text) => {
+    n++;
+    if (format === 'csv') {
+      const obj = JSON.parse(text) as Record<string, unknown>;
+      await write(query.columns.map((c) => csvField(obj[c.name])).join(',') + '\n');
+    } else await write(text + '\n');
+  });
+  if (file) await new Promise<void>((resolve, reject) => file.end((err?: Error | null) => (err ? reject(err) : resolve())));
+  return n;
+}
+
+function csvField(v: unknown): string {
+  if (v === null || v === undefined) return '';
+  const s = typeof v === 'object' ? JSON.stringify(v) : String(v);
+  return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}

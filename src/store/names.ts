@@ -1,0 +1,32 @@
+/** Names of the engine's own tables for one flow (kept in the same database as the target). */
+export interface StoreNames {
+  target: string;
+  events: string;
+  quarantine: string;
+  changes: string;
+  commits: string;
+  flows: string;
+}
+
+export function storeNames(target: string): StoreNames {
+  return {
+    target,
+    events: `_scd_${target}_events`,
+    quarantine: `_scd_${target}_quarantine`,
+    changes: `_scd_${target}_changes`,
+    commits: '_scd_commits',
+    flows: '_scd_flows',
+  };
+}
+
+/** Temporary tables of one apply. */
+export const TMP = {
+  stage: '_scd_stage',
+  batch: '_scd_batch',
+  fresh: '_scd_new',
+  keys: '_scd_keys',
+  next: '_scd_next',
+  prev: '_scd_prev',
+  removed: '_scd_removed',
+  added: '_scd_added',
+} as const;

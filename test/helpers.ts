@@ -1,0 +1,31 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { applyRows, defineFlow, openDriver, readTargetWith, type ApplyResult, type Driver, type Flow, type FlowInput } from '../src/index.js';
+
+export type Rec = Record<string, unknown>;
+
+/** A fresh in-memory DuckDB for one test. */
+export async function memoryDriver(): Promise<Driver> {
+  return openDriver(':memory:');
+}
+
+/** Apply batches one by one on a fresh database; return the target and each commit's result. */
+export async function applyBatches(input: FlowInput, batches: Rec[][]): Promise<{ rows: Rec[]; results: ApplyResult[] }> {
+  const flow = defineFlow(input);
+  const driver = await memoryDriver();
+  try {
+    const results: ApplyResult[] = [];
+    for (const b of batches) results.push(await applyRows(driver, flow, b));
+    return { rows: await readTargetWith(driver, flow), results };
+  } finally {
+    await driver.close();
+  }
+}
+
+export function tempDir(prefix = 'scdkit-test-'): { dir: string; cleanup: () => void } {
+  const dir = mkdtempSync(path.join(tmpdir(), prefix));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export type { Flow, Driver };
