@@ -1,19 +1,19 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { applyRows, defineFlow, openDriver, readTargetWith, type ApplyResult, type Driver, type Flow, type FlowInput } from '../src/index.js';
+import { applyRows, defineFlow, readTargetWith, type ApplyResult, type Driver, type Flow, type FlowInput } from '../src/index.js';
+import { engines, type TestEngine } from './engines.js';
 
 export type Rec = Record<string, unknown>;
 
-/** A fresh in-memory DuckDB for one test. */
-export async function memoryDriver(): Promise<Driver> {
-  return openDriver(':memory:');
-}
-
 /** Apply batches one by one on a fresh database; return the target and each commit's result. */
-export async function applyBatches(input: FlowInput, batches: Rec[][]): Promise<{ rows: Rec[]; results: ApplyResult[] }> {
+export async function applyBatches(
+  input: FlowInput,
+  batches: Rec[][],
+  engine: TestEngine = engines[0]!,
+): Promise<{ rows: Rec[]; results: ApplyResult[] }> {
   const flow = defineFlow(input);
-  const driver = await memoryDriver();
+  const driver = await engine.open();
   try {
     const results: ApplyResult[] = [];
     for (const b of batches) results.push(await applyRows(driver, flow, b));
