@@ -12,7 +12,7 @@ import { checkSingleExpression } from './expression.js';
 import { checkInput, deriveModel, type ColumnModel } from './model.js';
 import { changedSettings, semanticSettings } from './settings.js';
 import { createStoreSql, OP, OP_TRUNCATE } from './target.js';
-import { walkSql } from './walk-sql.js';
+import { logSource, walkSql } from './walk-sql.js';
 
 export interface ApplyResult {
   version: number;
@@ -86,7 +86,7 @@ export async function applyFiles(driver: Driver, flow: Flow, files: InputFile[],
 
     progress(`mapping ${rowsRead} rows to events`);
     await driver.run(batchSql(flow, model, d, staged));
-    await driver.run(quarantineSql(model, d, names, staged), [version]);
+    await driver.run(quarantineSql(d, names, staged), [version]);
     const quarantined = await num(`SELECT count(*) FROM ${q(TMP.batch)} WHERE ${q(REASON)} IS NOT NULL`);
     await driver.run(freshEventsSql(model, d, names));
     const eventsApplied = await num(`SELECT count(*) FROM ${q(TMP.fresh)}`);
@@ -100,7 +100,7 @@ export async function applyFiles(driver: Driver, flow: Flow, files: InputFile[],
     let counts = { inserted: 0, updated: 0, deleted: 0, closed: 0 };
     if (keysAffected > 0) {
       progress(`recomputing history of ${keysAffected} keys`);
-      await driver.run(walkSql(flow, model, d, names, TMP.next));
+      await driver.run(walkSql(flow, model, d, logSource(d, names), TMP.next));
       const diff = diffSql(flow, model, d, names);
       for (const sql of diff.statements) await driver.run(sql, sql.includes('$2') ? [version, at] : []);
       const row = (await driver.query(diff.counts))[0]!;

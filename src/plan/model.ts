@@ -10,6 +10,8 @@ import { closest } from '../flow/validate.js';
  * (ARCHITECTURE §8): later inputs are cast to these types.
  */
 export interface ColumnModel {
+  /** Every source column, typed: the event log keeps all of them, so a rebuild can change the flow. */
+  source: ColumnInfo[];
   keys: ColumnInfo[];
   /** Sequence parts, compared left to right. */
   seq: ColumnInfo[];
@@ -17,8 +19,6 @@ export interface ColumnModel {
   payload: ColumnInfo[];
   /** Names of the payload columns whose change opens a new version. */
   tracked: string[];
-  /** Every source column seen so far (to tell a new column from a dropped one). */
-  sourceColumns: string[];
 }
 
 export const INTERNAL_PREFIX = '__scd_';
@@ -69,7 +69,7 @@ export function deriveModel(flow: Flow, staged: ColumnInfo[]): ColumnModel {
       field: 'startAtColumn',
       fix: 'rename the added column (startAtColumn, endAtColumn, ...) or except the source column',
     });
-  return { keys, seq, payload, tracked, sourceColumns: names };
+  return { source, keys, seq, payload, tracked };
 }
 
 /** Check a later input against the stored model; returns the model to use (unchanged for now). */
@@ -89,14 +89,13 @@ export function checkInput(flow: Flow, model: ColumnModel, staged: ColumnInfo[])
           fix: 'every input must carry the key and sequence columns',
         });
   }
-  const known = new Set([...model.sourceColumns, ...model.payload.map((c) => c.name)]);
+  const known = new Set(model.source.map((c) => c.name));
   const fresh = source.filter((c) => !known.has(c.name));
-  const wouldOutput = fresh.filter((c) => (flow.columns ? false : !(flow.exceptColumns ?? []).includes(c.name)));
-  if (wouldOutput.length) {
-    const list = wouldOutput.map((c) => `"${c.name}"`).join(', ');
-    throw new ScdError('SCHEMA_CHANGE', `new source column ${list} is not in the target`, {
+  if (fresh.length) {
+    const list = fresh.map((c) => `"${c.name}"`).join(', ');
+    throw new ScdError('SCHEMA_CHANGE', `new source column ${list} is not in the flow's stored columns`, {
       file: flow.origin,
-      fix: `add it to exceptColumns to ignore it (adding columns to an existing target is not supported yet)`,
+      fix: `drop it from the input, or set schemaEvolution: add-columns in the flow`,
     });
   }
 }
@@ -115,7 +114,7 @@ export function sequenceType(dialect: Dialect, model: ColumnModel): string {
   return model.seq.length === 1 ? model.seq[0]!.type : dialect.structType(model.seq.map((c) => [c.name, c.type]));
 }
 
-/** Internal names of the sequence parts in the event log. */
+/** Internal names of the sequence parts inside the walk. */
 export function seqParts(model: ColumnModel): string[] {
   return model.seq.map((_, i) => `${INTERNAL_PREFIX}s${i}`);
 }

@@ -2,7 +2,7 @@ import type { Dialect } from '../dialects/dialect.js';
 import type { ColumnInfo } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
 import type { StoreNames } from '../store/names.js';
-import { INTERNAL_PREFIX, sequenceType, seqParts, type ColumnModel } from './model.js';
+import { INTERNAL_PREFIX, sequenceType, type ColumnModel } from './model.js';
 
 export const HASH = `${INTERNAL_PREFIX}hash`;
 export const OP = `${INTERNAL_PREFIX}op`;
@@ -16,7 +16,7 @@ export const OP_TRUNCATE = 2;
 export function dataColumns(model: ColumnModel): ColumnInfo[] {
   const all = [...model.keys, ...model.payload];
   const order = (c: ColumnInfo) => {
-    const i = model.sourceColumns.indexOf(c.name);
+    const i = model.source.findIndex((s) => s.name === c.name);
     return i < 0 ? Number.MAX_SAFE_INTEGER : i;
   };
   return all.sort((a, b) => order(a) - order(b));
@@ -41,15 +41,9 @@ export function identityColumns(flow: Flow, model: ColumnModel): string[] {
   return [...model.keys.map((k) => k.name), ...(flow.storedAs === 'scd2' ? [flow.startAtColumn] : [])];
 }
 
-/** Columns of the event log: keys, sequence parts, operation, payload, payload hash, commit. */
+/** Columns of the event log: every source column, the operation and the payload hash. */
 export function eventColumns(model: ColumnModel, d: Dialect): ColumnInfo[] {
-  return [
-    ...model.keys,
-    ...seqParts(model).map((name, i) => ({ name, type: model.seq[i]!.type })),
-    { name: OP, type: d.types.smallint },
-    ...model.payload,
-    { name: HASH, type: d.types.hash },
-  ];
+  return [...model.source, { name: OP, type: d.types.smallint }, { name: HASH, type: d.types.hash }];
 }
 
 export function createStoreSql(flow: Flow, model: ColumnModel, d: Dialect, names: StoreNames): string[] {

@@ -14,8 +14,15 @@ export const CURRENT = `${INTERNAL_PREFIX}current`;
 const endPart = (i: number) => `${INTERNAL_PREFIX}e${i}`;
 
 export interface WalkSource {
-  /** A SELECT (or table) of events with key, sequence parts, op, payload and hash columns. */
+  /** A table or parenthesised subquery with the event log's columns. */
   events: string;
+  /** A table or parenthesised subquery with the distinct keys to recompute. */
+  keys: string;
+}
+
+/** The events of the keys in TMP.keys, from the flow's log. */
+export function logSource(d: Dialect, names: StoreNames): WalkSource {
+  return { events: d.quote(names.events), keys: d.quote(TMP.keys) };
 }
 
 /**
@@ -26,10 +33,10 @@ export interface WalkSource {
  * version; a delete that follows an upsert closes one. A version's start is its first event's
  * sequence, its values its last event's, its end the next boundary's sequence.
  *
- * Produces the target rows (projected with the output options) of the keys in TMP.keys,
+ * Produces the target rows (projected with the output options) of the given keys,
  * plus an internal column CURRENT.
  */
-export function walkSql(flow: Flow, model: ColumnModel, d: Dialect, names: StoreNames, into: string): string {
+export function walkSql(flow: Flow, model: ColumnModel, d: Dialect, src: WalkSource, into: string): string {
   const q = d.quote;
   const K = model.keys.map((k) => q(k.name));
   const S = seqParts(model).map(q);
@@ -37,11 +44,12 @@ export function walkSql(flow: Flow, model: ColumnModel, d: Dialect, names: Store
   const keyJoin = model.keys.map((k) => `l.${q(k.name)} = k.${q(k.name)}`).join(' AND ');
   const partK = K.join(', ');
   const nullPayload = model.payload.map((p) => `CAST(NULL AS ${p.type}) AS ${q(p.name)}`);
-  const ev = `SELECT ${[...K, ...S, q(OP), ...P, q(HASH)].map((c) => `l.${c}`).join(', ')}
-    FROM ${q(names.events)} l JOIN ${q(TMP.keys)} k ON ${keyJoin} WHERE l.${q(OP)} <> ${OP_TRUNCATE}
+  const seqAs = (alias: string) => model.seq.map((c, i) => `${alias}.${q(c.name)} AS ${S[i]}`);
+  const ev = `SELECT ${[...K.map((c) => `l.${c}`), ...seqAs('l'), `l.${q(OP)}`, ...P.map((c) => `l.${c}`), `l.${q(HASH)}`].join(', ')}
+    FROM ${src.events} l JOIN ${src.keys} k ON ${keyJoin} WHERE l.${q(OP)} <> ${OP_TRUNCATE}
   UNION ALL
-  SELECT ${K.map((c) => `k.${c}`).join(', ')}, ${S.map((c) => `t.${c}`).join(', ')}, t.${q(OP)}, ${[...nullPayload, `t.${q(HASH)}`].join(', ')}
-    FROM ${q(TMP.keys)} k CROSS JOIN (SELECT * FROM ${q(names.events)} WHERE ${q(OP)} = ${OP_TRUNCATE}) t`;
+  SELECT ${K.map((c) => `k.${c}`).join(', ')}, ${seqAs('t').join(', ')}, t.${q(OP)}, ${[...nullPayload, `t.${q(HASH)}`].join(', ')}
+    FROM ${src.keys} k CROSS JOIN (SELECT * FROM ${src.events} x WHERE x.${q(OP)} = ${OP_TRUNCATE}) t`;
   const canon = d.canonicalText(P);
   const ordered = `SELECT *, row_number() OVER (PARTITION BY ${partK} ORDER BY ${[...S, q(OP), canon, q(HASH)].join(', ')}) AS ${q(I)} FROM ev`;
   const segmented = `SELECT *, coalesce(sum(CASE WHEN ${q(OP)} > 0 THEN 1 ELSE 0 END) OVER (PARTITION BY ${partK} ORDER BY ${q(I)} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS ${q(SEG)} FROM o`;
