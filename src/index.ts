@@ -13,3 +13,8 @@ export { applyFiles, applyRows } from './plan/apply.js';
 export { readTarget as readTargetWith, exportTarget as exportTargetWith, targetQuery } from './query/export.js';
 export { readRows, writeRows } from './query/output.js';
 export { resolveInputs } from './sources/files.js';
+export { asOfJoin } from './query/as-of-join.js';
+export type { AsOfJoinOptions } from './query/as-of-join.js';
+export { rebuild } from './plan/rebuild.js';
+export { asOfQuery, changesQuery, commitLogQuery, keyHistory, versionQuery, latestVersion } from './query/history.js';
+export type { CommitResult } from './store/commits.js';

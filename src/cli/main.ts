@@ -1,25 +1,42 @@
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { readFileSync } from 'node:fs';
 import { apply, withDatabase } from '../api.js';
 import { QueryError, ScdError } from '../errors.js';
+import type { Driver } from '../dialects/driver.js';
+import type { Flow } from '../flow/flow.js';
 import { loadFlowFile } from '../flow/load.js';
 import type { ApplyResult } from '../plan/apply.js';
+import { rebuild } from '../plan/rebuild.js';
 import { targetQuery } from '../query/export.js';
-import { readRows, writeRows, type OutputFormat } from '../query/output.js';
+import { asOfQuery, changesQuery, commitLogQuery, keyHistory, versionQuery } from '../query/history.js';
+import { readRows, writeRows, type OutputFormat, type RowQuery } from '../query/output.js';
 import { resolveInputs, sourceInputs } from '../sources/files.js';
 import { plural, renderTable } from './print.js';
 
 type Format = OutputFormat | 'table';
 
+interface DbOpts {
+  db?: string;
+}
+interface OutOpts extends DbOpts {
+  format?: Format;
+  out?: string;
+}
+
 const version = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
-function formatOption(): Option {
-  return new Option('--format <format>', 'table, ndjson, csv or parquet (default: table on a terminal, else ndjson)').choices([
-    'table',
-    'ndjson',
-    'csv',
-    'parquet',
-  ]);
+function outputOptions(cmd: Command): Command {
+  return cmd
+    .option('--db <path>', 'database file (default: the flow\'s "database")')
+    .addOption(
+      new Option('--format <format>', 'table, ndjson, csv or parquet (default: table on a terminal, else ndjson)').choices([
+        'table',
+        'ndjson',
+        'csv',
+        'parquet',
+      ]),
+    )
+    .option('--out <path>', 'write to this file instead of stdout');
 }
 
 function defaultFormat(format: Format | undefined, out: string | undefined): Format {
@@ -28,10 +45,37 @@ function defaultFormat(format: Format | undefined, out: string | undefined): For
   return process.stdout.isTTY ? 'table' : 'ndjson';
 }
 
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected a commit version: 1, 2, ...');
+  return n;
+}
+
+/** Run a read-only command: open the flow's database, build the query, print it. */
+async function printQuery(flowFile: string, opts: OutOpts, build: (driver: Driver, flow: Flow) => Promise<RowQuery>): Promise<void> {
+  const flow = loadFlowFile(flowFile);
+  const format = defaultFormat(opts.format, opts.out);
+  await withDatabase(flow, { database: opts.db }, async (driver) => {
+    const query = await build(driver, flow);
+    await printRows(driver, query, format, opts.out);
+  });
+}
+
+async function printRows(driver: Driver, query: RowQuery, format: Format, out?: string): Promise<void> {
+  if (format === 'table') {
+    const rows = await readRows(driver, query);
+    const text = renderTable(query.columns.map((c) => c.name), rows);
+    if (out) (await import('node:fs')).writeFileSync(out, text);
+    else process.stdout.write(rows.length ? text : '(no rows)\n');
+  } else {
+    await writeRows(driver, query, { format, out });
+  }
+}
+
 export function summary(r: ApplyResult): string {
+  const what = r.operation === 'apply' ? `read ${plural(r.rowsRead, 'row')} = ${r.eventsApplied} applied + ${plural(r.duplicates, 'duplicate')} + ${r.quarantined} quarantined${r.ties ? `; ${plural(r.ties, 'tie')}` : ''}; ` : `${r.operation}: `;
   return (
-    `commit ${r.version}: read ${plural(r.rowsRead, 'row')} = ${r.eventsApplied} applied + ${plural(r.duplicates, 'duplicate')} + ${r.quarantined} quarantined` +
-    `${r.ties ? `; ${plural(r.ties, 'tie')}` : ''}; ${plural(r.keysAffected, 'key')} affected: ` +
+    `commit ${r.version}: ${what}${plural(r.keysAffected, 'key')} affected: ` +
     `${r.rowsInserted} inserted, ${r.rowsUpdated} updated, ${r.rowsDeleted} deleted, ${plural(r.versionsClosed, 'version')} closed (${r.durationMs} ms)`
   );
 }
@@ -40,6 +84,7 @@ export function buildProgram(): Command {
   const program = new Command('scd')
     .description('Slowly changing dimensions (SCD type 2 and type 1) from change data, exactly')
     .version(version)
+    .enablePositionalOptions()
     .showHelpAfterError('(run `scd --help` for usage)');
 
   program
@@ -64,25 +109,84 @@ export function buildProgram(): Command {
       }
     });
 
+  outputOptions(
+    program
+      .command('export')
+      .description("write the target's rows, sorted by keys then start")
+      .argument('<flow>', 'flow file (.yaml or .json)')
+      .option('--version <n>', 'the target as it stood after commit N (time travel)', positiveInt),
+  ).action((flowFile: string, opts: OutOpts & { version?: number }) =>
+    printQuery(flowFile, opts, (driver, flow) => (opts.version ? versionQuery(driver, flow, opts.version) : targetQuery(driver, flow))),
+  );
+
+  outputOptions(
+    program
+      .command('log')
+      .description('the commit log, newest first')
+      .argument('<flow>', 'flow file (.yaml or .json)')
+      .option('--json', 'NDJSON, for machines (same as --format ndjson)'),
+  ).action((flowFile: string, opts: OutOpts & { json?: boolean }) =>
+    printQuery(flowFile, { ...opts, format: opts.json ? 'ndjson' : opts.format }, commitLogQuery),
+  );
+
+  outputOptions(
+    program
+      .command('changes')
+      .description("the change data feed: rows each commit changed, with _change_type, _commit_version, _commit_timestamp")
+      .argument('<flow>', 'flow file (.yaml or .json)')
+      .requiredOption('--from-version <n>', 'first commit', positiveInt)
+      .option('--to-version <m>', 'last commit (default: the latest)', positiveInt),
+  ).action((flowFile: string, opts: OutOpts & { fromVersion: number; toVersion?: number }) =>
+    printQuery(flowFile, opts, (driver, flow) => changesQuery(driver, flow, opts.fromVersion, opts.toVersion)),
+  );
+
+  outputOptions(
+    program
+      .command('as-of')
+      .description('the versions valid at TIME (start <= TIME < end)')
+      .argument('<flow>', 'flow file (.yaml or .json)')
+      .argument('<time>', 'a value of the sequence, e.g. 2025-06-15'),
+  ).action((flowFile: string, time: string, opts: OutOpts) => printQuery(flowFile, opts, (driver, flow) => asOfQuery(driver, flow, time)));
+
+  outputOptions(
+    program
+      .command('show')
+      .description('every version of one key, with what changed between consecutive versions')
+      .argument('<flow>', 'flow file (.yaml or .json)')
+      .requiredOption('--key <col=value...>', 'the key, e.g. --key customer_id=501'),
+  ).action(async (flowFile: string, opts: OutOpts & { key: string[] }) => {
+    const key: Record<string, string> = {};
+    for (const kv of opts.key) {
+      const i = kv.indexOf('=');
+      if (i < 1) throw new ScdError('USAGE', `--key ${kv} is not col=value`, { fix: 'write --key customer_id=501' });
+      key[kv.slice(0, i)] = kv.slice(i + 1);
+    }
+    const flow = loadFlowFile(flowFile);
+    const format = defaultFormat(opts.format, opts.out);
+    await withDatabase(flow, { database: opts.db }, async (driver) => {
+      const rows = await keyHistory(driver, flow, key);
+      const columns = rows.length ? Object.keys(rows[0]!) : ['_changed'];
+      if (format === 'table') process.stdout.write(rows.length ? renderTable(columns, rows) : '(no versions for that key)\n');
+      else if (format === 'ndjson') {
+        const text = rows.map((r) => JSON.stringify(r) + '\n').join('');
+        if (opts.out) (await import('node:fs')).writeFileSync(opts.out, text);
+        else process.stdout.write(text);
+      } else throw new ScdError('USAGE', `show prints table or ndjson`, { fix: 'use --format table or --format ndjson' });
+    });
+  });
+
   program
-    .command('export')
-    .description("write the target's rows, sorted by keys then start")
+    .command('rebuild')
+    .description('recompute the target from its kept events under the flow as it is now (full refresh)')
     .argument('<flow>', 'flow file (.yaml or .json)')
     .option('--db <path>', 'database file (default: the flow\'s "database")')
-    .addOption(formatOption())
-    .option('--out <path>', 'write to this file instead of stdout')
-    .action(async (flowFile: string, opts: { db?: string; format?: Format; out?: string }) => {
+    .option('--json', 'print the result as one JSON line')
+    .action(async (flowFile: string, opts: { db?: string; json?: boolean }) => {
       const flow = loadFlowFile(flowFile);
-      const format = defaultFormat(opts.format, opts.out);
-      await withDatabase(flow, { database: opts.db }, async (driver) => {
-        const query = await targetQuery(driver, flow);
-        if (format === 'table') {
-          const rows = await readRows(driver, query);
-          process.stdout.write(renderTable(query.columns.map((c) => c.name), rows));
-        } else {
-          await writeRows(driver, query, { format, out: opts.out });
-        }
-      });
+      const result = await withDatabase(flow, { database: opts.db }, (driver) =>
+        rebuild(driver, flow, opts.json ? undefined : (m) => process.stderr.write(`  ${m}\n`)),
+      );
+      process.stdout.write(opts.json ? JSON.stringify(result) + '\n' : summary(result) + '\n');
     });
   return program;
 }

@@ -6,6 +6,7 @@ import type { Driver, InputFile } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
 import { ensureCatalog, readFlowRecord, writeFlowRecord } from '../store/catalog.js';
 import { storeNames, TMP } from '../store/names.js';
+import { nextVersion, recordCommit, type CommitResult } from '../store/commits.js';
 import { diffSql } from './diff-sql.js';
 import { affectedKeysSql, appendEventsSql, batchSql, freshEventsSql, quarantineSql, tiesSql, REASON } from './events-sql.js';
 import { checkSingleExpression } from './expression.js';
@@ -14,21 +15,7 @@ import { changedSettings, semanticSettings } from './settings.js';
 import { createStoreSql, OP, OP_TRUNCATE } from './target.js';
 import { logSource, walkSql } from './walk-sql.js';
 
-export interface ApplyResult {
-  version: number;
-  inputs: string[];
-  rowsRead: number;
-  eventsApplied: number;
-  duplicates: number;
-  ties: number;
-  quarantined: number;
-  keysAffected: number;
-  rowsInserted: number;
-  rowsUpdated: number;
-  rowsDeleted: number;
-  versionsClosed: number;
-  durationMs: number;
-}
+export type ApplyResult = CommitResult;
 
 export type Progress = (message: string) => void;
 
@@ -71,7 +58,7 @@ export async function applyFiles(driver: Driver, flow: Flow, files: InputFile[],
         throw new ScdError('FLOW_INVALID', `the flow changed (${changed.join(', ')}) since the target was built, and this needs a rebuild`, {
           file: flow.origin,
           field: changed[0],
-          fix: 'restore the previous setting, or rebuild the target from its events',
+          fix: 'restore the previous setting, or run `scd rebuild` on the flow to recompute all history under it',
         });
       model = record.model;
       checkInput(flow, model, staged);
@@ -82,7 +69,7 @@ export async function applyFiles(driver: Driver, flow: Flow, files: InputFile[],
       for (const sql of createStoreSql(flow, model, d, names)) await driver.run(sql);
       await writeFlowRecord(driver, names, { model, settings }, at);
     }
-    const version = (await num(`SELECT coalesce(max(version), 0) FROM ${q(names.commits)} WHERE target = $1`, [flow.target])) + 1;
+    const version = await nextVersion(driver, names);
 
     progress(`mapping ${rowsRead} rows to events`);
     await driver.run(batchSql(flow, model, d, staged));
@@ -97,17 +84,16 @@ export async function applyFiles(driver: Driver, flow: Flow, files: InputFile[],
     await driver.run(affectedKeysSql(model, d, names, truncated));
     const keysAffected = await num(`SELECT count(*) FROM ${q(TMP.keys)}`);
 
-    let counts = { inserted: 0, updated: 0, deleted: 0, closed: 0 };
+    let counts = NO_CHANGES;
     if (keysAffected > 0) {
       progress(`recomputing history of ${keysAffected} keys`);
       await driver.run(walkSql(flow, model, d, logSource(d, names), TMP.next));
-      const diff = diffSql(flow, model, d, names);
-      for (const sql of diff.statements) await driver.run(sql, sql.includes('$2') ? [version, at] : []);
-      const row = (await driver.query(diff.counts))[0]!;
-      counts = { inserted: Number(row.inserted), updated: Number(row.updated), deleted: Number(row.deleted), closed: Number(row.closed) };
+      counts = await writeDiff(driver, flow, model, names, version, at);
     }
     const result: ApplyResult = {
       version,
+      operation: 'apply',
+      committedAt: at,
       inputs: files.map((f) => f.path),
       rowsRead,
       eventsApplied,
@@ -121,27 +107,7 @@ export async function applyFiles(driver: Driver, flow: Flow, files: InputFile[],
       versionsClosed: counts.closed,
       durationMs: Date.now() - started,
     };
-    await driver.run(
-      `INSERT INTO ${q(names.commits)} VALUES ($1, CAST($2 AS ${d.types.int}), CAST($3 AS ${d.types.timestamptz}), 'apply', $4,
-        $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
-      [
-        flow.target,
-        version,
-        at,
-        JSON.stringify(result.inputs),
-        rowsRead,
-        eventsApplied,
-        duplicates,
-        ties,
-        quarantined,
-        keysAffected,
-        result.rowsInserted,
-        result.rowsUpdated,
-        result.rowsDeleted,
-        result.versionsClosed,
-        result.durationMs,
-      ],
-    );
+    await recordCommit(driver, names, result);
     await dropTemps(driver);
     return result;
   });
@@ -185,6 +151,16 @@ async function checkExpressions(driver: Driver, flow: Flow): Promise<void> {
   }
 }
 
-async function dropTemps(driver: Driver): Promise<void> {
+export const NO_CHANGES = { inserted: 0, updated: 0, deleted: 0, closed: 0 };
+
+/** Write the difference between TMP.next and the stored rows of TMP.keys; return its counts. */
+export async function writeDiff(driver: Driver, flow: Flow, model: ColumnModel, names: ReturnType<typeof storeNames>, version: number, at: string) {
+  const diff = diffSql(flow, model, driver.dialect, names);
+  for (const sql of diff.statements) await driver.run(sql, sql.includes('$2') ? [version, at] : []);
+  const row = (await driver.query(diff.counts))[0]!;
+  return { inserted: Number(row.inserted), updated: Number(row.updated), deleted: Number(row.deleted), closed: Number(row.closed) };
+}
+
+export async function dropTemps(driver: Driver): Promise<void> {
   for (const t of Object.values(TMP)) await driver.run(`DROP TABLE IF EXISTS ${driver.dialect.quote(t)}`);
 }

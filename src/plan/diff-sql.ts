@@ -2,7 +2,7 @@ import type { Dialect } from '../dialects/dialect.js';
 import type { Flow } from '../flow/flow.js';
 import { TMP, type StoreNames } from '../store/names.js';
 import type { ColumnModel } from './model.js';
-import { identityColumns, targetColumns } from './target.js';
+import { currentCondition, identityColumns, targetColumns } from './target.js';
 import { CURRENT } from './walk-sql.js';
 
 /**
@@ -16,12 +16,7 @@ export function diffSql(flow: Flow, model: ColumnModel, d: Dialect, names: Store
   const keyJoin = model.keys.map((k) => `t.${q(k.name)} = k.${q(k.name)}`).join(' AND ');
   const same = (a: string, b: string) => cols.map((c) => `${a}.${q(c)} IS NOT DISTINCT FROM ${b}.${q(c)}`).join(' AND ');
   const sameId = (a: string, b: string) => id.map((c) => `${a}.${q(c)} = ${b}.${q(c)}`).join(' AND ');
-  const current =
-    flow.storedAs === 'scd1'
-      ? 'true'
-      : flow.endSentinel === undefined
-        ? `t.${q(flow.endAtColumn)} IS NULL`
-        : `t.${q(flow.endAtColumn)} = (SELECT max(${q(flow.endAtColumn)}) FROM ${q(TMP.next)} WHERE ${q(CURRENT)})`;
+  const current = currentCondition(flow, model, d, 't.');
   const list = cols.map(q).join(', ');
   const ts = `CAST($2 AS ${d.types.timestamptz})`;
   const ver = `CAST($1 AS ${d.types.int})`;

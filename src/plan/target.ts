@@ -55,5 +55,27 @@ export function createStoreSql(flow: Flow, model: ColumnModel, d: Dialect, names
     `CREATE TABLE ${q(names.events)} (${defs(eventColumns(model, d))}, ${q(COMMIT)} ${d.types.int} NOT NULL)`,
     `CREATE TABLE ${q(names.quarantine)} (${q(COMMIT)} ${d.types.int} NOT NULL, file ${d.types.text}, line ${d.types.bigint}, reason ${d.types.text} NOT NULL, raw ${d.types.text})`,
     `CREATE TABLE ${q(names.changes)} (${defs(target)}, _change_type ${d.types.text} NOT NULL, _commit_version ${d.types.int} NOT NULL, _commit_timestamp ${d.types.timestamptz} NOT NULL)`,
+    currentViewSql(flow, model, d, names),
   ];
+}
+
+/** `<target>_current`: the live version of every key. */
+export function currentViewSql(flow: Flow, model: ColumnModel, d: Dialect, names: StoreNames): string {
+  const q = d.quote;
+  return `CREATE OR REPLACE VIEW ${q(names.current)} AS SELECT * FROM ${q(names.target)} WHERE ${currentCondition(flow, model, d)}`;
+}
+
+/** A condition over target columns: the row is a live (current, not deleted) version. */
+export function currentCondition(flow: Flow, model: ColumnModel, d: Dialect, alias = ''): string {
+  const q = (c: string) => `${alias}${d.quote(c)}`;
+  if (flow.storedAs === 'scd1') return 'true';
+  const end = flow.endSentinel === undefined ? `${q(flow.endAtColumn)} IS NULL` : `${q(flow.endAtColumn)} = ${sentinelValue(flow, model, d)}`;
+  return flow.deletes === 'tombstone' ? `${end} AND NOT ${q(flow.deletedColumn)}` : end;
+}
+
+/** The end sentinel is flow configuration (not data); it is written as a checked, cast literal. */
+export function sentinelValue(flow: Flow, model: ColumnModel, d: Dialect): string {
+  const v = flow.endSentinel!;
+  const lit = typeof v === 'number' ? (Number.isFinite(v) ? String(v) : 'NULL') : `'${v.replace(/'/g, "''")}'`;
+  return `CAST(${lit} AS ${sequenceType(d, model)})`;
 }

@@ -2,7 +2,7 @@ import type { Dialect } from '../dialects/dialect.js';
 import type { Flow } from '../flow/flow.js';
 import { TMP, type StoreNames } from '../store/names.js';
 import { INTERNAL_PREFIX, seqParts, type ColumnModel } from './model.js';
-import { HASH, OP, OP_TRUNCATE, targetColumns } from './target.js';
+import { HASH, OP, OP_TRUNCATE, sentinelValue, targetColumns } from './target.js';
 
 const I = `${INTERNAL_PREFIX}i`;
 const SEG = `${INTERNAL_PREFIX}seg`;
@@ -103,7 +103,7 @@ b AS (${bounded}),
 n AS (${numbered}),
 g AS (${grouped}),
 v AS (${ended})
-SELECT ${projection(flow, model, d).join(', ')}, ${q(endPart(0))} IS NULL AS ${q(CURRENT)}
+SELECT ${projection(flow, model, d).join(', ')}, (${q(endPart(0))} IS NULL AND NOT ${q(TOMB)}) AS ${q(CURRENT)}
 FROM v WHERE ${keep.join(' AND ')}`;
 }
 
@@ -125,7 +125,7 @@ function projection(flow: Flow, model: ColumnModel, d: Dialect): string[] {
       out.push(
         flow.endSentinel === undefined
           ? `${end} AS ${q(n)}`
-          : `coalesce(${end}, CAST(${sentinelLiteral(flow.endSentinel)} AS ${c.type})) AS ${q(n)}`,
+          : `coalesce(${end}, ${sentinelValue(flow, model, d)}) AS ${q(n)}`,
       );
     } else if (n === flow.isCurrentColumn) {
       out.push(`${q(endPart(0))} IS NULL AS ${q(n)}`);
@@ -138,13 +138,4 @@ function projection(flow: Flow, model: ColumnModel, d: Dialect): string[] {
     }
   }
   return out;
-}
-
-/** The end sentinel is flow configuration (not data); it is written as a checked literal. */
-function sentinelLiteral(v: string | number): string {
-  if (typeof v === 'number') {
-    if (!Number.isFinite(v)) throw new Error('endSentinel must be finite');
-    return String(v);
-  }
-  return `'${v.replace(/'/g, "''")}'`;
 }

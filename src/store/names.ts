@@ -1,6 +1,8 @@
 /** Names of the engine's own tables for one flow (kept in the same database as the target). */
 export interface StoreNames {
   target: string;
+  /** View of the live version of every key. */
+  current: string;
   events: string;
   quarantine: string;
   changes: string;
@@ -11,6 +13,7 @@ export interface StoreNames {
 export function storeNames(target: string): StoreNames {
   return {
     target,
+    current: `${target}_current`,
     events: `_scd_${target}_events`,
     quarantine: `_scd_${target}_quarantine`,
     changes: `_scd_${target}_changes`,

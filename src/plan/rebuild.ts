@@ -1,0 +1,137 @@
+import { ScdError } from '../errors.js';
+import type { Driver } from '../dialects/driver.js';
+import type { Flow } from '../flow/flow.js';
+import { ensureCatalog, readFlowRecord, writeFlowRecord } from '../store/catalog.js';
+import { nextVersion, recordCommit, type CommitResult } from '../store/commits.js';
+import { storeNames, TMP } from '../store/names.js';
+import { dropTemps, NO_CHANGES, writeDiff, type Progress } from './apply.js';
+import { relogSql } from './events-sql.js';
+import { deriveModel } from './model.js';
+import { semanticSettings } from './settings.js';
+import { currentViewSql, OP, OP_TRUNCATE, targetColumns } from './target.js';
+import { logSource, walkSql } from './walk-sql.js';
+
+/**
+ * Recompute the whole target from the kept events under the flow as it is now (a full refresh):
+ * operations and payload identity are re-derived from the stored source columns, so a change of
+ * trackHistory, columns or output options takes effect over all history. One commit; the change
+ * feed records exactly the rows that changed.
+ */
+export async function rebuild(driver: Driver, flow: Flow, progress: Progress = () => {}): Promise<CommitResult> {
+  const started = Date.now();
+  const names = storeNames(flow.target);
+  const d = driver.dialect;
+  const q = d.quote;
+  await ensureCatalog(driver, names);
+  return driver.transaction(async () => {
+    await dropTemps(driver);
+    const record = await readFlowRecord(driver, names);
+    if (!record)
+      throw new ScdError('NOT_APPLIED', `target "${flow.target}" does not exist in ${driver.location} yet`, {
+        file: flow.origin,
+        fix: 'run `scd apply` first (or check --db)',
+      });
+    const model = deriveModel(flow, record.model.source);
+    const version = await nextVersion(driver, names);
+    const at = new Date().toISOString();
+
+    progress('re-deriving the event log under the current flow');
+    const relog = `${names.events}_rebuild`;
+    await driver.run(`DROP TABLE IF EXISTS ${q(relog)}`);
+    await driver.run(relogSql(flow, model, d, names.events, relog));
+    await driver.run(`DROP TABLE ${q(names.events)}`);
+    await driver.run(`ALTER TABLE ${q(relog)} RENAME TO ${q(names.events)}`);
+
+    const keyList = model.keys.map((k) => q(k.name)).join(', ');
+    await driver.run(`CREATE TEMP TABLE ${q(TMP.keys)} AS SELECT DISTINCT ${keyList} FROM ${q(names.events)} WHERE ${q(OP)} <> ${OP_TRUNCATE}`);
+    const keysAffected = Number((await driver.query(`SELECT CAST(count(*) AS INTEGER) AS n FROM ${q(TMP.keys)}`))[0]!.n);
+    progress(`recomputing history of ${keysAffected} keys`);
+    await driver.run(walkSql(flow, model, d, logSource(d, names), TMP.next));
+
+    const before = (await driver.columns(names.target)) ?? [];
+    const after = targetColumns(flow, model, d);
+    const sameIdentity = ['keys', 'sequenceBy', 'storedAs'].every(
+      (k) => JSON.stringify(record.settings[k]) === JSON.stringify(semanticSettings(flow)[k]),
+    );
+    const sameShape =
+      sameIdentity &&
+      before.length === after.length &&
+      before.every((c, i) => c.name === after[i]!.name && d.sameType(c.type, after[i]!.type));
+    let counts = NO_CHANGES;
+    if (sameShape) {
+      counts = await writeDiff(driver, flow, model, names, version, at);
+    } else {
+      counts = await reshape(driver, flow, model, names, version, at);
+    }
+    await driver.run(`DROP VIEW IF EXISTS ${q(names.current)}`);
+    await driver.run(currentViewSql(flow, model, d, names));
+    await writeFlowRecord(driver, names, { model, settings: semanticSettings(flow) }, at);
+    const result: CommitResult = {
+      version,
+      operation: 'rebuild',
+      committedAt: at,
+      inputs: [],
+      rowsRead: 0,
+      eventsApplied: 0,
+      duplicates: 0,
+      ties: 0,
+      quarantined: 0,
+      keysAffected,
+      rowsInserted: counts.inserted,
+      rowsUpdated: counts.updated,
+      rowsDeleted: counts.deleted,
+      versionsClosed: counts.closed,
+      durationMs: Date.now() - started,
+    };
+    await recordCommit(driver, names, result);
+    await dropTemps(driver);
+    return result;
+  });
+}
+
+/**
+ * The target's columns change: every old row leaves through the change feed as a delete, the
+ * table is recreated, every new row enters as an insert. The feed gains the new columns.
+ */
+async function reshape(
+  driver: Driver,
+  flow: Flow,
+  model: ReturnType<typeof deriveModel>,
+  names: ReturnType<typeof storeNames>,
+  version: number,
+  at: string,
+) {
+  const d = driver.dialect;
+  const q = d.quote;
+  const before = (await driver.columns(names.target)) ?? [];
+  const after = targetColumns(flow, model, d);
+  const feed = (await driver.columns(names.changes)) ?? [];
+  const oldList = before.map((c) => q(c.name)).join(', ');
+  const ts = `CAST($2 AS ${d.types.timestamptz})`;
+  const ver = `CAST($1 AS ${d.types.int})`;
+  const deleted = Number((await driver.query(`SELECT CAST(count(*) AS INTEGER) AS n FROM ${q(names.target)}`))[0]!.n);
+  await driver.run(
+    `INSERT INTO ${q(names.changes)} (${oldList}, _change_type, _commit_version, _commit_timestamp) SELECT ${oldList}, 'delete', ${ver}, ${ts} FROM ${q(names.target)}`,
+    [version, at],
+  );
+  for (const c of after) {
+    const had = feed.find((f) => f.name === c.name);
+    if (!had) await driver.run(`ALTER TABLE ${q(names.changes)} ADD COLUMN ${q(c.name)} ${c.type}`);
+    else if (!d.sameType(had.type, c.type))
+      throw new ScdError('SCHEMA_CHANGE', `column "${c.name}" would change type from ${had.type} to ${c.type}`, {
+        file: flow.origin,
+        fix: 'rename the column in the flow output, or start a new target',
+      });
+  }
+  await driver.run(`DROP VIEW IF EXISTS ${q(names.current)}`);
+  await driver.run(`DROP TABLE ${q(names.target)}`);
+  await driver.run(`CREATE TABLE ${q(names.target)} (${after.map((c) => `${q(c.name)} ${c.type}`).join(', ')})`);
+  const newList = after.map((c) => q(c.name)).join(', ');
+  await driver.run(`INSERT INTO ${q(names.target)} (${newList}) SELECT ${newList} FROM ${q(TMP.next)}`);
+  await driver.run(
+    `INSERT INTO ${q(names.changes)} (${newList}, _change_type, _commit_version, _commit_timestamp) SELECT ${newList}, 'insert', ${ver}, ${ts} FROM ${q(TMP.next)}`,
+    [version, at],
+  );
+  const inserted = Number((await driver.query(`SELECT CAST(count(*) AS INTEGER) AS n FROM ${q(TMP.next)}`))[0]!.n);
+  return { inserted, updated: 0, deleted, closed: 0 };
+}

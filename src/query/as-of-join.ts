@@ -1,0 +1,44 @@
+import { ScdError } from '../errors.js';
+import type { Dialect } from '../dialects/dialect.js';
+import { duckdbDialect } from '../dialects/duckdb/duckdb-dialect.js';
+import type { Flow } from '../flow/flow.js';
+
+export interface AsOfJoinOptions {
+  /** The fact table (a table name; quoted for you). */
+  fact: string;
+  /** The fact column holding the time to look the dimension up at (same type as the sequence). */
+  time: string;
+  /** Dimension columns to bring in, e.g. ['city']. */
+  columns: string[];
+  /** Fact column → dimension key column; default: the flow's keys, same names on both sides. */
+  keys?: Record<string, string>;
+  /** 'left' (default) keeps facts with no valid version (their dimension columns are null). */
+  join?: 'left' | 'inner';
+  dialect?: Dialect;
+}
+
+/**
+ * SQL joining each fact to the ONE dimension version valid at the fact's time:
+ * same key, `__START_AT <= time` and (`time < __END_AT` or current). Versions of a key never
+ * overlap, so a fact never multiplies; a tombstone (deleted) version never matches.
+ */
+export function asOfJoin(flow: Flow, options: AsOfJoinOptions): string {
+  if (flow.storedAs !== 'scd2')
+    throw new ScdError('USAGE', 'asOfJoin needs an scd2 target; join an scd1 target on its keys', { file: flow.origin });
+  if (!options.columns.length) throw new ScdError('USAGE', 'asOfJoin needs at least one dimension column', { fix: "pass columns: ['city']" });
+  const d = options.dialect ?? duckdbDialect;
+  const q = d.quote;
+  const keys = options.keys ?? Object.fromEntries(flow.keys.map((k) => [k, k]));
+  const part = (col: string) => (flow.sequenceBy.length === 1 ? `d.${q(col)}` : `(d.${q(col)}).${q(flow.sequenceBy[0]!)}`);
+  const t = `f.${q(options.time)}`;
+  const on = [
+    ...Object.entries(keys).map(([f, k]) => `f.${q(f)} = d.${q(k)}`),
+    `${part(flow.startAtColumn)} <= ${t}`,
+    `(${t} < ${part(flow.endAtColumn)} OR d.${q(flow.endAtColumn)} IS NULL)`,
+    ...(flow.deletes === 'tombstone' ? [`NOT d.${q(flow.deletedColumn)}`] : []),
+  ];
+  return `SELECT f.*, ${options.columns.map((c) => `d.${q(c)}`).join(', ')}
+FROM ${q(options.fact)} f
+${options.join === 'inner' ? 'JOIN' : 'LEFT JOIN'} ${q(flow.target)} d
+  ON ${on.join('\n AND ')}`;
+}

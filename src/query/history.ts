@@ -1,0 +1,150 @@
+import { ScdError } from '../errors.js';
+import type { ColumnInfo, Driver } from '../dialects/driver.js';
+import type { Flow } from '../flow/flow.js';
+import { sequenceType } from '../plan/model.js';
+import { readFlowRecord } from '../store/catalog.js';
+import { storeNames } from '../store/names.js';
+import { targetColumnsOf, targetQuery } from './export.js';
+import { readRows, type RowQuery } from './output.js';
+
+const COMMIT_COLUMNS: ColumnInfo[] = [
+  ['version', 'INTEGER'],
+  ['committed_at', 'TIMESTAMPTZ'],
+  ['operation', 'VARCHAR'],
+  ['inputs', 'VARCHAR'],
+  ['rows_read', 'BIGINT'],
+  ['events_applied', 'BIGINT'],
+  ['duplicates', 'BIGINT'],
+  ['ties', 'BIGINT'],
+  ['quarantined', 'BIGINT'],
+  ['keys_affected', 'BIGINT'],
+  ['rows_inserted', 'BIGINT'],
+  ['rows_updated', 'BIGINT'],
+  ['rows_deleted', 'BIGINT'],
+  ['versions_closed', 'BIGINT'],
+  ['duration_ms', 'BIGINT'],
+].map(([name, type]) => ({ name: name!, type: type! }));
+
+async function modelOf(driver: Driver, flow: Flow) {
+  const record = await readFlowRecord(driver, storeNames(flow.target));
+  if (!record)
+    throw new ScdError('NOT_APPLIED', `target "${flow.target}" does not exist in ${driver.location} yet`, {
+      file: flow.origin,
+      fix: 'run `scd apply` first (or check --db)',
+    });
+  return record.model;
+}
+
+/** The commit log, newest first (like DESCRIBE HISTORY). */
+export async function commitLogQuery(driver: Driver, flow: Flow): Promise<RowQuery> {
+  await modelOf(driver, flow);
+  const d = driver.dialect;
+  const types = await driver.columns(storeNames(flow.target).commits);
+  const typeOf = (n: string) => types?.find((c) => c.name === n)?.type ?? 'VARCHAR';
+  return {
+    columns: COMMIT_COLUMNS.map((c) => ({ name: c.name, type: typeOf(c.name) })),
+    from: d.quote(storeNames(flow.target).commits),
+    where: 'target = $1',
+    params: [flow.target],
+    orderBy: ['version DESC'],
+  };
+}
+
+export async function latestVersion(driver: Driver, flow: Flow): Promise<number> {
+  const rows = await driver.query(`SELECT CAST(coalesce(max(version), 0) AS INTEGER) AS v FROM ${driver.dialect.quote(storeNames(flow.target).commits)} WHERE target = $1`, [flow.target]);
+  return Number(rows[0]?.v ?? 0);
+}
+
+/** The change data feed between two commits (inclusive), Delta Lake's schema. */
+export async function changesQuery(driver: Driver, flow: Flow, from: number, to?: number): Promise<RowQuery> {
+  const model = await modelOf(driver, flow);
+  const d = driver.dialect;
+  const q = d.quote;
+  const names = storeNames(flow.target);
+  const target = await targetColumnsOf(driver, flow);
+  const all = (await driver.columns(names.changes)) ?? [];
+  const cols = [...target, ...all.filter((c) => c.name.startsWith('_c') && ['_change_type', '_commit_version', '_commit_timestamp'].includes(c.name))];
+  const order = [
+    `${q('_commit_version')}`,
+    ...model.keys.map((k) => q(k.name)),
+    ...(flow.storedAs === 'scd2' ? [q(flow.startAtColumn)] : []),
+    `CASE ${q('_change_type')} WHEN 'update_preimage' THEN 0 WHEN 'delete' THEN 1 WHEN 'update_postimage' THEN 2 ELSE 3 END`,
+  ];
+  return {
+    columns: cols,
+    from: q(names.changes),
+    where: `${q('_commit_version')} >= CAST($1 AS INTEGER)${to === undefined ? '' : ` AND ${q('_commit_version')} <= CAST($2 AS INTEGER)`}`,
+    params: to === undefined ? [from] : [from, to],
+    orderBy: order,
+  };
+}
+
+/**
+ * The target exactly as it stood after commit N: every row the change feed inserted up to N,
+ * minus every row it removed up to N (time travel).
+ */
+export async function versionQuery(driver: Driver, flow: Flow, version: number): Promise<RowQuery> {
+  const latest = await latestVersion(driver, flow);
+  if (version < 1 || version > latest)
+    throw new ScdError('USAGE', `there is no commit ${version} (the latest is ${latest})`, { fix: `use --version 1..${latest}` });
+  const base = await targetQuery(driver, flow);
+  const q = driver.dialect.quote;
+  const names = storeNames(flow.target);
+  const list = base.columns.map((c) => q(c.name)).join(', ');
+  return {
+    ...base,
+    from: `(SELECT ${list} FROM ${q(names.changes)} WHERE ${q('_commit_version')} <= CAST($1 AS INTEGER)
+      GROUP BY ${list}
+      HAVING sum(CASE WHEN ${q('_change_type')} IN ('insert', 'update_postimage') THEN 1 ELSE -1 END) > 0) tt`,
+    params: [version],
+  };
+}
+
+/** Versions valid at a point of the sequence: start <= T and (end > T or current). */
+export async function asOfQuery(driver: Driver, flow: Flow, at: string): Promise<RowQuery> {
+  if (flow.storedAs !== 'scd2') throw new ScdError('USAGE', 'as-of needs an scd2 target', { file: flow.origin, fix: 'use export for scd1 targets' });
+  const model = await modelOf(driver, flow);
+  const d = driver.dialect;
+  const q = d.quote;
+  const base = await targetQuery(driver, flow);
+  // A tuple sequence is compared on its first part (e.g. the timestamp of [ts_ms, lsn]).
+  const part = (col: string) => (model.seq.length === 1 ? q(col) : `(${q(col)}).${q(model.seq[0]!.name)}`);
+  const type = model.seq.length === 1 ? sequenceType(d, model) : model.seq[0]!.type;
+  const t = `CAST($1 AS ${type})`;
+  const end = part(flow.endAtColumn);
+  const live = flow.deletes === 'tombstone' ? ` AND NOT ${q(flow.deletedColumn)}` : '';
+  return {
+    ...base,
+    where: `${part(flow.startAtColumn)} <= ${t} AND (${end} > ${t} OR ${end} IS NULL)${live}`,
+    params: [at],
+    orderBy: model.keys.map((k) => q(k.name)),
+  };
+}
+
+/** Every version of one key, oldest first, each with the columns that changed from the previous. */
+export async function keyHistory(driver: Driver, flow: Flow, key: Record<string, string>): Promise<Array<Record<string, unknown>>> {
+  const model = await modelOf(driver, flow);
+  const d = driver.dialect;
+  const q = d.quote;
+  const names = Object.keys(key);
+  const missing = model.keys.find((k) => !names.includes(k.name));
+  const unknown = names.find((n) => !model.keys.some((k) => k.name === n));
+  if (unknown || missing)
+    throw new ScdError('USAGE', unknown ? `"${unknown}" is not a key of ${flow.target}` : `the key needs "${missing!.name}" too`, {
+      fix: `give --key ${model.keys.map((k) => `${k.name}=VALUE`).join(' --key ')}`,
+    });
+  const base = await targetQuery(driver, flow);
+  const rows = await readRows(driver, {
+    ...base,
+    where: model.keys.map((k, i) => `${d.toText(q(k.name))} = $${i + 1}`).join(' AND '),
+    params: model.keys.map((k) => key[k.name]),
+  });
+  const skip = new Set([flow.startAtColumn, flow.endAtColumn, flow.isCurrentColumn, flow.surrogateKey, ...model.keys.map((k) => k.name)]);
+  return rows.map((r, i) => {
+    const prev = rows[i - 1];
+    const changed = prev
+      ? Object.keys(r).filter((c) => !skip.has(c) && JSON.stringify(r[c]) !== JSON.stringify(prev[c]))
+      : [];
+    return { ...r, _changed: prev ? changed.join(', ') : '(first)' };
+  });
+}

@@ -1,0 +1,55 @@
+import type { Driver } from '../dialects/driver.js';
+import type { StoreNames } from './names.js';
+
+/** What one commit did (SPEC §5). rows read = events applied + duplicates + quarantined. */
+export interface CommitResult {
+  version: number;
+  operation: 'apply' | 'rebuild' | 'compact';
+  committedAt: string;
+  inputs: string[];
+  rowsRead: number;
+  eventsApplied: number;
+  duplicates: number;
+  ties: number;
+  quarantined: number;
+  keysAffected: number;
+  rowsInserted: number;
+  rowsUpdated: number;
+  rowsDeleted: number;
+  versionsClosed: number;
+  durationMs: number;
+}
+
+export async function nextVersion(driver: Driver, names: StoreNames): Promise<number> {
+  const rows = await driver.query(
+    `SELECT CAST(coalesce(max(version), 0) AS ${driver.dialect.types.int}) AS v FROM ${driver.dialect.quote(names.commits)} WHERE target = $1`,
+    [names.target],
+  );
+  return Number(rows[0]!.v) + 1;
+}
+
+export async function recordCommit(driver: Driver, names: StoreNames, r: CommitResult): Promise<void> {
+  const d = driver.dialect;
+  await driver.run(
+    `INSERT INTO ${d.quote(names.commits)} VALUES ($1, CAST($2 AS ${d.types.int}), CAST($3 AS ${d.types.timestamptz}), $4, $5,
+      $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
+    [
+      names.target,
+      r.version,
+      r.committedAt,
+      r.operation,
+      JSON.stringify(r.inputs),
+      r.rowsRead,
+      r.eventsApplied,
+      r.duplicates,
+      r.ties,
+      r.quarantined,
+      r.keysAffected,
+      r.rowsInserted,
+      r.rowsUpdated,
+      r.rowsDeleted,
+      r.versionsClosed,
+      r.durationMs,
+    ],
+  );
+}

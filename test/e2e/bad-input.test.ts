@@ -1,0 +1,227 @@
+/**
+ * Bad input never crashes a run nor half-applies it (SPEC §6): unparseable files refuse the
+ * whole commit with one line; records that cannot become events are quarantined and counted.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { errorLines, ndjson, parseNdjson, queryDb, scd, scdOk, tablesOf, tempDir } from './fixtures/cli.js';
+
+let tmp: { dir: string; cleanup: () => void };
+beforeAll(() => {
+  tmp = tempDir();
+});
+afterAll(() => tmp.cleanup());
+
+const FLOW_YAML = 'target: items\nkeys: [id]\nsequenceBy: ts\ndatabase: items.duckdb\n';
+
+/** A folder with the items flow and a first batch already applied. */
+async function started(name: string): Promise<{ dir: string; db: string; before: string }> {
+  const dir = path.join(tmp.dir, name);
+  mkdirSync(dir);
+  writeFileSync(path.join(dir, 'flow.yaml'), FLOW_YAML);
+  writeFileSync(
+    path.join(dir, 'b1.ndjson'),
+    ndjson([
+      { id: 1, ts: 1, qty: 5, label: 'one' },
+      { id: 2, ts: 1, qty: 6, label: 'two' },
+    ]),
+  );
+  await scdOk(['apply', 'flow.yaml', '--input', 'b1.ndjson'], dir);
+  const before = (await scdOk(['export', 'flow.yaml', '--format', 'ndjson'], dir)).stdout;
+  return { dir, db: path.join(dir, 'items.duckdb'), before };
+}
+
+async function commitCount(db: string): Promise<number> {
+  return Number((await queryDb(db, `SELECT count(*) AS n FROM _scd_commits`))[0]!.n);
+}
+
+async function exportOf(dir: string): Promise<string> {
+  return (await scdOk(['export', 'flow.yaml', '--format', 'ndjson'], dir)).stdout;
+}
+
+describe('an unparseable file refuses the whole commit', () => {
+  it('a malformed NDJSON line: one line naming the file and the record, exit non-zero, nothing applied', async () => {
+    const { dir, db, before } = await started('malformed');
+    writeFileSync(path.join(dir, 'bad.ndjson'), '{"id":1,"ts":2,"qty":7,"label":"x"}\n{"id":2,"ts":2 "qty":8}\n{"id":3,"ts":2,"qty":9}\n');
+    const r = await scd(['apply', 'flow.yaml', '--input', 'bad.ndjson', '--json'], dir);
+    expect(r.code).not.toBe(0);
+    expect(r.stdout).toBe('');
+    const lines = errorLines(r.stderr);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain('bad.ndjson');
+    expect(lines[0]).not.toMatch(/bug in scdkit|refused a statement/);
+    // The broken record is the second line of the file; the message must say so.
+    expect(lines[0]).toMatch(/(line|record) 2\b/);
+    expect(await commitCount(db)).toBe(1);
+    expect(await exportOf(dir)).toBe(before);
+  });
+
+  it('a malformed FIRST line is reported as line/record 1', async () => {
+    const { dir } = await started('malformed-first');
+    writeFileSync(path.join(dir, 'bad.ndjson'), 'not json\n{"id":1,"ts":2,"qty":7,"label":"x"}\n');
+    const r = await scd(['apply', 'flow.yaml', '--input', 'bad.ndjson'], dir);
+    expect(r.code).not.toBe(0);
+    expect(errorLines(r.stderr)).toHaveLength(1);
+    expect(r.stderr).toMatch(/(line|record) 1\b/);
+  });
+
+  it('a good file and a malformed one in the same commit: neither is applied', async () => {
+    const { dir, db, before } = await started('half');
+    writeFileSync(path.join(dir, 'a_good.ndjson'), ndjson([{ id: 1, ts: 9, qty: 50, label: 'changed' }, { id: 7, ts: 9, qty: 1, label: 'new' }]));
+    writeFileSync(path.join(dir, 'b_bad.ndjson'), '{"id":8,"ts":9,"qty":1,"label":"x"}\n{oops\n');
+    const r = await scd(['apply', 'flow.yaml', '--input', 'a_good.ndjson', 'b_bad.ndjson'], dir);
+    expect(r.code).not.toBe(0);
+    expect(errorLines(r.stderr)).toEqual([expect.stringContaining('b_bad.ndjson')]);
+    expect(await commitCount(db)).toBe(1);
+    expect(await exportOf(dir)).toBe(before);
+    // --each applies the good file, then stops at the bad one, with the first commit kept.
+    const e = await scd(['apply', 'flow.yaml', '--input', 'a_good.ndjson', 'b_bad.ndjson', '--each', '--json'], dir);
+    expect(e.code).not.toBe(0);
+    expect(e.stdout.trim().split('\n')).toHaveLength(1);
+    expect(await commitCount(db)).toBe(2);
+  });
+
+  it('a malformed first batch creates no target', async () => {
+    const dir = path.join(tmp.dir, 'malformed-new');
+    mkdirSync(dir);
+    writeFileSync(path.join(dir, 'flow.yaml'), FLOW_YAML);
+    writeFileSync(path.join(dir, 'bad.ndjson'), '{"id":1,"ts":1}\n{"id":2,\n');
+    const r = await scd(['apply', 'flow.yaml', '--input', 'bad.ndjson'], dir);
+    expect(r.code).not.toBe(0);
+    expect(errorLines(r.stderr)).toHaveLength(1);
+    const e = await scd(['export', 'flow.yaml'], dir);
+    expect(e.code).not.toBe(0);
+    expect(e.stderr).toMatch(/does not exist/);
+  });
+});
+
+describe('records that cannot become events are quarantined', () => {
+  it('null key and null sequence: counted, kept with file, line, reason and raw text', async () => {
+    const { dir, db } = await started('nulls');
+    writeFileSync(
+      path.join(dir, 'b2.ndjson'),
+      ndjson([
+        { id: null, ts: 2, qty: 7, label: 'no key' },
+        { id: 2, ts: null, qty: 8, label: 'no sequence' },
+        { id: 2, ts: 3, qty: 9, label: 'fine' },
+        { id: 1, ts: 1, qty: 5, label: 'one' }, // duplicate of batch 1
+        { ts: 4, qty: 1, label: 'key missing altogether' },
+      ]),
+    );
+    const r = await scdOk(['apply', 'flow.yaml', '--input', 'b2.ndjson', '--json'], dir);
+    const res = JSON.parse(r.stdout.trim());
+    expect(res).toMatchObject({ version: 2, rowsRead: 5, eventsApplied: 1, duplicates: 1, quarantined: 3 });
+    expect(res.rowsRead).toBe(res.eventsApplied + res.duplicates + res.quarantined);
+
+    const q = await queryDb(db, `SELECT file, line, reason, raw FROM _scd_items_quarantine ORDER BY line`);
+    expect(q.map((x) => [path.basename(String(x.file)), Number(x.line)])).toEqual([
+      ['b2.ndjson', 1],
+      ['b2.ndjson', 2],
+      ['b2.ndjson', 5],
+    ]);
+    expect(String(q[0]!.reason)).toMatch(/key.*id.*null/);
+    expect(String(q[1]!.reason)).toMatch(/sequence.*ts.*null/);
+    expect(String(q[2]!.reason)).toMatch(/key.*id.*null/);
+    expect(JSON.parse(String(q[0]!.raw))).toMatchObject({ id: null, ts: 2, qty: 7, label: 'no key' });
+    expect(JSON.parse(String(q[1]!.raw))).toMatchObject({ id: 2, ts: null, label: 'no sequence' });
+    expect(path.isAbsolute(String(q[0]!.file))).toBe(true);
+
+    const rows = parseNdjson(await exportOf(dir));
+    expect(rows).toEqual([
+      { id: 1, ts: 1, qty: 5, label: 'one', __START_AT: 1, __END_AT: null },
+      { id: 2, ts: 1, qty: 6, label: 'two', __START_AT: 1, __END_AT: 3 },
+      { id: 2, ts: 3, qty: 9, label: 'fine', __START_AT: 3, __END_AT: null },
+    ]);
+  });
+
+  it('a later value that does not fit the column type is quarantined with a reason naming the column', async () => {
+    const { dir, db } = await started('unfit');
+    writeFileSync(
+      path.join(dir, 'b2.ndjson'),
+      ndjson([
+        { id: 1, ts: 2, qty: 'twelve', label: 'bad qty' },
+        { id: 2, ts: 'yesterday', qty: 1, label: 'bad ts' },
+        { id: 2, ts: 5, qty: 3, label: 'ok' },
+      ]),
+    );
+    const r = await scdOk(['apply', 'flow.yaml', '--input', 'b2.ndjson', '--json'], dir);
+    const res = JSON.parse(r.stdout.trim());
+    expect(res).toMatchObject({ rowsRead: 3, eventsApplied: 1, duplicates: 0, quarantined: 2 });
+    const q = await queryDb(db, `SELECT line, reason, raw FROM _scd_items_quarantine ORDER BY line`);
+    expect(q.map((x) => Number(x.line))).toEqual([1, 2]);
+    expect(String(q[0]!.reason)).toMatch(/qty/);
+    expect(String(q[0]!.reason)).toMatch(/twelve/);
+    expect(String(q[1]!.reason)).toMatch(/ts/);
+    expect(JSON.parse(String(q[0]!.raw))).toMatchObject({ id: 1, qty: 'twelve' });
+    const rows = parseNdjson(await exportOf(dir));
+    expect(rows.find((x) => x.id === 1 && x.__END_AT === null)).toMatchObject({ qty: 5, label: 'one' });
+  });
+
+  it('a new column in a later batch is refused with a message naming it; nothing applied', async () => {
+    const { dir, db, before } = await started('new-column');
+    writeFileSync(path.join(dir, 'b2.ndjson'), ndjson([{ id: 3, ts: 2, qty: 1, label: 'x', colour: 'red' }]));
+    const r = await scd(['apply', 'flow.yaml', '--input', 'b2.ndjson'], dir);
+    expect(r.code).not.toBe(0);
+    const lines = errorLines(r.stderr);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain('"colour"');
+    expect(lines[0]).toMatch(/fix: /);
+    expect(await commitCount(db)).toBe(1);
+    expect(await exportOf(dir)).toBe(before);
+  });
+
+  it('a later batch without a payload column sets it to null (not an error)', async () => {
+    const { dir } = await started('dropped-column');
+    writeFileSync(path.join(dir, 'b2.ndjson'), ndjson([{ id: 1, ts: 2, qty: 5 }]));
+    await scdOk(['apply', 'flow.yaml', '--input', 'b2.ndjson'], dir);
+    const rows = parseNdjson(await exportOf(dir));
+    expect(rows.filter((x) => x.id === 1)).toEqual([
+      { id: 1, ts: 1, qty: 5, label: 'one', __START_AT: 1, __END_AT: 2 },
+      { id: 1, ts: 2, qty: 5, label: null, __START_AT: 2, __END_AT: null },
+    ]);
+  });
+});
+
+describe('empty and missing inputs', () => {
+  it('an empty file on an existing target is a commit that reads 0 rows and changes nothing', async () => {
+    const { dir, db, before } = await started('empty');
+    writeFileSync(path.join(dir, 'empty.ndjson'), '');
+    const r = await scd(['apply', 'flow.yaml', '--input', 'empty.ndjson', '--json'], dir);
+    expect(r.stderr).not.toMatch(/bug in scdkit|refused a statement/);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout.trim())).toMatchObject({ version: 2, rowsRead: 0, eventsApplied: 0, quarantined: 0, keysAffected: 0 });
+    expect(await commitCount(db)).toBe(2);
+    expect(await exportOf(dir)).toBe(before);
+  });
+
+  it('a file of blank lines is an empty file too', async () => {
+    const { dir, before } = await started('blank');
+    writeFileSync(path.join(dir, 'blank.ndjson'), '\n\n');
+    const r = await scd(['apply', 'flow.yaml', '--input', 'blank.ndjson', '--json'], dir);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout.trim())).toMatchObject({ rowsRead: 0 });
+    expect(await exportOf(dir)).toBe(before);
+  });
+
+  it('an empty file as the FIRST input: one clear line, no target', async () => {
+    const dir = path.join(tmp.dir, 'empty-new');
+    mkdirSync(dir);
+    writeFileSync(path.join(dir, 'flow.yaml'), FLOW_YAML);
+    writeFileSync(path.join(dir, 'empty.ndjson'), '');
+    const r = await scd(['apply', 'flow.yaml', '--input', 'empty.ndjson'], dir);
+    expect(r.code).toBe(1);
+    expect(errorLines(r.stderr)).toEqual([expect.stringMatching(/no rows.*fix: /)]);
+    expect(await tablesOf(path.join(dir, 'items.duckdb'))).not.toContain('items');
+  });
+
+  it('a missing input file: one line naming it, exit 1, nothing applied', async () => {
+    const { dir, db, before } = await started('missing');
+    const r = await scd(['apply', 'flow.yaml', '--input', 'b1.ndjson', 'gone.ndjson'], dir);
+    expect(r.code).toBe(1);
+    expect(errorLines(r.stderr)).toEqual([expect.stringMatching(/^scd: .*gone\.ndjson.*does not exist.*fix: /)]);
+    expect(await commitCount(db)).toBe(1);
+    expect(await exportOf(dir)).toBe(before);
+  });
+});
