@@ -30,9 +30,11 @@ export interface Driver {
   transaction<T>(fn: () => Promise<T>): Promise<T>;
   /**
    * Load files into a new temporary table with the files' own columns, plus
-   * `__scd_file` (path) and `__scd_line` (line or record number in the file).
+   * `__scd_file` (path) and `__scd_line` (line or record number in the file); and records that
+   * cannot be read (malformed line, invalid UTF-8, ...) into a second temporary table `rejects`
+   * with columns `__scd_file`, `__scd_line`, `reason`, `raw` (both tables are always created).
    */
-  stageFiles(files: InputFile[], table: string): Promise<void>;
+  stageFiles(files: InputFile[], table: string, rejects: string): Promise<void>;
   /** Write the rows of a SELECT to a csv or parquet file, in the engine. */
   copyToFile(select: string, format: 'csv' | 'parquet', file: string): Promise<void>;
   close(): Promise<void>;

@@ -12,7 +12,8 @@ import { affectedKeysSql, appendEventsSql, batchSql, freshEventsSql, quarantineS
 import { checkSingleExpression } from './expression.js';
 import { checkInput, deriveModel, type ColumnModel } from './model.js';
 import { changedSettings, semanticSettings } from './settings.js';
-import { createStoreSql, OP, OP_TRUNCATE } from './target.js';
+import { COMMIT, createStoreSql, OP, OP_TRUNCATE } from './target.js';
+import { FILE_COLUMN, LINE_COLUMN } from '../dialects/driver.js';
 import { logSource, walkSql } from './walk-sql.js';
 
 export type ApplyResult = CommitResult;
@@ -35,18 +36,22 @@ export async function applyFiles(driver: Driver, flow: Flow, files: InputFile[],
   }
 
   await ensureCatalog(driver, names);
+  // Staging only writes temporary tables; it runs before the transaction because a reader that
+  // refuses a file must not abort it (the driver then finds the bad lines another way).
+  await dropTemps(driver);
+  progress(`reading ${files.length} file${files.length === 1 ? '' : 's'}`);
+  await driver.stageFiles(files, TMP.stage, TMP.rejects);
   return driver.transaction(async () => {
-    await dropTemps(driver);
-    progress(`reading ${files.length} file${files.length === 1 ? '' : 's'}`);
-    await driver.stageFiles(files, TMP.stage);
     const staged = (await driver.columns(TMP.stage)) ?? [];
-    const rowsRead = await num(`SELECT count(*) FROM ${q(TMP.stage)}`);
+    const staged_rows = await num(`SELECT count(*) FROM ${q(TMP.stage)}`);
+    const rejected = await num(`SELECT count(*) FROM ${q(TMP.rejects)}`);
+    const rowsRead = staged_rows + rejected;
 
     const record = await readFlowRecord(driver, names);
     const settings = semanticSettings(flow);
     let model: ColumnModel;
     if (!record) {
-      if (rowsRead === 0)
+      if (staged_rows === 0)
         throw new ScdError('NOT_APPLIED', 'the input has no rows, so the target cannot be created yet', {
           file: flow.origin,
           fix: 'apply a file with at least one record',
@@ -63,7 +68,7 @@ export async function applyFiles(driver: Driver, flow: Flow, files: InputFile[],
       model = record.model;
       checkInput(flow, model, staged);
     }
-    if (rowsRead > 0) await checkExpressions(driver, flow);
+    if (staged_rows > 0) await checkExpressions(driver, flow);
     const at = new Date().toISOString();
     if (!record) {
       for (const sql of createStoreSql(flow, model, d, names)) await driver.run(sql);
@@ -74,7 +79,11 @@ export async function applyFiles(driver: Driver, flow: Flow, files: InputFile[],
     progress(`mapping ${rowsRead} rows to events`);
     await driver.run(batchSql(flow, model, d, staged));
     await driver.run(quarantineSql(d, names, staged), [version]);
-    const quarantined = await num(`SELECT count(*) FROM ${q(TMP.batch)} WHERE ${q(REASON)} IS NOT NULL`);
+    await driver.run(
+      `INSERT INTO ${q(names.quarantine)} (${q(COMMIT)}, file, line, reason, raw) SELECT CAST($1 AS ${d.types.int}), ${q(FILE_COLUMN)}, ${q(LINE_COLUMN)}, reason, raw FROM ${q(TMP.rejects)}`,
+      [version],
+    );
+    const quarantined = rejected + (await num(`SELECT count(*) FROM ${q(TMP.batch)} WHERE ${q(REASON)} IS NOT NULL`));
     await driver.run(freshEventsSql(model, d, names));
     const eventsApplied = await num(`SELECT count(*) FROM ${q(TMP.fresh)}`);
     const duplicates = rowsRead - quarantined - eventsApplied;

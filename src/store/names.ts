@@ -25,6 +25,7 @@ export function storeNames(target: string): StoreNames {
 /** Temporary tables of one apply. */
 export const TMP = {
   stage: '_scd_stage',
+  rejects: '_scd_rejects',
   batch: '_scd_batch',
   fresh: '_scd_new',
   keys: '_scd_keys',

@@ -1,4 +1,7 @@
-import { statSync } from 'node:fs';
+import { mkdtempSync, openSync, readSync, closeSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { MAX_RECORD_BYTES, scanLines } from '../../sources/line-scan.js';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { QueryError, ScdError, firstLine } from '../../errors.js';
 import type { ColumnInfo, Driver, InputFile, Row } from '../driver.js';
@@ -102,38 +105,82 @@ export class DuckDBDriver implements Driver {
     }
   }
 
-  async stageFiles(files: InputFile[], table: string): Promise<void> {
+  async stageFiles(files: InputFile[], table: string, rejects: string): Promise<void> {
     const q = this.dialect.quote;
     const parts: string[] = [];
-    for (const [i, file] of files.entries()) {
-      const part = `_scd_part_${i}`;
-      const size = statSync(file.path).size;
-      if (size === 0) continue;
-      const reader =
-        file.format === 'csv'
-          ? `read_csv($1, header = true)`
-          : file.format === 'parquet'
-            ? `read_parquet($1)`
-            : `read_json($1, format = 'auto', sample_size = -1)`;
-      const lineOffset = file.format === 'csv' ? 1 : 0;
-      try {
+    await this.run(`DROP TABLE IF EXISTS ${q(rejects)}`);
+    await this.run(
+      `CREATE TEMP TABLE ${q(rejects)} (${q(FILE_COLUMN)} VARCHAR, ${q(LINE_COLUMN)} BIGINT, reason VARCHAR, raw VARCHAR)`,
+    );
+    const scratch = mkdtempSync(path.join(tmpdir(), 'scdkit-stage-'));
+    try {
+      for (const [i, file] of files.entries()) {
+        const part = `_scd_part_${i}`;
+        if (statSync(file.path).size === 0) continue;
         await this.run(`DROP TABLE IF EXISTS ${q(part)}`);
+        if (await this.stageOne(file, part, rejects, scratch, i)) parts.push(part);
+      }
+      const union = parts.length
+        ? parts.map((p) => `SELECT * FROM ${q(p)}`).join(' UNION ALL BY NAME ')
+        : `SELECT NULL::VARCHAR AS ${q(FILE_COLUMN)}, NULL::BIGINT AS ${q(LINE_COLUMN)} WHERE false`;
+      await this.run(`DROP TABLE IF EXISTS ${q(table)}`);
+      await this.run(`CREATE TEMP TABLE ${q(table)} AS ${union}`);
+      for (const p of parts) await this.run(`DROP TABLE ${q(p)}`);
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
+  }
+
+  /** Stage one file; false when it holds no readable record. */
+  private async stageOne(file: InputFile, part: string, rejects: string, scratch: string, i: number): Promise<boolean> {
+    const q = this.dialect.quote;
+    const json = `read_json($1, format = 'auto', sample_size = -1, maximum_object_size = ${MAX_RECORD_BYTES})`;
+    if (file.format === 'csv') {
+      const rj = `_scd_csv_rejects_${i}`;
+      try {
         await this.run(
-          `CREATE TEMP TABLE ${q(part)} AS SELECT *, $1::VARCHAR AS ${q(FILE_COLUMN)},
-             (row_number() OVER () + ${lineOffset})::BIGINT AS ${q(LINE_COLUMN)} FROM ${reader}`,
+          `CREATE TEMP TABLE ${q(part)} AS SELECT *, $1::VARCHAR AS ${q(FILE_COLUMN)}, (row_number() OVER () + 1)::BIGINT AS ${q(LINE_COLUMN)}
+           FROM read_csv($1, header = true, store_rejects = true, rejects_table = '${rj}', rejects_scan = '${rj}_scan')`,
           [file.path],
         );
+        await this.run(
+          `INSERT INTO ${q(rejects)} SELECT $1, line, string_agg(DISTINCT error_message, '; '), any_value(csv_line) FROM ${q(rj)} GROUP BY line`,
+          [file.path],
+        );
+        await this.run(`DROP TABLE IF EXISTS ${q(rj)}`);
+        await this.run(`DROP TABLE IF EXISTS ${q(rj + '_scan')}`);
+        return true;
       } catch (e) {
         throw unreadable(file, e);
       }
-      parts.push(part);
     }
-    const union = parts.length
-      ? parts.map((p) => `SELECT * FROM ${q(p)}`).join(' UNION ALL BY NAME ')
-      : `SELECT NULL::VARCHAR AS ${q(FILE_COLUMN)}, NULL::BIGINT AS ${q(LINE_COLUMN)} WHERE false`;
-    await this.run(`DROP TABLE IF EXISTS ${q(table)}`);
-    await this.run(`CREATE TEMP TABLE ${q(table)} AS ${union}`);
-    for (const p of parts) await this.run(`DROP TABLE ${q(p)}`);
+    const reader = file.format === 'parquet' ? `read_parquet($1)` : json;
+    try {
+      await this.run(
+        `CREATE TEMP TABLE ${q(part)} AS SELECT *, $1::VARCHAR AS ${q(FILE_COLUMN)},
+           (row_number() OVER ())::BIGINT AS ${q(LINE_COLUMN)} FROM ${reader}`,
+        [file.path],
+      );
+      return true;
+    } catch (e) {
+      if (file.format === 'parquet' || (await startsWithBracket(file.path))) throw unreadable(file, e);
+    }
+    // The reader refused the file: find the lines that cannot become records, keep the rest.
+    const good = path.join(scratch, `good_${i}.ndjson`);
+    const bad = path.join(scratch, `bad_${i}.ndjson`);
+    const scan = await scanLines(file.path, good, bad);
+    if (scan.bad)
+      await this.run(
+        `INSERT INTO ${q(rejects)} SELECT $1, line, reason, raw FROM read_json($2, columns = {line: 'BIGINT', reason: 'VARCHAR', raw: 'VARCHAR'}, format = 'newline_delimited', maximum_object_size = ${MAX_RECORD_BYTES * 2})`,
+        [file.path, bad],
+      );
+    if (!scan.good) return false;
+    try {
+      await this.run(`CREATE TEMP TABLE ${q(part)} AS SELECT *, $1::VARCHAR AS ${q(FILE_COLUMN)} FROM ${json.replace('$1', '$2')}`, [file.path, good]);
+    } catch (e) {
+      throw unreadable(file, e);
+    }
+    return true;
   }
 
   async copyToFile(select: string, format: 'csv' | 'parquet', file: string): Promise<void> {
@@ -160,4 +207,17 @@ function unreadable(file: InputFile, e: unknown): ScdError {
     file: file.path,
     fix: 'check the file and its format; nothing was applied',
   });
+}
+
+/** Whether a JSON file holds an array (its first non-blank byte is '['). */
+async function startsWithBracket(file: string): Promise<boolean> {
+  const fd = openSync(file, 'r');
+  try {
+    const buf = Buffer.alloc(4096);
+    const n = readSync(fd, buf, 0, buf.length, 0);
+    const text = buf.subarray(0, n).toString('utf8').trimStart();
+    return text.startsWith('[');
+  } finally {
+    closeSync(fd);
+  }
 }
