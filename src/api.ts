@@ -5,7 +5,11 @@ import { resolveAgainst } from './flow/flow.js';
 import { applyFiles, applyRows, type ApplyResult, type Progress } from './plan/apply.js';
 import { exportTarget as exportWith, readTarget as readWith } from './query/export.js';
 import type { OutputOptions } from './query/output.js';
-import { resolveInputs, sourceInputs } from './sources/files.js';
+import { resolveInputs } from './sources/files.js';
+import { pendingFiles } from './sources/landing.js';
+import { ensureCatalog } from './store/catalog.js';
+import { storeNames } from './store/names.js';
+import { ScdError } from './errors.js';
 
 export interface DatabaseOption {
   /** Overrides the flow's database (relative to the current directory). */
@@ -35,14 +39,61 @@ export async function withDatabase<T>(flow: Flow, options: DatabaseOption, fn: (
   }
 }
 
-/** Apply change records to the flow's target as one atomic commit. */
+/** Apply change records (files or rows given in code) to the flow's target as one atomic commit. */
 export async function apply(flow: Flow, options: ApplyOptions = {}): Promise<ApplyResult> {
   if (options.rows) {
     const rows = options.rows;
     return withDatabase(flow, options, (driver) => applyRows(driver, flow, rows, options.onProgress));
   }
-  const files = options.inputs?.length ? resolveInputs(options.inputs, flow.source?.format) : sourceInputs(flow);
+  if (!options.inputs?.length)
+    throw new ScdError('USAGE', 'apply() needs inputs or rows', { fix: "pass { inputs: ['file.ndjson'] } or use applySource() for the flow's source" });
+  const files = resolveInputs(options.inputs, flow.source?.format);
   return withDatabase(flow, options, (driver) => applyFiles(driver, flow, files, options.onProgress));
+}
+
+export interface SourceOptions extends DatabaseOption {
+  /** One commit per new file instead of one for all of them. */
+  each?: boolean;
+  /** Leave files younger than this for a later run (a writer may still be writing them). */
+  minAgeMs?: number;
+  onProgress?: Progress;
+  /** Called after each commit. */
+  onCommit?: (result: ApplyResult) => void;
+}
+
+export interface SourceReport {
+  results: ApplyResult[];
+  /** Files that changed after they were applied: never applied twice. */
+  warnings: string[];
+  alreadyApplied: number;
+}
+
+/**
+ * Apply every file of the flow's landing folder (source.path) not applied yet, in name order,
+ * as one commit; each file is recorded in the same transaction, so a crash at any point and a
+ * rerun apply every file exactly once.
+ */
+export async function applySource(flow: Flow, options: SourceOptions = {}): Promise<SourceReport> {
+  return withDatabase(flow, options, (driver) => applySourceWith(driver, flow, options));
+}
+
+export async function applySourceWith(driver: Driver, flow: Flow, options: SourceOptions = {}): Promise<SourceReport> {
+  const names = storeNames(flow.target);
+  await ensureCatalog(driver, names);
+  const pending = await pendingFiles(driver, flow, names, options.minAgeMs);
+  const report: SourceReport = { results: [], warnings: pending.warnings, alreadyApplied: pending.alreadyApplied };
+  const groups = options.each ? pending.files.map((_, i) => [i]) : pending.files.length ? [pending.files.map((_, i) => i)] : [];
+  for (const g of groups) {
+    const result = await applyFiles(
+      driver,
+      flow,
+      g.map((i) => pending.files[i]!),
+      { progress: options.onProgress, record: g.map((i) => pending.records[i]!) },
+    );
+    report.results.push(result);
+    options.onCommit?.(result);
+  }
+  return report;
 }
 
 /** The target's rows as plain objects, sorted by keys then start (NDJSON conventions). */

@@ -1,8 +1,8 @@
 export { defineFlow, loadFlowFile } from './flow/load.js';
 export type { Flow, StoredAs } from './flow/flow.js';
 export type { FlowInput } from './flow/schema.js';
-export { apply, readTarget, exportTarget, withDatabase, databaseOf } from './api.js';
-export type { ApplyOptions, DatabaseOption } from './api.js';
+export { apply, applySource, applySourceWith, readTarget, exportTarget, withDatabase, databaseOf } from './api.js';
+export type { ApplyOptions, DatabaseOption, SourceOptions, SourceReport } from './api.js';
 export type { ApplyResult, Progress } from './plan/apply.js';
 export type { OutputFormat, OutputOptions } from './query/output.js';
 export { ScdError, QueryError } from './errors.js';

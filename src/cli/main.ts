@@ -1,6 +1,6 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { readFileSync } from 'node:fs';
-import { apply, withDatabase } from '../api.js';
+import { apply, applySource, applySourceWith, withDatabase } from '../api.js';
 import { QueryError, ScdError } from '../errors.js';
 import type { Driver } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
@@ -10,7 +10,7 @@ import { rebuild } from '../plan/rebuild.js';
 import { targetQuery } from '../query/export.js';
 import { asOfQuery, changesQuery, commitLogQuery, keyHistory, versionQuery } from '../query/history.js';
 import { readRows, writeRows, type OutputFormat, type RowQuery } from '../query/output.js';
-import { resolveInputs, sourceInputs } from '../sources/files.js';
+import { resolveInputs } from '../sources/files.js';
 import { plural, renderTable } from './print.js';
 
 type Format = OutputFormat | 'table';
@@ -89,24 +89,33 @@ export function buildProgram(): Command {
 
   program
     .command('apply')
-    .description('apply change records to the flow target as one atomic commit')
+    .description("apply change records to the flow's target as one atomic commit")
     .argument('<flow>', 'flow file (.yaml or .json)')
     .option('--db <path>', 'database file (default: the flow\'s "database")')
-    .option('--input <file...>', 'input files (.ndjson, .jsonl, .json, .csv, .parquet) or folders; default: the flow\'s source.path')
+    .option('--input <file...>', "input files (.ndjson, .jsonl, .json, .csv, .parquet) or folders; default: the new files of the flow's source.path")
     .option('--each', 'apply each input file as its own commit, in name order')
+    .option('--watch', "keep running: apply new files of the flow's source.path as they land (Ctrl-C stops)")
+    .option('--interval <seconds>', 'with --watch: how often to look for new files', '2')
     .option('--json', 'print the result of each commit as one JSON line')
-    .action(async (flowFile: string, opts: { db?: string; input?: string[]; each?: boolean; json?: boolean }) => {
+    .action(async (flowFile: string, opts: { db?: string; input?: string[]; each?: boolean; watch?: boolean; interval: string; json?: boolean }) => {
       const flow = loadFlowFile(flowFile);
-      const files = opts.input?.length ? resolveInputs(opts.input, flow.source?.format) : sourceInputs(flow);
-      const batches = opts.each ? files.map((f) => [f.path]) : [files.map((f) => f.path)];
-      for (const inputs of batches) {
-        const result = await apply(flow, {
-          database: opts.db,
-          inputs,
-          onProgress: opts.json ? undefined : (m) => process.stderr.write(`  ${m}\n`),
-        });
-        process.stdout.write(opts.json ? JSON.stringify(result) + '\n' : summary(result) + '\n');
+      const progress = opts.json ? undefined : (m: string) => process.stderr.write(`  ${m}\n`);
+      const print = (result: ApplyResult) => process.stdout.write(opts.json ? JSON.stringify(result) + '\n' : summary(result) + '\n');
+      if (opts.input?.length) {
+        if (opts.watch) throw new ScdError('USAGE', '--watch follows the flow\'s source.path, not --input files', { fix: 'drop --input' });
+        const files = resolveInputs(opts.input, flow.source?.format);
+        const batches = opts.each ? files.map((f) => [f.path]) : [files.map((f) => f.path)];
+        for (const inputs of batches) print(await apply(flow, { database: opts.db, inputs, onProgress: progress }));
+        return;
       }
+      if (!opts.watch) {
+        const report = await applySource(flow, { database: opts.db, each: opts.each, onProgress: progress, onCommit: print });
+        for (const w of report.warnings) process.stderr.write(`scd: warning: ${w}\n`);
+        if (!report.results.length && !opts.json)
+          process.stdout.write(`nothing new to apply (${plural(report.alreadyApplied, 'file')} already applied)\n`);
+        return;
+      }
+      await watch(flow, opts.db, Number(opts.interval) * 1000, !!opts.each, progress, print);
     });
 
   outputOptions(
@@ -189,6 +198,40 @@ export function buildProgram(): Command {
       process.stdout.write(opts.json ? JSON.stringify(result) + '\n' : summary(result) + '\n');
     });
   return program;
+}
+
+/** Apply new files as they land until SIGINT/SIGTERM; a commit in progress always finishes. */
+async function watch(flow: Flow, db: string | undefined, intervalMs: number, each: boolean, progress: ((m: string) => void) | undefined, print: (r: ApplyResult) => void) {
+  if (!Number.isFinite(intervalMs) || intervalMs <= 0) throw new ScdError('USAGE', '--interval must be a positive number of seconds', { fix: 'e.g. --interval 2' });
+  let stopping = false;
+  let wake: (() => void) | undefined;
+  const stop = () => {
+    if (!stopping) process.stderr.write('scd: stopping (a commit in progress finishes first)\n');
+    stopping = true;
+    wake?.();
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  const warned = new Set<string>();
+  process.stderr.write(`scd: watching ${flow.source?.path ?? '(no source.path)'} every ${intervalMs / 1000}s; Ctrl-C stops\n`);
+  try {
+    await withDatabase(flow, { database: db }, async (driver) => {
+      while (!stopping) {
+        // Files must be at least one interval old: a writer may still be writing a newer one.
+        const report = await applySourceWith(driver, flow, { each, onProgress: progress, onCommit: print, minAgeMs: Math.min(intervalMs, 1000) });
+        for (const w of report.warnings) if (!warned.has(w)) (warned.add(w), process.stderr.write(`scd: warning: ${w}\n`));
+        if (stopping) break;
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+          setTimeout(resolve, intervalMs);
+        });
+      }
+    });
+  } finally {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+  }
+  process.stderr.write('scd: stopped\n');
 }
 
 /** Run the CLI; errors a person can fix print one line and exit non-zero. */

@@ -7,6 +7,7 @@ import type { Flow } from '../flow/flow.js';
 import { ensureCatalog, readFlowRecord, writeFlowRecord } from '../store/catalog.js';
 import { storeNames, TMP } from '../store/names.js';
 import { nextVersion, recordCommit, type CommitResult } from '../store/commits.js';
+import { ensureFilesTable, recordFiles, type FileRecord } from '../sources/landing.js';
 import { diffSql } from './diff-sql.js';
 import { affectedKeysSql, appendEventsSql, batchSql, freshEventsSql, quarantineSql, tiesSql, REASON } from './events-sql.js';
 import { checkSingleExpression } from './expression.js';
@@ -20,8 +21,20 @@ export type ApplyResult = CommitResult;
 
 export type Progress = (message: string) => void;
 
+export interface ApplyFilesOptions {
+  progress?: Progress;
+  /** Files to record as applied, in the same transaction (landing folders: exactly once). */
+  record?: FileRecord[];
+}
+
 /** Apply input files to the flow's target as ONE atomic commit (SPEC §3, §5). */
-export async function applyFiles(driver: Driver, flow: Flow, files: InputFile[], progress: Progress = () => {}): Promise<ApplyResult> {
+export async function applyFiles(
+  driver: Driver,
+  flow: Flow,
+  files: InputFile[],
+  options: ApplyFilesOptions | Progress = {},
+): Promise<ApplyResult> {
+  const { progress = () => {}, record: fileRecords = [] } = typeof options === 'function' ? { progress: options } : options;
   const started = Date.now();
   const names = storeNames(flow.target);
   const d = driver.dialect;
@@ -117,6 +130,10 @@ export async function applyFiles(driver: Driver, flow: Flow, files: InputFile[],
       durationMs: Date.now() - started,
     };
     await recordCommit(driver, names, result);
+    if (fileRecords.length) {
+      await ensureFilesTable(driver, names);
+      await recordFiles(driver, names, fileRecords, version);
+    }
     await dropTemps(driver);
     return result;
   });

@@ -8,6 +8,8 @@ export interface StoreNames {
   changes: string;
   commits: string;
   flows: string;
+  /** Files applied from a landing folder (exactly once). */
+  files: string;
 }
 
 export function storeNames(target: string): StoreNames {
@@ -19,6 +21,7 @@ export function storeNames(target: string): StoreNames {
     changes: `_scd_${target}_changes`,
     commits: '_scd_commits',
     flows: '_scd_flows',
+    files: '_scd_files',
   };
 }
 

@@ -1,0 +1,96 @@
+import { createHash } from 'node:crypto';
+import { createReadStream, existsSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { ScdError } from '../errors.js';
+import type { Driver, InputFile } from '../dialects/driver.js';
+import type { Flow } from '../flow/flow.js';
+import type { StoreNames } from '../store/names.js';
+import { folderFiles, formatOf } from './files.js';
+
+/** What identifies an applied file: recorded in the same transaction as its commit. */
+export interface FileRecord {
+  path: string;
+  size: number;
+  mtimeMs: number;
+  hash: string;
+}
+
+export interface Pending {
+  files: InputFile[];
+  records: FileRecord[];
+  /** Files that changed after they were applied: reported, never applied twice. */
+  warnings: string[];
+  /** Files already applied and unchanged. */
+  alreadyApplied: number;
+}
+
+export async function sha256(file: string): Promise<string> {
+  const h = createHash('sha256');
+  for await (const chunk of createReadStream(file)) h.update(chunk as Buffer);
+  return h.digest('hex');
+}
+
+export async function ensureFilesTable(driver: Driver, names: StoreNames): Promise<void> {
+  const d = driver.dialect;
+  const t = d.types;
+  await driver.run(
+    `CREATE TABLE IF NOT EXISTS ${d.quote(names.files)} (target ${t.text} NOT NULL, path ${t.text} NOT NULL, size ${t.bigint} NOT NULL,
+      mtime_ms ${t.bigint} NOT NULL, hash ${t.text} NOT NULL, version ${t.int} NOT NULL, PRIMARY KEY (target, path))`,
+  );
+}
+
+/**
+ * The files of the flow's landing folder (or its single source file) not applied yet, in name
+ * order. `minAgeMs` leaves files younger than that for later (a writer may still be writing).
+ */
+export async function pendingFiles(driver: Driver, flow: Flow, names: StoreNames, minAgeMs = 0): Promise<Pending> {
+  const src = flow.source?.path;
+  if (!src)
+    throw new ScdError('USAGE', 'no input: the flow has no source.path and no --input was given', {
+      file: flow.origin,
+      fix: 'add --input FILE, or set source: { path: ... } in the flow',
+    });
+  if (!existsSync(src))
+    throw new ScdError('SOURCE_INVALID', `source path ${src} does not exist`, { file: flow.origin, field: 'source.path', fix: 'create the folder or correct the path' });
+  const candidates = statSync(src).isDirectory() ? folderFiles(src, flow.source?.format) : [{ path: src, format: formatOf(src, flow.source?.format) }];
+  await ensureFilesTable(driver, names);
+  const rows = await driver.query(`SELECT path, size, mtime_ms, hash, version FROM ${driver.dialect.quote(names.files)} WHERE target = $1`, [names.target]);
+  const applied = new Map(rows.map((r) => [String(r.path), r]));
+  const out: Pending = { files: [], records: [], warnings: [], alreadyApplied: 0 };
+  const now = Date.now();
+  for (const f of candidates) {
+    const st = statSync(f.path);
+    const seen = applied.get(f.path);
+    if (seen) {
+      if (Number(seen.size) === st.size && Number(seen.mtime_ms) === Math.trunc(st.mtimeMs)) {
+        out.alreadyApplied++;
+        continue;
+      }
+      if ((await sha256(f.path)) === seen.hash) {
+        out.alreadyApplied++;
+        continue;
+      }
+      out.warnings.push(
+        `${path.relative(process.cwd(), f.path) || f.path} changed after commit ${seen.version} applied it; it is not applied again ` +
+          `(fix: put new changes in a new file)`,
+      );
+      continue;
+    }
+    if (minAgeMs && now - st.mtimeMs < minAgeMs) continue;
+    out.files.push(f);
+    out.records.push({ path: f.path, size: st.size, mtimeMs: Math.trunc(st.mtimeMs), hash: await sha256(f.path) });
+  }
+  return out;
+}
+
+/** Record applied files (inside the commit's transaction). */
+export async function recordFiles(driver: Driver, names: StoreNames, records: FileRecord[], version: number): Promise<void> {
+  const d = driver.dialect;
+  for (const r of records) {
+    await driver.run(`DELETE FROM ${d.quote(names.files)} WHERE target = $1 AND path = $2`, [names.target, r.path]);
+    await driver.run(
+      `INSERT INTO ${d.quote(names.files)} VALUES ($1, $2, $3, $4, $5, CAST($6 AS ${d.types.int}))`,
+      [names.target, r.path, r.size, r.mtimeMs, r.hash, version],
+    );
+  }
+}
