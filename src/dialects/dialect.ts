@@ -22,7 +22,11 @@ export interface Dialect {
     /** The type of rowHash(). */
     hash: string;
     timestamptz: string;
+    /** A JSON document column (mixed or nested values). */
+    json: string;
   };
+  /** Any value as a JSON document (for a column whose type is types.json). */
+  toJson(expr: string): string;
   /** A fixed-width hash of a list of values, treating NULL as a value. */
   rowHash(exprs: string[]): string;
   /** Text that orders payloads canonically (bytewise); NULL sorts first in each position. */

@@ -12,6 +12,8 @@ export type FileFormat = 'ndjson' | 'json' | 'csv' | 'parquet';
 export interface InputFile {
   path: string;
   format: FileFormat;
+  /** The path to report in __scd_file (when `path` is a transformed copy); default: path. */
+  label?: string;
 }
 
 /** Executes SQL on one engine: connect, run, transaction, lock, bulk load (ARCHITECTURE §2). */

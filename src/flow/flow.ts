@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { SourceSpec } from './schema.js';
+import type { Expectation, SourceSpec } from './schema.js';
 
 export type StoredAs = 'scd2' | 'scd1';
 
@@ -19,7 +19,9 @@ export interface Flow {
   ignoreNullUpdates: boolean;
   /** Absolute DuckDB file path, or ':memory:'. */
   database: string;
-  source?: SourceSpec & { path?: string };
+  source?: SourceSpec;
+  expect: Record<string, Expectation>;
+  schemaEvolution: 'none' | 'add-columns';
   startAtColumn: string;
   endAtColumn: string;
   endSentinel?: string | number;

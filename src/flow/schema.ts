@@ -9,8 +9,26 @@ export const sourceSchema = z
   .object({
     /** A file or a landing folder, relative to the flow file. */
     path: z.string().min(1).optional(),
-    /** ndjson | json | csv | parquet; default: from each file's extension. */
-    format: z.enum(['ndjson', 'json', 'csv', 'parquet']).optional(),
+    /** ndjson | json | csv | parquet | debezium; default: from each file's extension. */
+    format: z.enum(['ndjson', 'json', 'csv', 'parquet', 'debezium']).optional(),
+    /** changes (default): each record is a change; snapshot: each file is a full image of the source. */
+    mode: z.enum(['changes', 'snapshot']).default('changes'),
+    /** snapshot mode: the column holding the snapshot version (default: the number in the file name). */
+    versionColumn: z.string().min(1).optional(),
+    /** A table of the same database to read changes from. */
+    table: z.string().min(1).optional(),
+    /** A query of the same database to read changes from. */
+    query: z.string().min(1).optional(),
+    /** table/query: a column that grows; only rows above the last applied value are read. */
+    watermark: z.string().min(1).optional(),
+  })
+  .strict();
+
+export const expectationSchema = z
+  .object({
+    /** A SQL boolean expression over the source columns; a record fails when it is not true. */
+    sql: z.string().min(1),
+    action: z.enum(['warn', 'drop', 'quarantine', 'fail']).default('warn'),
   })
   .strict();
 
@@ -22,7 +40,7 @@ export const flowSchema = z
       .min(1)
       .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'use letters, digits and _ only (a plain table name)'),
     keys: z.union([column, columnList]),
-    sequenceBy: columnOrList,
+    sequenceBy: columnOrList.optional(),
     applyAsDeletes: z.string().min(1).optional(),
     applyAsTruncates: z.string().min(1).optional(),
     columns: columnList.optional(),
@@ -33,6 +51,10 @@ export const flowSchema = z
     ignoreNullUpdates: z.boolean().default(false),
     database: z.string().min(1).optional(),
     source: sourceSchema.optional(),
+    /** Data quality rules, like Databricks expectations. */
+    expect: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'name expectations with letters, digits and _'), expectationSchema).optional(),
+    /** none (default): a new source column is refused; add-columns: it is added to the target. */
+    schemaEvolution: z.enum(['none', 'add-columns']).default('none'),
     // Output options (SPEC §4)
     startAtColumn: column.default('__START_AT'),
     endAtColumn: column.default('__END_AT'),
@@ -46,3 +68,4 @@ export const flowSchema = z
 
 export type FlowInput = z.input<typeof flowSchema>;
 export type SourceSpec = z.output<typeof sourceSchema>;
+export type Expectation = z.output<typeof expectationSchema>;

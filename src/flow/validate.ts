@@ -17,21 +17,62 @@ export function validateFlow(raw: unknown, origin: string, baseDir: string): Flo
   if (!parsed.success) throw toScdError(parsed.error, origin);
   const f = parsed.data;
   const list = (v: string | string[] | undefined) => (v === undefined ? undefined : Array.isArray(v) ? v : [v]);
+  const src = f.source;
+  const debezium = src?.format === 'debezium';
+  const snapshot = src?.mode === 'snapshot';
+  const fail = (field: string, message: string, fix: string) => {
+    throw new ScdError('FLOW_INVALID', message, { file: origin, field, fix });
+  };
+  if (src) {
+    const given = [src.path, src.table, src.query].filter((x) => x !== undefined).length;
+    if (given !== 1) fail('source', 'a source needs exactly one of path, table or query', 'e.g. source: { path: landing/ }');
+    if (src.watermark && !(src.table || src.query)) fail('source.watermark', 'a watermark is for table or query sources', 'remove it');
+    if (snapshot && !src.path) fail('source.mode', 'snapshot mode reads files from source.path', 'set source.path');
+    if (src.versionColumn && !snapshot) fail('source.versionColumn', 'versionColumn is for snapshot mode', 'add mode: snapshot or remove it');
+    if (debezium && snapshot) fail('source.mode', 'Debezium envelopes are changes, not snapshots', 'remove mode: snapshot');
+  }
+  // Implied settings of Debezium and snapshot sources (their own columns start with _).
+  let sequenceBy = list(f.sequenceBy);
+  let applyAsDeletes = f.applyAsDeletes;
+  let applyAsTruncates = f.applyAsTruncates;
+  let exceptColumns = f.exceptColumns;
+  const implied = (cols: string[]) => {
+    if (f.columns) return;
+    exceptColumns = [...(exceptColumns ?? []), ...cols.filter((c) => !(exceptColumns ?? []).includes(c) && !sequenceByKept(c))];
+  };
+  const sequenceByKept = (c: string) => (f.columns ?? []).includes(c);
+  if (debezium) {
+    sequenceBy ??= ['_ts_ms', '_lsn'];
+    applyAsDeletes ??= "_op = 'd'";
+    applyAsTruncates ??= "_op = 't'";
+    implied(['_op', '_ts_ms', '_lsn']);
+  }
+  if (snapshot) {
+    if (f.applyAsDeletes || f.applyAsTruncates)
+      fail('applyAsDeletes', 'a snapshot source deletes the keys missing from a snapshot by itself', 'remove applyAsDeletes/applyAsTruncates');
+    if (f.sequenceBy) fail('sequenceBy', 'a snapshot source is sequenced by its snapshot version', 'remove sequenceBy (use source.versionColumn for a column)');
+    sequenceBy = [src!.versionColumn ?? '_snapshot_version'];
+    applyAsDeletes = '_snapshot_deleted';
+    implied(src!.versionColumn ? ['_snapshot_deleted'] : ['_snapshot_version', '_snapshot_deleted']);
+  }
+  if (!sequenceBy) fail('sequenceBy', '"sequenceBy" is required', 'name the column that orders events, e.g. sequenceBy: updated_at');
   const flow: Flow = {
     name: f.name ?? f.target,
     target: f.target,
     keys: list(f.keys)!,
-    sequenceBy: list(f.sequenceBy)!,
-    applyAsDeletes: f.applyAsDeletes,
-    applyAsTruncates: f.applyAsTruncates,
+    sequenceBy: sequenceBy!,
+    applyAsDeletes,
+    applyAsTruncates,
     columns: f.columns,
-    exceptColumns: f.exceptColumns,
+    exceptColumns,
     storedAs: f.storedAs,
     trackHistory: f.trackHistory,
     trackHistoryExcept: f.trackHistoryExcept,
     ignoreNullUpdates: f.ignoreNullUpdates,
     database: resolveAgainst(baseDir, f.database ?? DEFAULT_DATABASE),
-    source: f.source ? { ...f.source, path: f.source.path ? resolveAgainst(baseDir, f.source.path) : undefined } : undefined,
+    source: src ? { ...src, path: src.path ? resolveAgainst(baseDir, src.path) : undefined } : undefined,
+    expect: f.expect ?? {},
+    schemaEvolution: f.schemaEvolution,
     startAtColumn: f.startAtColumn,
     endAtColumn: f.endAtColumn,
     endSentinel: f.endSentinel,

@@ -3,23 +3,51 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ScdError } from '../errors.js';
 import type { Driver, InputFile } from '../dialects/driver.js';
+import { FILE_COLUMN, LINE_COLUMN } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
 import { ensureCatalog, readFlowRecord, writeFlowRecord } from '../store/catalog.js';
-import { storeNames, TMP } from '../store/names.js';
 import { nextVersion, recordCommit, type CommitResult } from '../store/commits.js';
+import { storeNames, TMP, type StoreNames } from '../store/names.js';
 import { ensureFilesTable, recordFiles, type FileRecord } from '../sources/landing.js';
+import { stageInputs } from '../sources/stage.js';
 import { diffSql } from './diff-sql.js';
-import { affectedKeysSql, appendEventsSql, batchSql, freshEventsSql, quarantineSql, tiesSql, REASON } from './events-sql.js';
+import { evolveModel } from './evolve.js';
+import {
+  affectedKeysSql,
+  appendEventsSql,
+  batchSql,
+  DROP,
+  expectationColumn,
+  freshEventsSql,
+  quarantineSql,
+  REASON,
+  tiesSql,
+} from './events-sql.js';
 import { checkSingleExpression } from './expression.js';
-import { checkInput, deriveModel, type ColumnModel } from './model.js';
+import { deriveModel, type ColumnModel } from './model.js';
 import { changedSettings, semanticSettings } from './settings.js';
 import { COMMIT, createStoreSql, OP, OP_TRUNCATE } from './target.js';
-import { FILE_COLUMN, LINE_COLUMN } from '../dialects/driver.js';
 import { logSource, walkSql } from './walk-sql.js';
 
 export type ApplyResult = CommitResult;
 
 export type Progress = (message: string) => void;
+
+/** How a commit's records get into TMP.stage / TMP.rejects, and what else it must do. */
+export interface CommitSpec {
+  /** What the commit read, for the log. */
+  inputs: string[];
+  /** Fill TMP.stage and TMP.rejects (runs before the transaction: it only writes temporary tables). */
+  stage(driver: Driver): Promise<{ skipped: number }>;
+  /**
+   * Inside the transaction, once the model is known: adjust TMP.stage (snapshots add implied
+   * deletes and drop unchanged rows). Returns rows added and rows removed.
+   */
+  prepare?(driver: Driver, model: ColumnModel, names: StoreNames, existed: boolean): Promise<{ implied: number; unchanged: number }>;
+  /** Inside the transaction, after the commit is recorded (file records, watermarks). */
+  finish?(driver: Driver, version: number): Promise<void>;
+  progress?: Progress;
+}
 
 export interface ApplyFilesOptions {
   progress?: Progress;
@@ -28,46 +56,53 @@ export interface ApplyFilesOptions {
 }
 
 /** Apply input files to the flow's target as ONE atomic commit (SPEC §3, §5). */
-export async function applyFiles(
-  driver: Driver,
-  flow: Flow,
-  files: InputFile[],
-  options: ApplyFilesOptions | Progress = {},
-): Promise<ApplyResult> {
-  const { progress = () => {}, record: fileRecords = [] } = typeof options === 'function' ? { progress: options } : options;
+export async function applyFiles(driver: Driver, flow: Flow, files: InputFile[], options: ApplyFilesOptions | Progress = {}): Promise<ApplyResult> {
+  const { progress, record = [] } = typeof options === 'function' ? { progress: options, record: [] } : options;
+  const names = storeNames(flow.target);
+  return applyCommit(driver, flow, {
+    inputs: files.map((f) => f.label ?? f.path),
+    stage: (drv) => stageInputs(drv, flow, files),
+    finish: record.length
+      ? async (drv, version) => {
+          await ensureFilesTable(drv, names);
+          await recordFiles(drv, names, record, version);
+        }
+      : undefined,
+    progress,
+  });
+}
+
+/** One atomic commit: stage, map to events, log new ones, recompute affected keys, write the diff. */
+export async function applyCommit(driver: Driver, flow: Flow, spec: CommitSpec): Promise<ApplyResult> {
   const started = Date.now();
+  const progress = spec.progress ?? (() => {});
   const names = storeNames(flow.target);
   const d = driver.dialect;
   const q = d.quote;
   const num = async (sql: string, params: unknown[] = []) => Number(Object.values((await driver.query(sql, params))[0] ?? {})[0] ?? 0);
 
-  for (const [field, expr] of [
-    ['applyAsDeletes', flow.applyAsDeletes],
-    ['applyAsTruncates', flow.applyAsTruncates],
-  ] as const) {
-    if (expr) checkSingleExpression(flow, field, expr);
-  }
+  for (const [field, expr] of flowExpressions(flow)) checkSingleExpression(flow, field, expr);
 
   await ensureCatalog(driver, names);
   // Staging only writes temporary tables; it runs before the transaction because a reader that
   // refuses a file must not abort it (the driver then finds the bad lines another way).
   await dropTemps(driver);
-  progress(`reading ${files.length} file${files.length === 1 ? '' : 's'}`);
-  await driver.stageFiles(files, TMP.stage, TMP.rejects);
+  progress(`reading ${spec.inputs.length === 1 ? spec.inputs[0] : `${spec.inputs.length} inputs`}`);
+  const { skipped } = await spec.stage(driver);
   return driver.transaction(async () => {
     const staged = (await driver.columns(TMP.stage)) ?? [];
-    const staged_rows = await num(`SELECT count(*) FROM ${q(TMP.stage)}`);
+    let stagedRows = await num(`SELECT count(*) FROM ${q(TMP.stage)}`);
     const rejected = await num(`SELECT count(*) FROM ${q(TMP.rejects)}`);
-    const rowsRead = staged_rows + rejected;
 
     const record = await readFlowRecord(driver, names);
     const settings = semanticSettings(flow);
+    const at = new Date().toISOString();
     let model: ColumnModel;
     if (!record) {
-      if (staged_rows === 0)
-        throw new ScdError('NOT_APPLIED', 'the input has no rows, so the target cannot be created yet', {
+      if (stagedRows === 0)
+        throw new ScdError('NOT_APPLIED', 'the input has no readable rows, so the target cannot be created yet', {
           file: flow.origin,
-          fix: 'apply a file with at least one record',
+          fix: 'apply a file with at least one valid record',
         });
       model = deriveModel(flow, staged);
     } else {
@@ -78,28 +113,35 @@ export async function applyFiles(
           field: changed[0],
           fix: 'restore the previous setting, or run `scd rebuild` on the flow to recompute all history under it',
         });
-      model = record.model;
-      checkInput(flow, model, staged);
+      model = await evolveModel(driver, flow, record, staged, names, at);
     }
-    if (staged_rows > 0) await checkExpressions(driver, flow);
-    const at = new Date().toISOString();
+    if (stagedRows > 0) await checkExpressions(driver, flow);
     if (!record) {
       for (const sql of createStoreSql(flow, model, d, names)) await driver.run(sql);
       await writeFlowRecord(driver, names, { model, settings }, at);
     }
+    let unchanged = 0;
+    if (spec.prepare) {
+      const p = await spec.prepare(driver, model, names, !!record);
+      stagedRows += p.implied - p.unchanged;
+      unchanged = p.unchanged;
+    }
+    const rowsRead = stagedRows + rejected + unchanged + skipped;
     const version = await nextVersion(driver, names);
 
-    progress(`mapping ${rowsRead} rows to events`);
-    await driver.run(batchSql(flow, model, d, staged));
+    progress(`mapping ${stagedRows} records to events`);
+    await driver.run(batchSql(flow, model, d, (await driver.columns(TMP.stage)) ?? staged));
+    const expectations = await countExpectations(driver, flow);
     await driver.run(quarantineSql(d, names, staged), [version]);
     await driver.run(
       `INSERT INTO ${q(names.quarantine)} (${q(COMMIT)}, file, line, reason, raw) SELECT CAST($1 AS ${d.types.int}), ${q(FILE_COLUMN)}, ${q(LINE_COLUMN)}, reason, raw FROM ${q(TMP.rejects)}`,
       [version],
     );
     const quarantined = rejected + (await num(`SELECT count(*) FROM ${q(TMP.batch)} WHERE ${q(REASON)} IS NOT NULL`));
+    const dropped = await num(`SELECT count(*) FROM ${q(TMP.batch)} WHERE ${q(REASON)} IS NULL AND ${q(DROP)}`);
     await driver.run(freshEventsSql(model, d, names));
     const eventsApplied = await num(`SELECT count(*) FROM ${q(TMP.fresh)}`);
-    const duplicates = rowsRead - quarantined - eventsApplied;
+    const duplicates = rowsRead - quarantined - dropped - skipped - eventsApplied;
     await driver.run(appendEventsSql(model, d, names), [version]);
     const ties = eventsApplied ? await num(tiesSql(model, d, names)) : 0;
     const truncated = (await num(`SELECT count(*) FROM ${q(TMP.fresh)} WHERE ${q(OP)} = ${OP_TRUNCATE}`)) > 0;
@@ -108,7 +150,7 @@ export async function applyFiles(
 
     let counts = NO_CHANGES;
     if (keysAffected > 0) {
-      progress(`recomputing history of ${keysAffected} keys`);
+      progress(`recomputing the history of ${keysAffected} key${keysAffected === 1 ? '' : 's'}`);
       await driver.run(walkSql(flow, model, d, logSource(d, names), TMP.next));
       counts = await writeDiff(driver, flow, model, names, version, at);
     }
@@ -116,12 +158,15 @@ export async function applyFiles(
       version,
       operation: 'apply',
       committedAt: at,
-      inputs: files.map((f) => f.path),
+      inputs: spec.inputs,
       rowsRead,
       eventsApplied,
       duplicates,
       ties,
       quarantined,
+      dropped,
+      skipped,
+      expectations,
       keysAffected,
       rowsInserted: counts.inserted,
       rowsUpdated: counts.updated,
@@ -130,10 +175,7 @@ export async function applyFiles(
       durationMs: Date.now() - started,
     };
     await recordCommit(driver, names, result);
-    if (fileRecords.length) {
-      await ensureFilesTable(driver, names);
-      await recordFiles(driver, names, fileRecords, version);
-    }
+    await spec.finish?.(driver, version);
     await dropTemps(driver);
     return result;
   });
@@ -145,18 +187,22 @@ export async function applyRows(driver: Driver, flow: Flow, rows: Array<Record<s
   const file = path.join(dir, 'rows.ndjson');
   try {
     writeFileSync(file, rows.map((r) => JSON.stringify(r)).join('\n') + (rows.length ? '\n' : ''));
-    return await applyFiles(driver, flow, [{ path: file, format: 'ndjson' }], progress);
+    return await applyFiles(driver, flow, [{ path: file, format: 'ndjson', label: '(rows)' }], progress);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
+function flowExpressions(flow: Flow): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  if (flow.applyAsDeletes) out.push(['applyAsDeletes', flow.applyAsDeletes]);
+  if (flow.applyAsTruncates) out.push(['applyAsTruncates', flow.applyAsTruncates]);
+  for (const [name, e] of Object.entries(flow.expect)) out.push([`expect.${name}.sql`, e.sql]);
+  return out;
+}
+
 async function checkExpressions(driver: Driver, flow: Flow): Promise<void> {
-  for (const [field, expr] of [
-    ['applyAsDeletes', flow.applyAsDeletes],
-    ['applyAsTruncates', flow.applyAsTruncates],
-  ] as const) {
-    if (!expr) continue;
+  for (const [field, expr] of flowExpressions(flow)) {
     let type: string;
     try {
       type = (await driver.describe(`SELECT (${expr}) AS x FROM ${driver.dialect.quote(TMP.stage)}`))[0]!.type;
@@ -165,7 +211,7 @@ async function checkExpressions(driver: Driver, flow: Flow): Promise<void> {
       throw new ScdError('FLOW_INVALID', `"${expr}" cannot be evaluated on the source: ${why.replace(/^[A-Za-z ]+Error: /, '')}`, {
         file: flow.origin,
         field,
-        fix: 'use the source column names, e.g. op = \'DELETE\'',
+        fix: "use the source column names, e.g. op = 'DELETE'",
       });
     }
     if (!/^BOOL/i.test(type))
@@ -177,10 +223,36 @@ async function checkExpressions(driver: Driver, flow: Flow): Promise<void> {
   }
 }
 
+/** Failed records per expectation; a failed "fail" expectation refuses the commit. */
+async function countExpectations(driver: Driver, flow: Flow): Promise<Record<string, number>> {
+  const list = Object.entries(flow.expect);
+  if (!list.length) return {};
+  const q = driver.dialect.quote;
+  const row = (await driver.query(
+    `SELECT ${list.map((_, i) => `CAST(sum(CASE WHEN ${q(expectationColumn(i))} THEN 0 ELSE 1 END) AS INTEGER) AS ${q(`x${i}`)}`).join(', ')} FROM ${q(TMP.batch)}`,
+  ))[0]!;
+  const out: Record<string, number> = {};
+  for (const [i, [name, e]] of list.entries()) {
+    const failed = Number(row[`x${i}`] ?? 0);
+    out[name] = failed;
+    if (e.action === 'fail' && failed > 0) {
+      const first = (await driver.query(
+        `SELECT ${q(FILE_COLUMN)} AS f, CAST(${q(LINE_COLUMN)} AS INTEGER) AS l FROM ${q(TMP.batch)} WHERE NOT ${q(expectationColumn(i))} ORDER BY 1, 2 LIMIT 1`,
+      ))[0]!;
+      throw new ScdError('NOT_APPLIED', `expectation "${name}" (${e.sql}) failed on ${failed} record${failed === 1 ? '' : 's'}, first at ${first.f}:${first.l}; nothing was applied`, {
+        file: flow.origin,
+        field: `expect.${name}`,
+        fix: 'correct those records, or change the action to warn, drop or quarantine',
+      });
+    }
+  }
+  return out;
+}
+
 export const NO_CHANGES = { inserted: 0, updated: 0, deleted: 0, closed: 0 };
 
 /** Write the difference between TMP.next and the stored rows of TMP.keys; return its counts. */
-export async function writeDiff(driver: Driver, flow: Flow, model: ColumnModel, names: ReturnType<typeof storeNames>, version: number, at: string) {
+export async function writeDiff(driver: Driver, flow: Flow, model: ColumnModel, names: StoreNames, version: number, at: string) {
   const diff = diffSql(flow, model, driver.dialect, names);
   for (const sql of diff.statements) await driver.run(sql, sql.includes('$2') ? [version, at] : []);
   const row = (await driver.query(diff.counts))[0]!;

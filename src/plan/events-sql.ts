@@ -26,9 +26,21 @@ function eventProjection(model: ColumnModel, d: Dialect): string[] {
   ];
 }
 
+/** The boolean column of a batch that holds whether a record passed expectation i. */
+export const expectationColumn = (i: number) => `${INTERNAL_PREFIX}x${i}`;
+export const DROP = `${INTERNAL_PREFIX}drop`;
+
+/** A staged column cast to the model's type (JSON columns take any value as a JSON document). */
+export function castTo(d: Dialect, expr: string, stagedType: string, type: string): { expr: string; exact: boolean } {
+  if (d.sameType(stagedType, type)) return { expr, exact: true };
+  if (d.sameType(type, d.types.json)) return { expr: d.toJson(expr), exact: true };
+  return { expr: d.tryCast(expr, type), exact: false };
+}
+
 /**
  * Staged source rows → typed events with an operation, a payload hash and, for records that
- * cannot become events, a quarantine reason (SPEC §2, §6).
+ * cannot become events, a quarantine reason (SPEC §2, §6). Expectations are evaluated on the
+ * source columns: a failed "quarantine" expectation is a reason, a failed "drop" one sets DROP.
  */
 export function batchSql(flow: Flow, model: ColumnModel, d: Dialect, staged: ColumnInfo[]): string {
   const q = d.quote;
@@ -37,22 +49,35 @@ export function batchSql(flow: Flow, model: ColumnModel, d: Dialect, staged: Col
   const cast = (c: ColumnInfo): string => {
     const st = stagedType.get(c.name);
     if (st === undefined) return `CAST(NULL AS ${c.type})`;
-    if (d.sameType(st, c.type)) return q(c.name);
-    const expr = d.tryCast(q(c.name), c.type);
-    unfit.push(
-      `WHEN ${q(c.name)} IS NOT NULL AND ${expr} IS NULL THEN 'value ' || left(${d.toText(q(c.name))}, 80) || ' does not fit column ${text(c.name)} (${text(c.type)})'`,
-    );
+    const { expr, exact } = castTo(d, q(c.name), st, c.type);
+    if (!exact)
+      unfit.push(
+        `WHEN ${q(c.name)} IS NOT NULL AND ${expr} IS NULL THEN 'value ' || left(${d.toText(q(c.name))}, 80) || ' does not fit column ${text(c.name)} (${text(c.type)})'`,
+      );
     return expr;
   };
-  const typed = [...model.source.map((c) => `${cast(c)} AS ${q(c.name)}`), `${opExpr(flow)} AS ${q(OP)}`, q(FILE_COLUMN), q(LINE_COLUMN)];
+  const expectations = Object.entries(flow.expect);
+  const checks = expectations.map(([, e], i) => `coalesce((${e.sql}), false) AS ${q(expectationColumn(i))}`);
+  const typed = [
+    ...model.source.map((c) => `${cast(c)} AS ${q(c.name)}`),
+    `${opExpr(flow)} AS ${q(OP)}`,
+    q(FILE_COLUMN),
+    q(LINE_COLUMN),
+    ...checks,
+  ];
   const fit = unfit.length ? `CASE ${unfit.join(' ')} END` : `CAST(NULL AS ${d.types.text})`;
   const reason = [
     ...model.seq.map((s) => `WHEN ${q(s.name)} IS NULL THEN 'sequence column ${text(s.name)} is null'`),
     ...model.keys.map((k) => `WHEN ${q(OP)} <> ${OP_TRUNCATE} AND ${q(k.name)} IS NULL THEN 'key column ${text(k.name)} is null'`),
+    ...expectations.flatMap(([name, e], i) =>
+      e.action === 'quarantine' ? [`WHEN NOT ${q(expectationColumn(i))} THEN 'expectation ${text(name)} failed'`] : [],
+    ),
   ];
+  const drops = expectations.flatMap(([, e], i) => (e.action === 'drop' ? [`NOT ${q(expectationColumn(i))}`] : []));
   return `CREATE TEMP TABLE ${q(TMP.batch)} AS
 WITH c AS (SELECT ${typed.join(', ')}, ${fit} AS ${q(FIT)} FROM ${q(TMP.stage)})
 SELECT ${eventProjection(model, d).join(', ')}, ${q(FILE_COLUMN)}, ${q(LINE_COLUMN)},
+  ${expectations.map((_, i) => q(expectationColumn(i)) + ', ').join('')}${drops.length ? drops.join(' OR ') : 'false'} AS ${q(DROP)},
   CASE WHEN ${q(FIT)} IS NOT NULL THEN ${q(FIT)} ${reason.join(' ')} END AS ${q(REASON)}
 FROM c`;
 }
@@ -85,7 +110,7 @@ export function freshEventsSql(model: ColumnModel, d: Dialect, names: StoreNames
   return `CREATE TEMP TABLE ${q(TMP.fresh)} AS
 SELECT DISTINCT ON (${identity(model, d, 'b').join(', ')}) ${logColumns(model).map((c) => `b.${q(c)}`).join(', ')}
 FROM ${q(TMP.batch)} b
-WHERE b.${q(REASON)} IS NULL
+WHERE b.${q(REASON)} IS NULL AND NOT b.${q(DROP)}
   AND NOT EXISTS (SELECT 1 FROM ${q(names.events)} l WHERE ${sameEvent(model, d, 'l', 'b')})`;
 }
 

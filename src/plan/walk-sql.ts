@@ -112,7 +112,9 @@ function projection(flow: Flow, model: ColumnModel, d: Dialect): string[] {
   const q = d.quote;
   const S = seqParts(model);
   const seqValue = (parts: string[]) =>
-    parts.length === 1 ? q(parts[0]!) : d.struct(model.seq.map((c, i) => [c.name, q(parts[i]!)]));
+    parts.length === 1
+      ? q(parts[0]!)
+      : `CASE WHEN ${q(parts[0]!)} IS NULL THEN NULL ELSE ${d.struct(model.seq.map((c, i) => [c.name, q(parts[i]!)]))} END`;
   const out: string[] = [];
   for (const c of targetColumns(flow, model, d)) {
     const n = c.name;

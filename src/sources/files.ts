@@ -13,7 +13,8 @@ const BY_EXTENSION: Record<string, FileFormat> = {
 };
 
 /** The format of a file: the flow's source.format, else its extension. */
-export function formatOf(file: string, declared?: FileFormat): FileFormat {
+export function formatOf(file: string, declared?: FileFormat | 'debezium'): FileFormat {
+  if (declared === 'debezium') return 'ndjson';
   if (declared) return declared;
   const f = BY_EXTENSION[path.extname(file).toLowerCase()];
   if (!f)
@@ -24,7 +25,7 @@ export function formatOf(file: string, declared?: FileFormat): FileFormat {
 }
 
 /** Files named on the command line (or in code): each must exist; folders expand to their files. */
-export function resolveInputs(paths: string[], declared?: FileFormat): InputFile[] {
+export function resolveInputs(paths: string[], declared?: FileFormat | 'debezium'): InputFile[] {
   const out: InputFile[] = [];
   for (const p of paths) {
     const abs = path.resolve(p);
@@ -37,7 +38,7 @@ export function resolveInputs(paths: string[], declared?: FileFormat): InputFile
 }
 
 /** Data files of a folder, in name order (hidden and temporary files are skipped). */
-export function folderFiles(dir: string, declared?: FileFormat): InputFile[] {
+export function folderFiles(dir: string, declared?: FileFormat | 'debezium'): InputFile[] {
   return readdirSync(dir)
     .filter((n) => !n.startsWith('.') && !n.startsWith('_') && (declared || BY_EXTENSION[path.extname(n).toLowerCase()]))
     .sort()

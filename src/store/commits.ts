@@ -1,7 +1,10 @@
 import type { Driver } from '../dialects/driver.js';
 import type { StoreNames } from './names.js';
 
-/** What one commit did (SPEC §5). rows read = events applied + duplicates + quarantined. */
+/**
+ * What one commit did (SPEC §5). rows read = events applied + duplicates + quarantined
+ * (+ dropped by expectations + skipped tombstones, both zero unless the flow has them).
+ */
 export interface CommitResult {
   version: number;
   operation: 'apply' | 'rebuild' | 'compact';
@@ -12,6 +15,12 @@ export interface CommitResult {
   duplicates: number;
   ties: number;
   quarantined: number;
+  /** Records dropped by an expectation with action "drop". */
+  dropped: number;
+  /** Records skipped by design (Kafka tombstones). */
+  skipped: number;
+  /** Failed records per expectation. */
+  expectations: Record<string, number>;
   keysAffected: number;
   rowsInserted: number;
   rowsUpdated: number;
@@ -32,7 +41,7 @@ export async function recordCommit(driver: Driver, names: StoreNames, r: CommitR
   const d = driver.dialect;
   await driver.run(
     `INSERT INTO ${d.quote(names.commits)} VALUES ($1, CAST($2 AS ${d.types.int}), CAST($3 AS ${d.types.timestamptz}), $4, $5,
-      $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
+      $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
     [
       names.target,
       r.version,
@@ -44,6 +53,9 @@ export async function recordCommit(driver: Driver, names: StoreNames, r: CommitR
       r.duplicates,
       r.ties,
       r.quarantined,
+      r.dropped,
+      r.skipped,
+      JSON.stringify(r.expectations),
       r.keysAffected,
       r.rowsInserted,
       r.rowsUpdated,

@@ -19,7 +19,9 @@ export const duckdbDialect: Dialect = {
     bool: 'BOOLEAN',
     hash: 'UBIGINT',
     timestamptz: 'TIMESTAMPTZ',
+    json: 'JSON',
   },
+  toJson: (expr) => `CAST(to_json(${expr}) AS JSON)`,
   rowHash: (exprs) => `hash(${exprs.length ? exprs.join(', ') : 'NULL'})`,
   canonicalText: (exprs) =>
     exprs.length === 0
@@ -60,7 +62,7 @@ function isoValue(expr: string, type: string): string {
     return `CASE WHEN microsecond(${expr}) % 1000000 = 0 THEN strftime(timezone('UTC', ${expr}), '%Y-%m-%dT%H:%M:%SZ') ELSE strftime(timezone('UTC', ${expr}), '%Y-%m-%dT%H:%M:%S.%fZ') END`;
   if (t === 'DATE') return `strftime(${expr}, '%Y-%m-%d')`;
   if (t.startsWith('STRUCT(')) {
-    const parts = splitStructType(t);
+    const parts = splitStructType(type.trim());
     if (parts) return `CASE WHEN ${expr} IS NULL THEN NULL ELSE struct_pack(${parts.map(([n, pt]) => `${n} := ${isoValue(`(${expr}).${n}`, pt)}`).join(', ')}) END`;
   }
   return expr;
@@ -68,7 +70,7 @@ function isoValue(expr: string, type: string): string {
 
 /** STRUCT("a" BIGINT, "b" TIMESTAMP) → [['"a"','BIGINT'], ['"b"','TIMESTAMP']] (only flat structs). */
 function splitStructType(t: string): Array<[string, string]> | undefined {
-  const inner = t.slice('STRUCT('.length, -1);
+  const inner = t.slice(t.indexOf('(') + 1, -1);
   if (inner.includes('(')) return undefined;
   return inner.split(',').map((p) => {
     const m = /^\s*("(?:[^"]|"")*"|\S+)\s+(.+)$/.exec(p);

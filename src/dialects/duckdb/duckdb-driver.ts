@@ -9,6 +9,8 @@ import { FILE_COLUMN, LINE_COLUMN } from '../driver.js';
 import { duckdbDialect } from './duckdb-dialect.js';
 import { sqlString } from '../dialect.js';
 
+const AUTO_LINE = '__scd_line_auto';
+
 export class DuckDBDriver implements Driver {
   readonly dialect = duckdbDialect;
   private inTransaction = false;
@@ -135,17 +137,18 @@ export class DuckDBDriver implements Driver {
   private async stageOne(file: InputFile, part: string, rejects: string, scratch: string, i: number): Promise<boolean> {
     const q = this.dialect.quote;
     const json = `read_json($1, format = 'auto', sample_size = -1, maximum_object_size = ${MAX_RECORD_BYTES})`;
+    const label = file.label ?? file.path;
     if (file.format === 'csv') {
       const rj = `_scd_csv_rejects_${i}`;
       try {
         await this.run(
-          `CREATE TEMP TABLE ${q(part)} AS SELECT *, $1::VARCHAR AS ${q(FILE_COLUMN)}, (row_number() OVER () + 1)::BIGINT AS ${q(LINE_COLUMN)}
+          `CREATE TEMP TABLE ${q(part)} AS SELECT *, $2::VARCHAR AS ${q(FILE_COLUMN)}, (row_number() OVER () + 1)::BIGINT AS ${q(LINE_COLUMN)}
            FROM read_csv($1, header = true, store_rejects = true, rejects_table = '${rj}', rejects_scan = '${rj}_scan')`,
-          [file.path],
+          [file.path, file.label ?? file.path],
         );
         await this.run(
           `INSERT INTO ${q(rejects)} SELECT $1, line, string_agg(DISTINCT error_message, '; '), any_value(csv_line) FROM ${q(rj)} GROUP BY line`,
-          [file.path],
+          [file.label ?? file.path],
         );
         await this.run(`DROP TABLE IF EXISTS ${q(rj)}`);
         await this.run(`DROP TABLE IF EXISTS ${q(rj + '_scan')}`);
@@ -157,10 +160,14 @@ export class DuckDBDriver implements Driver {
     const reader = file.format === 'parquet' ? `read_parquet($1)` : json;
     try {
       await this.run(
-        `CREATE TEMP TABLE ${q(part)} AS SELECT *, $1::VARCHAR AS ${q(FILE_COLUMN)},
-           (row_number() OVER ())::BIGINT AS ${q(LINE_COLUMN)} FROM ${reader}`,
-        [file.path],
+        `CREATE TEMP TABLE ${q(part)} AS SELECT *, $2::VARCHAR AS ${q(FILE_COLUMN)},
+           (row_number() OVER ())::BIGINT AS ${q(AUTO_LINE)} FROM ${reader}`,
+        [file.path, label],
       );
+      // A transformed input carries the original line numbers itself.
+      const cols = (await this.columns(part)) ?? [];
+      if (cols.some((c) => c.name === LINE_COLUMN)) await this.run(`ALTER TABLE ${q(part)} DROP COLUMN ${q(AUTO_LINE)}`);
+      else await this.run(`ALTER TABLE ${q(part)} RENAME COLUMN ${q(AUTO_LINE)} TO ${q(LINE_COLUMN)}`);
       return true;
     } catch (e) {
       if (file.format === 'parquet' || (await startsWithBracket(file.path))) throw unreadable(file, e);
@@ -172,11 +179,11 @@ export class DuckDBDriver implements Driver {
     if (scan.bad)
       await this.run(
         `INSERT INTO ${q(rejects)} SELECT $1, line, reason, raw FROM read_json($2, columns = {line: 'BIGINT', reason: 'VARCHAR', raw: 'VARCHAR'}, format = 'newline_delimited', maximum_object_size = ${MAX_RECORD_BYTES * 2})`,
-        [file.path, bad],
+        [label, bad],
       );
     if (!scan.good) return false;
     try {
-      await this.run(`CREATE TEMP TABLE ${q(part)} AS SELECT *, $1::VARCHAR AS ${q(FILE_COLUMN)} FROM ${json.replace('$1', '$2')}`, [file.path, good]);
+      await this.run(`CREATE TEMP TABLE ${q(part)} AS SELECT *, $1::VARCHAR AS ${q(FILE_COLUMN)} FROM ${json.replace('$1', '$2')}`, [label, good]);
     } catch (e) {
       throw unreadable(file, e);
     }

@@ -1,0 +1,94 @@
+import { ScdError } from '../errors.js';
+import type { ColumnInfo, Driver } from '../dialects/driver.js';
+import { FILE_COLUMN, LINE_COLUMN } from '../dialects/driver.js';
+import type { Flow } from '../flow/flow.js';
+import { writeFlowRecord, type FlowRecord } from '../store/catalog.js';
+import { TMP, type StoreNames } from '../store/names.js';
+import { castTo } from './events-sql.js';
+import { deriveModel, type ColumnModel } from './model.js';
+import { currentViewSql, targetColumns } from './target.js';
+
+/**
+ * Bring the stored model in line with a new input (SPEC §6, issue "schema changes"):
+ * - a new source column is refused, unless schemaEvolution is add-columns: then it is added to
+ *   the event log, the target and the change feed (null in older versions);
+ * - a payload column whose input type is wider than the stored one (integer → bigint → double)
+ *   widens the stored column;
+ * - an input type that no stored value type can take and of which no value fits is refused;
+ *   single values that do not fit are quarantined later, record by record.
+ */
+export async function evolveModel(
+  driver: Driver,
+  flow: Flow,
+  record: FlowRecord,
+  staged: ColumnInfo[],
+  names: StoreNames,
+  at: string,
+): Promise<ColumnModel> {
+  const d = driver.dialect;
+  const q = d.quote;
+  let model = record.model;
+  const source = staged.filter((c) => c.name !== FILE_COLUMN && c.name !== LINE_COLUMN);
+  if (!source.length) return model;
+  for (const [field, cols] of [
+    ['keys', model.keys],
+    ['sequenceBy', model.seq],
+  ] as const) {
+    for (const c of cols)
+      if (!source.some((s) => s.name === c.name))
+        throw new ScdError('SOURCE_INVALID', `column "${c.name}" is not in this input`, {
+          file: flow.origin,
+          field,
+          fix: 'every input must carry the key and sequence columns',
+        });
+  }
+  let changed = false;
+  const fresh = source.filter((c) => !model.source.some((m) => m.name === c.name));
+  if (fresh.length) {
+    const list = fresh.map((c) => `"${c.name}"`).join(', ');
+    if (flow.schemaEvolution !== 'add-columns')
+      throw new ScdError('SCHEMA_CHANGE', `new source column ${list} is not in the target`, {
+        file: flow.origin,
+        fix: 'set schemaEvolution: add-columns in the flow to add it, or add it to exceptColumns to ignore it',
+      });
+    const before = targetColumns(flow, model, d);
+    const next = deriveModel(flow, [...model.source, ...fresh]);
+    for (const c of fresh) await driver.run(`ALTER TABLE ${q(names.events)} ADD COLUMN ${q(c.name)} ${c.type}`);
+    for (const c of targetColumns(flow, next, d)) {
+      if (before.some((b) => b.name === c.name)) continue;
+      await driver.run(`ALTER TABLE ${q(names.target)} ADD COLUMN ${q(c.name)} ${c.type}`);
+      await driver.run(`ALTER TABLE ${q(names.changes)} ADD COLUMN ${q(c.name)} ${c.type}`);
+    }
+    model = next;
+    changed = true;
+  }
+  const fixed = new Set([...model.keys, ...model.seq].map((c) => c.name));
+  for (const c of source) {
+    const stored = model.source.find((m) => m.name === c.name)!;
+    if (d.sameType(stored.type, c.type) || d.widens(c.type, stored.type) || d.sameType(stored.type, d.types.json)) continue;
+    if (!fixed.has(c.name) && d.widens(stored.type, c.type)) {
+      const inTarget = targetColumns(flow, model, d).some((t) => t.name === c.name);
+      const tables = [names.events, ...(inTarget ? [names.target, names.changes] : [])];
+      if (inTarget) await driver.run(`DROP VIEW IF EXISTS ${q(names.current)}`);
+      for (const t of tables) await driver.run(`ALTER TABLE ${q(t)} ALTER COLUMN ${q(c.name)} TYPE ${c.type}`);
+      const widen = (cols: ColumnInfo[]) => cols.map((m) => (m.name === c.name ? { ...m, type: c.type } : m));
+      model = { ...model, source: widen(model.source), payload: widen(model.payload) };
+      changed = true;
+      continue;
+    }
+    const { expr } = castTo(d, q(c.name), c.type, stored.type);
+    const row = (await driver.query(
+      `SELECT CAST(count(${q(c.name)}) AS INTEGER) AS n, CAST(count(${expr}) AS INTEGER) AS fit FROM ${q(TMP.stage)}`,
+    ))[0]!;
+    if (Number(row.n) > 0 && Number(row.fit) === 0)
+      throw new ScdError('SCHEMA_CHANGE', `column "${c.name}" changed type from ${stored.type} to ${c.type}, and none of its values fits ${stored.type}`, {
+        file: flow.origin,
+        fix: `cast it to ${stored.type} in the source (a narrowing change is never applied), or build a new target`,
+      });
+  }
+  if (changed) {
+    await driver.run(currentViewSql(flow, model, d, names));
+    await writeFlowRecord(driver, names, { model, settings: record.settings }, at);
+  }
+  return model;
+}

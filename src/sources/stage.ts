@@ -1,0 +1,49 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { Driver, InputFile } from '../dialects/driver.js';
+import { FILE_COLUMN, LINE_COLUMN } from '../dialects/driver.js';
+import type { Flow } from '../flow/flow.js';
+import { TMP } from '../store/names.js';
+import { flattenDebezium } from './debezium.js';
+
+/**
+ * Fill TMP.stage / TMP.rejects from input files, by the flow's source format. Debezium envelopes
+ * are unwrapped to flat rows first (streamed, line by line); everything else is read by the engine.
+ */
+export async function stageInputs(driver: Driver, flow: Flow, files: InputFile[]): Promise<{ skipped: number }> {
+  if (flow.source?.format !== 'debezium') {
+    await driver.stageFiles(files, TMP.stage, TMP.rejects);
+    return { skipped: 0 };
+  }
+  const dir = mkdtempSync(path.join(tmpdir(), 'scdkit-dbz-'));
+  try {
+    let skipped = 0;
+    const flat: InputFile[] = [];
+    const bad: InputFile[] = [];
+    for (const [i, f] of files.entries()) {
+      const good = path.join(dir, `good_${i}.ndjson`);
+      const rej = path.join(dir, `bad_${i}.ndjson`);
+      const scan = await flattenDebezium(f.path, good, rej);
+      skipped += scan.tombstones;
+      if (scan.good) flat.push({ path: good, format: 'ndjson', label: f.label ?? f.path });
+      if (scan.bad) bad.push({ path: rej, format: 'ndjson', label: f.label ?? f.path });
+    }
+    await driver.stageFiles(flat, TMP.stage, TMP.rejects);
+    if (bad.length) {
+      const q = driver.dialect.quote;
+      const t = '_scd_dbz_bad';
+      await driver.stageFiles(bad, t, `${t}_rejects`);
+      await driver.run(
+        `INSERT INTO ${q(TMP.rejects)} SELECT ${q(FILE_COLUMN)}, CAST(line AS ${driver.dialect.types.bigint}), reason, raw FROM ${q(t)}`,
+      );
+      await driver.run(`DROP TABLE ${q(t)}`);
+      await driver.run(`DROP TABLE ${q(`${t}_rejects`)}`);
+    }
+    return { skipped };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export { LINE_COLUMN };
