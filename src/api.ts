@@ -2,11 +2,14 @@ import { openDriver } from './dialects/index.js';
 import type { Driver } from './dialects/driver.js';
 import type { Flow } from './flow/flow.js';
 import { resolveAgainst } from './flow/flow.js';
-import { applyFiles, applyRows, type ApplyResult, type Progress } from './plan/apply.js';
+import { applyCommit, applyFiles, applyRows, type ApplyResult, type Progress } from './plan/apply.js';
 import { exportTarget as exportWith, readTarget as readWith } from './query/export.js';
 import type { OutputOptions } from './query/output.js';
 import { resolveInputs } from './sources/files.js';
-import { pendingFiles } from './sources/landing.js';
+import { ensureFilesTable, pendingFiles, recordFiles } from './sources/landing.js';
+import { orderSnapshots, snapshotSpec } from './sources/snapshot.js';
+import { stageInputs } from './sources/stage.js';
+import { tableSpec } from './sources/table.js';
 import { ensureCatalog } from './store/catalog.js';
 import { storeNames } from './store/names.js';
 import { ScdError } from './errors.js';
@@ -80,18 +83,38 @@ export async function applySource(flow: Flow, options: SourceOptions = {}): Prom
 export async function applySourceWith(driver: Driver, flow: Flow, options: SourceOptions = {}): Promise<SourceReport> {
   const names = storeNames(flow.target);
   await ensureCatalog(driver, names);
+  if (flow.source?.table || flow.source?.query) {
+    const spec = await tableSpec(driver, flow, names);
+    const result = await applyCommit(driver, flow, { ...spec, progress: options.onProgress });
+    options.onCommit?.(result);
+    return { results: [result], warnings: [], alreadyApplied: 0 };
+  }
   const pending = await pendingFiles(driver, flow, names, options.minAgeMs);
   const report: SourceReport = { results: [], warnings: pending.warnings, alreadyApplied: pending.alreadyApplied };
-  const groups = options.each ? pending.files.map((_, i) => [i]) : pending.files.length ? [pending.files.map((_, i) => i)] : [];
-  for (const g of groups) {
-    const result = await applyFiles(
-      driver,
-      flow,
-      g.map((i) => pending.files[i]!),
-      { progress: options.onProgress, record: g.map((i) => pending.records[i]!) },
-    );
+  const commit = async (idx: number[]) => {
+    const files = idx.map((i) => pending.files[i]!);
+    const records = idx.map((i) => pending.records[i]!);
+    const finish = async (drv: Driver, version: number) => {
+      await ensureFilesTable(drv, names);
+      await recordFiles(drv, names, records, version);
+    };
+    const stage = (drv: Driver) => stageInputs(drv, flow, files);
+    const spec =
+      flow.source?.mode === 'snapshot'
+        ? { ...snapshotSpec(flow, driver, files[0]!, () => stage(driver)), inputs: [files[0]!.path] }
+        : { inputs: files.map((f) => f.path), stage };
+    const result = await applyCommit(driver, flow, { ...spec, finish, progress: options.onProgress });
     report.results.push(result);
     options.onCommit?.(result);
+  };
+  if (flow.source?.mode === 'snapshot') {
+    // Each snapshot is its own commit, in version order.
+    const order = orderSnapshots(flow, pending.files);
+    for (const f of order) await commit([pending.files.indexOf(f)]);
+  } else if (options.each) {
+    for (let i = 0; i < pending.files.length; i++) await commit([i]);
+  } else if (pending.files.length) {
+    await commit(pending.files.map((_, i) => i));
   }
   return report;
 }

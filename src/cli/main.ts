@@ -8,7 +8,7 @@ import { loadFlowFile } from '../flow/load.js';
 import type { ApplyResult } from '../plan/apply.js';
 import { rebuild } from '../plan/rebuild.js';
 import { targetQuery } from '../query/export.js';
-import { asOfQuery, changesQuery, commitLogQuery, keyHistory, versionQuery } from '../query/history.js';
+import { asOfQuery, changesQuery, commitLogQuery, keyHistory, quarantineQuery, versionQuery } from '../query/history.js';
 import { readRows, writeRows, type OutputFormat, type RowQuery } from '../query/output.js';
 import { resolveInputs } from '../sources/files.js';
 import { plural, renderTable } from './print.js';
@@ -181,6 +181,24 @@ export function buildProgram(): Command {
         if (opts.out) (await import('node:fs')).writeFileSync(opts.out, text);
         else process.stdout.write(text);
       } else throw new ScdError('USAGE', `show prints table or ndjson`, { fix: 'use --format table or --format ndjson' });
+    });
+  });
+
+  outputOptions(
+    program
+      .command('quarantine')
+      .description('records that could not become events: commit, file, line, reason and the raw record')
+      .argument('<flow>', 'flow file (.yaml or .json)')
+      .option('--commit <n>', 'only those of commit N', positiveInt)
+      .option('--raw', 'print only the raw records, one a line (fix them and apply the file again)'),
+  ).action(async (flowFile: string, opts: OutOpts & { commit?: number; raw?: boolean }) => {
+    if (!opts.raw) return printQuery(flowFile, opts, (driver, flow) => quarantineQuery(driver, flow, opts.commit));
+    const flow = loadFlowFile(flowFile);
+    await withDatabase(flow, { database: opts.db }, async (driver) => {
+      const rows = await readRows(driver, await quarantineQuery(driver, flow, opts.commit));
+      const text = rows.map((r) => `${r.raw}\n`).join('');
+      if (opts.out) (await import('node:fs')).writeFileSync(opts.out, text);
+      else process.stdout.write(text);
     });
   });
 

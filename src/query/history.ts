@@ -151,3 +151,18 @@ export async function keyHistory(driver: Driver, flow: Flow, key: Record<string,
     return { ...r, _changed: prev ? changed.join(', ') : '(first)' };
   });
 }
+
+/** Quarantined records, newest commit first; `raw` is the record as read (fix it, re-feed it). */
+export async function quarantineQuery(driver: Driver, flow: Flow, commit?: number): Promise<RowQuery> {
+  await modelOf(driver, flow);
+  const q = driver.dialect.quote;
+  const names = storeNames(flow.target);
+  const cols = (await driver.columns(names.quarantine)) ?? [];
+  return {
+    columns: cols.map((c) => (c.name === '__scd_commit' ? { ...c, name: 'commit' } : c)).map((c) => ({ ...c })),
+    from: `(SELECT ${q('__scd_commit')} AS ${q('commit')}, file, line, reason, raw FROM ${q(names.quarantine)}) qq`,
+    where: commit === undefined ? undefined : `${q('commit')} = CAST($1 AS INTEGER)`,
+    params: commit === undefined ? [] : [commit],
+    orderBy: [`${q('commit')} DESC`, 'file', 'line'],
+  };
+}

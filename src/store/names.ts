@@ -10,6 +10,8 @@ export interface StoreNames {
   flows: string;
   /** Files applied from a landing folder (exactly once). */
   files: string;
+  /** The last applied watermark of a table/query source. */
+  watermarks: string;
 }
 
 export function storeNames(target: string): StoreNames {
@@ -22,6 +24,7 @@ export function storeNames(target: string): StoreNames {
     commits: '_scd_commits',
     flows: '_scd_flows',
     files: '_scd_files',
+    watermarks: '_scd_watermarks',
   };
 }
 

@@ -1,0 +1,98 @@
+import path from 'node:path';
+import { ScdError } from '../errors.js';
+import type { Driver, InputFile } from '../dialects/driver.js';
+import { FILE_COLUMN } from '../dialects/driver.js';
+import type { Flow } from '../flow/flow.js';
+import { castTo } from '../plan/events-sql.js';
+import type { ColumnModel } from '../plan/model.js';
+import { currentCondition, dataColumns, OP } from '../plan/target.js';
+import { TMP, type StoreNames } from '../store/names.js';
+import type { CommitSpec } from '../plan/apply.js';
+
+export const SNAPSHOT_VERSION = '_snapshot_version';
+export const SNAPSHOT_DELETED = '_snapshot_deleted';
+
+/** The snapshot version a file name carries: its last run of digits (snapshot_0003.csv → 3). */
+export function versionFromName(file: string): number | undefined {
+  const m = /(\d+)(?!.*\d)/.exec(path.basename(file, path.extname(file)));
+  return m ? Number(m[1]) : undefined;
+}
+
+/** Order snapshot files by version (from the name; by name when the version is a column). */
+export function orderSnapshots(flow: Flow, files: InputFile[]): InputFile[] {
+  if (flow.source?.versionColumn) return files;
+  for (const f of files)
+    if (versionFromName(f.path) === undefined)
+      throw new ScdError('SOURCE_INVALID', `snapshot file ${path.basename(f.path)} has no version number in its name`, {
+        file: flow.origin,
+        field: 'source.versionColumn',
+        fix: 'name snapshots like snapshot_0001.csv, or set source.versionColumn',
+      });
+  return [...files].sort((a, b) => versionFromName(a.path)! - versionFromName(b.path)!);
+}
+
+/**
+ * One snapshot file as a commit (like Databricks apply_changes_from_snapshot): keys new or
+ * changed since the live state are upserted at the snapshot's version, live keys missing from it
+ * are deleted at that version, unchanged rows are dropped before they cost anything.
+ */
+export function snapshotSpec(flow: Flow, driver: Driver, file: InputFile, stageFile: () => Promise<{ skipped: number }>): Pick<CommitSpec, 'stage' | 'prepare'> {
+  const d = driver.dialect;
+  const q = d.quote;
+  const versionCol = flow.source?.versionColumn ?? SNAPSHOT_VERSION;
+  return {
+    stage: async () => {
+      const out = await stageFile();
+      if (!flow.source?.versionColumn) {
+        const v = versionFromName(file.path)!;
+        await driver.run(`ALTER TABLE ${q(TMP.stage)} ADD COLUMN ${q(SNAPSHOT_VERSION)} ${d.types.bigint} DEFAULT ${Math.trunc(v)}`);
+      }
+      await driver.run(`ALTER TABLE ${q(TMP.stage)} ADD COLUMN ${q(SNAPSHOT_DELETED)} ${d.types.bool} DEFAULT false`);
+      return out;
+    },
+    prepare: async (drv: Driver, model: ColumnModel, names: StoreNames, existed: boolean) => {
+      if (!existed) return { implied: 0, unchanged: 0 };
+      const seqType = model.seq[0]!.type;
+      const stagedCols = (await drv.columns(TMP.stage)) ?? [];
+      const stagedType = (n: string) => stagedCols.find((c) => c.name === n)?.type ?? seqType;
+      const typed = (n: string, type: string) => castTo(d, `s.${q(n)}`, stagedType(n), type).expr;
+      const range = (await drv.query(
+        `SELECT CAST(min(${typed(versionCol, seqType)}) AS ${d.types.text}) AS lo, CAST(max(${typed(versionCol, seqType)}) AS ${d.types.text}) AS hi FROM ${q(TMP.stage)} s`,
+      ))[0]!;
+      const last = (await drv.query(
+        `SELECT CAST(max(${q(versionCol)}) AS ${d.types.text}) AS v FROM ${q(names.events)} WHERE ${q(OP)} <> 2`,
+      ))[0]!;
+      if (range.lo === null) return { implied: 0, unchanged: 0 };
+      const older = (await drv.query(`SELECT CAST($1 AS ${seqType}) <= CAST($2 AS ${seqType}) AS older`, [range.lo, last.v ?? range.lo]))[0]!;
+      if (last.v !== null && older.older)
+        throw new ScdError('NOT_APPLIED', `snapshot ${path.basename(file.path)} (version ${range.lo}) is not newer than the last applied snapshot (version ${last.v}); nothing was applied`, {
+          file: flow.origin,
+          fix: 'snapshots apply in version order: give it a higher version, or rebuild the target from scratch',
+        });
+      const keys = model.keys.map((k) => k.name);
+      const compared = dataColumns(model).filter((c) => !model.seq.some((s) => s.name === c.name));
+      const live = currentCondition(flow, model, d, 't.');
+      const sameKey = keys.map((k) => `t.${q(k)} = ${typed(k, model.keys.find((c) => c.name === k)!.type)}`).join(' AND ');
+      const sameRow = compared
+        .map((c) => (stagedCols.some((s) => s.name === c.name) ? `t.${q(c.name)} IS NOT DISTINCT FROM ${typed(c.name, c.type)}` : `t.${q(c.name)} IS NULL`))
+        .join(' AND ');
+      // Live keys missing from the snapshot are deleted at its version (before unchanged rows go).
+      await drv.run(
+        `INSERT INTO ${q(TMP.stage)} (${[...keys, versionCol, SNAPSHOT_DELETED, FILE_COLUMN].map(q).join(', ')})
+         SELECT ${keys.map((k) => `t.${q(k)}`).join(', ')}, CAST($1 AS ${stagedType(versionCol)}), true, $2 FROM ${q(names.target)} t
+         WHERE ${live} AND NOT EXISTS (SELECT 1 FROM ${q(TMP.stage)} s WHERE ${sameKey})`,
+        [range.hi, file.label ?? file.path],
+      );
+      const count = async (where: string) =>
+        Number((await drv.query(`SELECT CAST(count(*) AS INTEGER) AS n FROM ${q(TMP.stage)} WHERE ${where}`))[0]!.n);
+      const implied = await count(q(SNAPSHOT_DELETED));
+      const before = await count(`NOT ${q(SNAPSHOT_DELETED)}`);
+      // Rows equal to the live version of their key change nothing: they cost nothing further.
+      await drv.run(
+        `DELETE FROM ${q(TMP.stage)} s WHERE NOT s.${q(SNAPSHOT_DELETED)} AND EXISTS (SELECT 1 FROM ${q(names.target)} t WHERE ${live} AND ${sameKey} AND ${sameRow})`,
+      );
+      const after = await count(`NOT ${q(SNAPSHOT_DELETED)}`);
+      return { implied, unchanged: before - after };
+    },
+  };
+}

@@ -1,0 +1,82 @@
+import { ScdError } from '../errors.js';
+import type { Driver } from '../dialects/driver.js';
+import { FILE_COLUMN, LINE_COLUMN } from '../dialects/driver.js';
+import type { Flow } from '../flow/flow.js';
+import type { CommitSpec } from '../plan/apply.js';
+import { checkSingleExpression } from '../plan/expression.js';
+import { TMP, type StoreNames } from '../store/names.js';
+
+/** Where the last applied watermark of a table/query source is kept. */
+export async function ensureWatermarks(driver: Driver, names: StoreNames): Promise<void> {
+  const t = driver.dialect.types;
+  await driver.run(
+    `CREATE TABLE IF NOT EXISTS ${driver.dialect.quote(names.watermarks)} (target ${t.text} NOT NULL PRIMARY KEY, source ${t.text} NOT NULL, value ${t.text}, version ${t.int} NOT NULL)`,
+  );
+}
+
+/** A table name as written in the flow ("raw.customer_changes"), each part quoted. */
+function tableRef(driver: Driver, name: string): string {
+  return name
+    .split('.')
+    .map((p) => driver.dialect.quote(p))
+    .join('.');
+}
+
+/**
+ * Changes read from a table or query of the same database. With a watermark column, only rows
+ * above the last applied value are read (and the new maximum is recorded in the same commit);
+ * without one, every row is read each time, and rows already applied count as duplicates.
+ */
+export async function tableSpec(driver: Driver, flow: Flow, names: StoreNames): Promise<Pick<CommitSpec, 'inputs' | 'stage' | 'finish'>> {
+  const src = flow.source!;
+  const q = driver.dialect.quote;
+  const label = src.table ? `table ${src.table}` : 'query';
+  if (src.query) {
+    if (src.query.includes(';'))
+      throw new ScdError('FLOW_INVALID', 'source.query must be one SELECT without ";"', { file: flow.origin, field: 'source.query', fix: 'remove the ";"' });
+  }
+  const from = src.table ? tableRef(driver, src.table) : `(${src.query}) src`;
+  await ensureWatermarks(driver, names);
+  const last = (await driver.query(`SELECT value FROM ${q(names.watermarks)} WHERE target = $1`, [names.target]))[0]?.value ?? null;
+  let where = '';
+  let wmType = '';
+  if (src.watermark) {
+    checkSingleExpression(flow, 'source.watermark', src.watermark);
+    let cols;
+    try {
+      cols = await driver.describe(`SELECT * FROM ${from}`);
+    } catch (e) {
+      throw new ScdError('SOURCE_INVALID', `cannot read ${label}: ${e instanceof Error ? e.message : String(e)}`, { file: flow.origin, field: 'source', fix: 'check the table name or query' });
+    }
+    const col = cols.find((c) => c.name === src.watermark);
+    if (!col) throw new ScdError('SOURCE_INVALID', `watermark column "${src.watermark}" is not in ${label}`, { file: flow.origin, field: 'source.watermark', fix: 'name a column of the source' });
+    wmType = col.type;
+    if (last !== null) where = ` WHERE ${q(src.watermark)} > CAST($1 AS ${wmType})`;
+  }
+  return {
+    inputs: [label],
+    stage: async (drv) => {
+      await drv.run(`DROP TABLE IF EXISTS ${q(TMP.rejects)}`);
+      await drv.run(
+        `CREATE TEMP TABLE ${q(TMP.rejects)} (${q(FILE_COLUMN)} ${drv.dialect.types.text}, ${q(LINE_COLUMN)} ${drv.dialect.types.bigint}, reason ${drv.dialect.types.text}, raw ${drv.dialect.types.text})`,
+      );
+      try {
+        await drv.run(
+          `CREATE TEMP TABLE ${q(TMP.stage)} AS SELECT *, CAST($${where ? 2 : 1} AS ${drv.dialect.types.text}) AS ${q(FILE_COLUMN)}, CAST(row_number() OVER () AS ${drv.dialect.types.bigint}) AS ${q(LINE_COLUMN)} FROM ${from}${where}`,
+          where ? [last, label] : [label],
+        );
+      } catch (e) {
+        throw new ScdError('SOURCE_INVALID', `cannot read ${label}: ${e instanceof Error ? e.message : String(e)}`, { file: flow.origin, field: 'source', fix: 'check the table name or query' });
+      }
+      return { skipped: 0 };
+    },
+    finish: src.watermark
+      ? async (drv, version) => {
+          const row = (await drv.query(`SELECT CAST(max(${q(src.watermark!)}) AS ${drv.dialect.types.text}) AS v FROM ${q(TMP.stage)}`))[0]!;
+          if (row.v === null) return;
+          await drv.run(`DELETE FROM ${q(names.watermarks)} WHERE target = $1`, [names.target]);
+          await drv.run(`INSERT INTO ${q(names.watermarks)} VALUES ($1, $2, $3, CAST($4 AS ${drv.dialect.types.int}))`, [names.target, label, row.v, version]);
+        }
+      : undefined,
+  };
+}
