@@ -254,6 +254,11 @@ async function watch(flow: Flow, db: string | undefined, intervalMs: number, eac
 
 /** Run the CLI; errors a person can fix print one line and exit non-zero. */
 export async function main(argv: string[]): Promise<void> {
+  // A reader that stops early (`scd export … | head -1`) is not an error.
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') process.exit(0);
+    throw e;
+  });
   try {
     await buildProgram().parseAsync(argv, { from: 'user' });
   } catch (e) {

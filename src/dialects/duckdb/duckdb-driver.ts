@@ -133,6 +133,25 @@ export class DuckDBDriver implements Driver {
     }
   }
 
+  /**
+   * DuckDB reads "2025-03-01T10:00:00Z" as a TIMESTAMP (converted to UTC, zone dropped). When a
+   * column's texts carry a zone (Z or ±hh:mm, judged on its first 1000 values), keep it a
+   * TIMESTAMPTZ so that exports write the instant with its Z.
+   */
+  private async keepZones(file: string, part: string, cols: ColumnInfo[]): Promise<void> {
+    const q = this.dialect.quote;
+    for (const c of cols) {
+      if (c.type !== 'TIMESTAMP') continue;
+      const rows = await this.query(
+        `SELECT CAST(count(*) AS INTEGER) AS n, CAST(count(*) FILTER (WHERE regexp_matches(v, '(Z|[+-][0-9][0-9](:?[0-9][0-9])?)$')) AS INTEGER) AS z
+         FROM (SELECT ${q(c.name)} AS v FROM read_json($1, columns = {${sqlString(c.name)}: 'VARCHAR'}, format = 'auto', maximum_object_size = ${MAX_RECORD_BYTES}) WHERE ${q(c.name)} IS NOT NULL LIMIT 1000)`,
+        [file],
+      );
+      const r = rows[0]!;
+      if (Number(r.n) > 0 && Number(r.z) === Number(r.n)) await this.run(`ALTER TABLE ${q(part)} ALTER COLUMN ${q(c.name)} TYPE TIMESTAMPTZ`);
+    }
+  }
+
   /** Stage one file; false when it holds no readable record. */
   private async stageOne(file: InputFile, part: string, rejects: string, scratch: string, i: number): Promise<boolean> {
     const q = this.dialect.quote;
@@ -166,6 +185,7 @@ export class DuckDBDriver implements Driver {
       );
       // A transformed input carries the original line numbers itself.
       const cols = (await this.columns(part)) ?? [];
+      if (file.format !== 'parquet') await this.keepZones(file.path, part, cols);
       if (cols.some((c) => c.name === LINE_COLUMN)) await this.run(`ALTER TABLE ${q(part)} DROP COLUMN ${q(AUTO_LINE)}`);
       else await this.run(`ALTER TABLE ${q(part)} RENAME COLUMN ${q(AUTO_LINE)} TO ${q(LINE_COLUMN)}`);
       return true;
