@@ -17,6 +17,8 @@ import { ScdError } from './errors.js';
 export interface DatabaseOption {
   /** Overrides the flow's database (relative to the current directory). */
   database?: string;
+  /** PostgreSQL: fail at once, instead of waiting, while another process applies to the same target. */
+  noWait?: boolean;
 }
 
 export interface ApplyOptions extends DatabaseOption {
@@ -27,14 +29,20 @@ export interface ApplyOptions extends DatabaseOption {
   onProgress?: Progress;
 }
 
-/** The database a call uses: the option (relative to cwd), else the flow's (relative to the flow file). */
+/**
+ * The database a call uses: the option (relative to cwd), else the flow's (relative to the flow
+ * file), else SCD_DATABASE_URL (relative to cwd), else the default file.
+ */
 export function databaseOf(flow: Flow, options: DatabaseOption = {}): string {
-  return options.database ? resolveAgainst(process.cwd(), options.database) : flow.database;
+  if (options.database) return resolveAgainst(process.cwd(), options.database);
+  const env = process.env.SCD_DATABASE_URL;
+  if (flow.databaseIsDefault && env) return resolveAgainst(process.cwd(), env);
+  return flow.database;
 }
 
 /** Open the flow's database, run fn, close it. */
 export async function withDatabase<T>(flow: Flow, options: DatabaseOption, fn: (driver: Driver) => Promise<T>): Promise<T> {
-  const driver = await openDriver(databaseOf(flow, options));
+  const driver = await openDriver(databaseOf(flow, options), { schema: flow.schema, noWait: options.noWait });
   try {
     return await fn(driver);
   } finally {

@@ -6,7 +6,7 @@ export type { ApplyOptions, DatabaseOption, SourceOptions, SourceReport } from '
 export type { ApplyResult, Progress } from './plan/apply.js';
 export type { OutputFormat, OutputOptions } from './query/output.js';
 export { ScdError, QueryError } from './errors.js';
-export { openDriver, duckdbDialect } from './dialects/index.js';
+export { openDriver, duckdbDialect, postgresDialect } from './dialects/index.js';
 export type { Driver, Dialect, ColumnInfo, InputFile, FileFormat } from './dialects/index.js';
 // Driver-level API: reuse one open database for many calls (tests, long-running programs).
 export { applyFiles, applyRows } from './plan/apply.js';

@@ -97,7 +97,8 @@ export function buildProgram(): Command {
     .option('--watch', "keep running: apply new files of the flow's source.path as they land (Ctrl-C stops)")
     .option('--interval <seconds>', 'with --watch: how often to look for new files', '2')
     .option('--json', 'print the result of each commit as one JSON line')
-    .action(async (flowFile: string, opts: { db?: string; input?: string[]; each?: boolean; watch?: boolean; interval: string; json?: boolean }) => {
+    .option('--no-wait', 'PostgreSQL: fail at once when another process is applying to the same target (default: wait for it)')
+    .action(async (flowFile: string, opts: { db?: string; input?: string[]; each?: boolean; watch?: boolean; interval: string; json?: boolean; wait?: boolean }) => {
       const flow = loadFlowFile(flowFile);
       const progress = opts.json ? undefined : (m: string) => process.stderr.write(`  ${m}\n`);
       const print = (result: ApplyResult) => process.stdout.write(opts.json ? JSON.stringify(result) + '\n' : summary(result) + '\n');
@@ -105,11 +106,11 @@ export function buildProgram(): Command {
         if (opts.watch) throw new ScdError('USAGE', '--watch follows the flow\'s source.path, not --input files', { fix: 'drop --input' });
         const files = resolveInputs(opts.input, flow.source?.format);
         const batches = opts.each ? files.map((f) => [f.path]) : [files.map((f) => f.path)];
-        for (const inputs of batches) print(await apply(flow, { database: opts.db, inputs, onProgress: progress }));
+        for (const inputs of batches) print(await apply(flow, { database: opts.db, noWait: opts.wait === false, inputs, onProgress: progress }));
         return;
       }
       if (!opts.watch) {
-        const report = await applySource(flow, { database: opts.db, each: opts.each, onProgress: progress, onCommit: print });
+        const report = await applySource(flow, { database: opts.db, noWait: opts.wait === false, each: opts.each, onProgress: progress, onCommit: print });
         for (const w of report.warnings) process.stderr.write(`scd: warning: ${w}\n`);
         if (!report.results.length && !opts.json)
           process.stdout.write(`nothing new to apply (${plural(report.alreadyApplied, 'file')} already applied)\n`);

@@ -10,6 +10,8 @@ export interface DialectCapabilities {
 export interface Dialect {
   readonly name: string;
   readonly capabilities: DialectCapabilities;
+  /** The engine's physical row id pseudo-column (rowid, ctid): removes rows without a search. */
+  readonly rowId: string;
   /** Quote an identifier (always used; never splice a raw name). */
   quote(identifier: string): string;
   /** Internal column types. */
@@ -35,10 +37,12 @@ export interface Dialect {
   lastBy(expr: string, by: string): string;
   /** An aggregate: the value of `expr` on the row with the smallest `by`, NULL values included. */
   firstBy(expr: string, by: string): string;
-  /** A struct/row value made of named parts (a tuple sequence). */
-  struct(fields: Array<[name: string, expr: string]>): string;
+  /** A struct/row value made of named, typed parts (a tuple sequence). */
+  struct(fields: Array<[name: string, expr: string, type: string]>): string;
   /** The type of struct() over parts of the given types. */
   structType(fields: Array<[name: string, type: string]>): string;
+  /** Statements to run before creating a table with columns of these types (e.g. CREATE TYPE of a struct). */
+  prepareTypes(types: string[]): string[];
   /** `CAST(expr AS type)`, or NULL when the value does not fit. */
   tryCast(expr: string, type: string): string;
   /** Text of any value, for messages and raw-record capture. */

@@ -31,6 +31,11 @@ export interface Driver {
   describe(select: string): Promise<ColumnInfo[]>;
   transaction<T>(fn: () => Promise<T>): Promise<T>;
   /**
+   * Inside a transaction: hold the flow target's lock until the transaction ends, so that two
+   * applies of one target never interleave (the second waits, or fails with `noWait`).
+   */
+  lockTarget(target: string): Promise<void>;
+  /**
    * Load files into a new temporary table with the files' own columns, plus
    * `__scd_file` (path) and `__scd_line` (line or record number in the file); and records that
    * cannot be read (malformed line, invalid UTF-8, ...) into a second temporary table `rejects`

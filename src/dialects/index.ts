@@ -1,13 +1,32 @@
+import path from 'node:path';
 import type { Driver } from './driver.js';
 import { DuckDBDriver } from './duckdb/index.js';
 
-/** Open the engine a database location names. Only DuckDB files (and ':memory:') for now. */
-export async function openDriver(database: string): Promise<Driver> {
+export interface OpenOptions {
+  /** PostgreSQL: the schema the flow's tables live in (default public). */
+  schema?: string;
+  /** Fail at once, instead of waiting, when another process applies to the same target. */
+  noWait?: boolean;
+}
+
+/**
+ * Open the engine a database location names:
+ * - `postgres://…` / `postgresql://…`: a PostgreSQL server (13+) through `pg`;
+ * - `pglite://memory` (in-memory) or `pglite://PATH` (a data folder): PGlite, in-process PostgreSQL;
+ * - anything else: a DuckDB file, or ':memory:'.
+ */
+export async function openDriver(database: string, options: OpenOptions = {}): Promise<Driver> {
   if (/^postgres(ql)?:\/\//i.test(database)) {
-    const { ScdError } = await import('../errors.js');
-    throw new ScdError('DB_UNREACHABLE', 'PostgreSQL databases are not supported yet', {
-      fix: 'use a DuckDB file path for "database"',
-    });
+    const { PostgresDriver } = await import('./postgres/index.js');
+    return PostgresDriver.connect(database, options);
+  }
+  const lite = /^pglite:\/\/(.*)$/i.exec(database);
+  if (lite) {
+    const { PGlite } = await import('@electric-sql/pglite');
+    const { PostgresDriver } = await import('./postgres/index.js');
+    const where = lite[1] === '' || lite[1] === 'memory' ? undefined : path.resolve(lite[1]!);
+    const db = await PGlite.create(where);
+    return PostgresDriver.fromPGlite(db as never, { ...options, owns: true, location: database });
   }
   return DuckDBDriver.create(database);
 }
@@ -15,3 +34,4 @@ export async function openDriver(database: string): Promise<Driver> {
 export type { Driver, Row, ColumnInfo, InputFile, FileFormat } from './driver.js';
 export type { Dialect } from './dialect.js';
 export { duckdbDialect } from './duckdb/index.js';
+export { postgresDialect } from './postgres/postgres-dialect.js';

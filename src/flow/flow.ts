@@ -17,8 +17,12 @@ export interface Flow {
   trackHistory?: string[];
   trackHistoryExcept?: string[];
   ignoreNullUpdates: boolean;
-  /** Absolute DuckDB file path, or ':memory:'. */
+  /** Absolute DuckDB file path, ':memory:', or a URL (postgres://…, pglite://…). */
   database: string;
+  /** The flow names no database (then SCD_DATABASE_URL, when set, is used). */
+  databaseIsDefault: boolean;
+  /** PostgreSQL: the schema of the target and scdkit's tables. */
+  schema: string;
   source?: SourceSpec;
   expect: Record<string, Expectation>;
   schemaEvolution: 'none' | 'add-columns';

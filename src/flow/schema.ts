@@ -50,6 +50,12 @@ export const flowSchema = z
     trackHistoryExcept: columnList.optional(),
     ignoreNullUpdates: z.boolean().default(false),
     database: z.string().min(1).optional(),
+    /** PostgreSQL: the schema the target and scdkit's tables live in. */
+    schema: z
+      .string()
+      .min(1)
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'use letters, digits and _ only (a plain schema name)')
+      .default('public'),
     source: sourceSchema.optional(),
     /** Data quality rules, like Databricks expectations. */
     expect: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'name expectations with letters, digits and _'), expectationSchema).optional(),

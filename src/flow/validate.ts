@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ScdError } from '../errors.js';
-import { flowSchema, type FlowInput } from './schema.js';
+import { flowSchema, sourceSchema, type FlowInput } from './schema.js';
 import { DEFAULT_DATABASE, resolveAgainst, type Flow } from './flow.js';
 
 const FLOW_FIELDS = Object.keys(flowSchema.shape);
@@ -14,7 +14,7 @@ export function validateFlow(raw: unknown, origin: string, baseDir: string): Flo
     });
   }
   const parsed = flowSchema.safeParse(raw);
-  if (!parsed.success) throw toScdError(parsed.error, origin);
+  if (!parsed.success) throw toScdError(parsed.error, origin, raw as Record<string, unknown>);
   const f = parsed.data;
   const list = (v: string | string[] | undefined) => (v === undefined ? undefined : Array.isArray(v) ? v : [v]);
   const src = f.source;
@@ -70,6 +70,8 @@ export function validateFlow(raw: unknown, origin: string, baseDir: string): Flo
     trackHistoryExcept: f.trackHistoryExcept,
     ignoreNullUpdates: f.ignoreNullUpdates,
     database: resolveAgainst(baseDir, f.database ?? DEFAULT_DATABASE),
+    databaseIsDefault: f.database === undefined,
+    schema: f.schema,
     source: src ? { ...src, path: src.path ? resolveAgainst(baseDir, src.path) : undefined } : undefined,
     expect: f.expect ?? {},
     schemaEvolution: f.schemaEvolution,
@@ -121,19 +123,21 @@ function checkCombinations(flow: Flow): void {
     fail('storedAs', 'endSentinel, isCurrentColumn and deletes: tombstone apply to scd2 targets only', 'remove them or use storedAs: scd2');
 }
 
-function toScdError(error: z.ZodError, origin: string): ScdError {
-  const issue = error.issues[0]!;
+function toScdError(error: z.ZodError, origin: string, raw: Record<string, unknown>): ScdError {
+  // A misspelt field explains the rest ("keyz" makes "keys" missing): report it first.
+  const issue = error.issues.find((i) => i.code === 'unrecognized_keys') ?? error.issues[0]!;
   if (issue.code === 'unrecognized_keys') {
     const key = issue.keys[0]!;
-    const near = closest(key, FLOW_FIELDS);
-    return new ScdError('FLOW_INVALID', `"${key}" is not a flow field`, {
+    const known = issue.path[0] === 'source' ? Object.keys(sourceSchema.shape) : issue.path[0] === 'expect' ? ['sql', 'action'] : FLOW_FIELDS;
+    const near = closest(key, known);
+    return new ScdError('FLOW_INVALID', `"${key}" is not a ${issue.path[0] === 'source' ? 'source' : issue.path[0] === 'expect' ? 'expectation' : 'flow'} field`, {
       file: origin,
       field: [...issue.path, key].join('.'),
-      fix: near ? `did you mean "${near}"?` : `remove it; flow fields are ${FLOW_FIELDS.join(', ')}`,
+      fix: near ? `did you mean "${near}"?` : `remove it; the fields are ${known.join(', ')}`,
     });
   }
   const field = issue.path.join('.') || '(flow)';
-  const missing = issue.code === 'invalid_type' && /received undefined/.test(issue.message);
+  const missing = issue.path.length === 1 && raw[String(issue.path[0])] === undefined;
   if (missing) {
     return new ScdError('FLOW_INVALID', `"${field}" is required`, { file: origin, field, fix: requiredFix(field) });
   }

@@ -12,22 +12,13 @@ import { ensureFilesTable, recordFiles, type FileRecord } from '../sources/landi
 import { stageInputs } from '../sources/stage.js';
 import { diffSql } from './diff-sql.js';
 import { evolveModel } from './evolve.js';
-import {
-  affectedKeysSql,
-  appendEventsSql,
-  batchSql,
-  DROP,
-  expectationColumn,
-  freshEventsSql,
-  quarantineSql,
-  REASON,
-  tiesSql,
-} from './events-sql.js';
+import { appendEventsSql, batchSql, DROP, expectationColumn, quarantineSql, REASON, typedStageSql } from './events-sql.js';
+import { eventsSql, freshSql, keysSql, prevSql, slowLogSql, stateSql, tiesSql, validSql } from './incremental.js';
 import { checkSingleExpression } from './expression.js';
 import { deriveModel, type ColumnModel } from './model.js';
 import { changedSettings, semanticSettings } from './settings.js';
-import { COMMIT, createStoreSql, OP, OP_TRUNCATE } from './target.js';
-import { logSource, walkSql } from './walk-sql.js';
+import { COMMIT, createStoreSql, OP, OP_TRUNCATE, targetColumns } from './target.js';
+import { walkSql } from './walk-sql.js';
 
 export type ApplyResult = CommitResult;
 
@@ -90,6 +81,7 @@ export async function applyCommit(driver: Driver, flow: Flow, spec: CommitSpec):
   progress(`reading ${spec.inputs.length === 1 ? spec.inputs[0] : `${spec.inputs.length} inputs`}`);
   const { skipped } = await spec.stage(driver);
   return driver.transaction(async () => {
+    await driver.lockTarget(flow.target);
     const staged = (await driver.columns(TMP.stage)) ?? [];
     let stagedRows = await num(`SELECT count(*) FROM ${q(TMP.stage)}`);
     const rejected = await num(`SELECT count(*) FROM ${q(TMP.rejects)}`);
@@ -113,9 +105,9 @@ export async function applyCommit(driver: Driver, flow: Flow, spec: CommitSpec):
           field: changed[0],
           fix: 'restore the previous setting, or run `scd rebuild` on the flow to recompute all history under it',
         });
-      model = await evolveModel(driver, flow, record, staged, names, at);
+      model = stagedRows > 0 ? await evolveModel(driver, flow, record, staged, names, at) : record.model;
     }
-    if (stagedRows > 0) await checkExpressions(driver, flow);
+    if (stagedRows > 0) await checkExpressions(driver, flow, typedStageSql(model, d, staged));
     if (!record) {
       for (const sql of createStoreSql(flow, model, d, names)) await driver.run(sql);
       await writeFlowRecord(driver, names, { model, settings }, at);
@@ -130,7 +122,9 @@ export async function applyCommit(driver: Driver, flow: Flow, spec: CommitSpec):
     const version = await nextVersion(driver, names);
 
     progress(`mapping ${stagedRows} records to events`);
-    await driver.run(batchSql(flow, model, d, (await driver.columns(TMP.stage)) ?? staged));
+    // An empty input has no columns worth reading: every model column is then null.
+    const stagedNow = stagedRows > 0 || spec.prepare ? ((await driver.columns(TMP.stage)) ?? staged) : staged.filter((c) => c.name === FILE_COLUMN || c.name === LINE_COLUMN);
+    await driver.run(batchSql(flow, model, d, stagedNow));
     const expectations = await countExpectations(driver, flow);
     await driver.run(quarantineSql(d, names, staged), [version]);
     await driver.run(
@@ -139,20 +133,22 @@ export async function applyCommit(driver: Driver, flow: Flow, spec: CommitSpec):
     );
     const quarantined = rejected + (await num(`SELECT count(*) FROM ${q(TMP.batch)} WHERE ${q(REASON)} IS NOT NULL`));
     const dropped = await num(`SELECT count(*) FROM ${q(TMP.batch)} WHERE ${q(REASON)} IS NULL AND ${q(DROP)}`);
-    await driver.run(freshEventsSql(model, d, names));
+    await driver.run(validSql(model, d));
+    const truncated = (await num(`SELECT count(*) FROM ${q(TMP.valid)} WHERE ${q(OP)} = ${OP_TRUNCATE}`)) > 0;
+    await driver.run(keysSql(flow, model, d, names, truncated));
+    await driver.run(slowLogSql(model, d, names));
+    await driver.run(freshSql(model, d, names));
     const eventsApplied = await num(`SELECT count(*) FROM ${q(TMP.fresh)}`);
     const duplicates = rowsRead - quarantined - dropped - skipped - eventsApplied;
     await driver.run(appendEventsSql(model, d, names), [version]);
     const ties = eventsApplied ? await num(tiesSql(model, d, names)) : 0;
-    const truncated = (await num(`SELECT count(*) FROM ${q(TMP.fresh)} WHERE ${q(OP)} = ${OP_TRUNCATE}`)) > 0;
-    await driver.run(affectedKeysSql(model, d, names, truncated));
+    if (!truncated) await dropKeysWithoutNews(driver, model);
     const keysAffected = await num(`SELECT count(*) FROM ${q(TMP.keys)}`);
 
     let counts = NO_CHANGES;
     if (keysAffected > 0) {
       progress(`recomputing the history of ${keysAffected} key${keysAffected === 1 ? '' : 's'}`);
-      await driver.run(walkSql(flow, model, d, logSource(d, names), TMP.next));
-      counts = await writeDiff(driver, flow, model, names, version, at);
+      counts = await recompute(driver, flow, model, names, version, at);
     }
     const result: ApplyResult = {
       version,
@@ -181,6 +177,29 @@ export async function applyCommit(driver: Driver, flow: Flow, spec: CommitSpec):
   });
 }
 
+/** Keys whose every event of this batch was a duplicate change nothing: forget them. */
+async function dropKeysWithoutNews(driver: Driver, model: ColumnModel): Promise<void> {
+  const q = driver.dialect.quote;
+  const on = (a: string) => model.keys.map((k) => `n.${q(k.name)} = ${a}.${q(k.name)}`).join(' AND ');
+  await driver.run(`DELETE FROM ${q(TMP.keys)} WHERE NOT EXISTS (SELECT 1 FROM ${q(TMP.fresh)} n WHERE ${on(q(TMP.keys))})`);
+  await driver.run(`DELETE FROM ${q(TMP.slowLog)} WHERE NOT EXISTS (SELECT 1 FROM ${q(TMP.keys)} n WHERE ${on(q(TMP.slowLog))})`);
+}
+
+/**
+ * Recompute the keys of TMP.keys (slow: from the log; fast: from their live version) and write
+ * what changed: target rows, change feed, key state. Returns the change counts.
+ */
+export async function recompute(driver: Driver, flow: Flow, model: ColumnModel, names: StoreNames, version: number, at: string) {
+  const d = driver.dialect;
+  const columns = targetColumns(flow, model, d).map((c) => c.name);
+  await driver.run(prevSql(flow, model, d, names, columns));
+  await driver.run(eventsSql(flow, model, d, names));
+  await driver.run(walkSql(flow, model, d, TMP.events, TMP.next));
+  const counts = await writeDiff(driver, flow, model, names, version, at);
+  for (const sql of stateSql(model, d, names)) await driver.run(sql);
+  return counts;
+}
+
 /** Apply records given in code (library use): they are written to a temporary NDJSON file. */
 export async function applyRows(driver: Driver, flow: Flow, rows: Array<Record<string, unknown>>, progress?: Progress): Promise<ApplyResult> {
   const dir = mkdtempSync(path.join(tmpdir(), 'scdkit-'));
@@ -201,11 +220,11 @@ function flowExpressions(flow: Flow): Array<[string, string]> {
   return out;
 }
 
-async function checkExpressions(driver: Driver, flow: Flow): Promise<void> {
+async function checkExpressions(driver: Driver, flow: Flow, typed: string): Promise<void> {
   for (const [field, expr] of flowExpressions(flow)) {
     let type: string;
     try {
-      type = (await driver.describe(`SELECT (${expr}) AS x FROM ${driver.dialect.quote(TMP.stage)}`))[0]!.type;
+      type = (await driver.describe(`SELECT (${expr}) AS x FROM (${typed}) s`))[0]!.type;
     } catch (e) {
       const why = e instanceof Error && 'reason' in e ? String((e as { reason: string }).reason) : String(e);
       throw new ScdError('FLOW_INVALID', `"${expr}" cannot be evaluated on the source: ${why.replace(/^[A-Za-z ]+Error: /, '')}`, {

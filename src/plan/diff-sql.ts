@@ -2,28 +2,25 @@ import type { Dialect } from '../dialects/dialect.js';
 import type { Flow } from '../flow/flow.js';
 import { TMP, type StoreNames } from '../store/names.js';
 import type { ColumnModel } from './model.js';
-import { currentCondition, identityColumns, targetColumns } from './target.js';
+import { identityColumns, targetColumns } from './target.js';
+import { ROWID } from './incremental.js';
 import { CURRENT } from './walk-sql.js';
 
 /**
- * Compare the recomputed rows of the affected keys (TMP.next) with the stored ones (TMP.prev),
+ * Compare the recomputed rows (TMP.next) with the stored rows they may replace (TMP.prev),
  * and write only the rows that really change, with their change-feed records (SPEC §5).
  */
 export function diffSql(flow: Flow, model: ColumnModel, d: Dialect, names: StoreNames): { statements: string[]; counts: string } {
   const q = d.quote;
   const cols = targetColumns(flow, model, d).map((c) => c.name);
   const id = identityColumns(flow, model);
-  const keyJoin = model.keys.map((k) => `t.${q(k.name)} = k.${q(k.name)}`).join(' AND ');
   const same = (a: string, b: string) => cols.map((c) => `${a}.${q(c)} IS NOT DISTINCT FROM ${b}.${q(c)}`).join(' AND ');
   const sameId = (a: string, b: string) => id.map((c) => `${a}.${q(c)} = ${b}.${q(c)}`).join(' AND ');
-  const current = currentCondition(flow, model, d, 't.');
   const list = cols.map(q).join(', ');
   const ts = `CAST($2 AS ${d.types.timestamptz})`;
   const ver = `CAST($1 AS ${d.types.int})`;
   return {
     statements: [
-      `CREATE TEMP TABLE ${q(TMP.prev)} AS SELECT ${cols.map((c) => `t.${q(c)}`).join(', ')}, ${current} AS ${q(CURRENT)}
-       FROM ${q(names.target)} t JOIN ${q(TMP.keys)} k ON ${keyJoin}`,
       `CREATE TEMP TABLE ${q(TMP.removed)} AS SELECT * FROM ${q(TMP.prev)} p
        WHERE NOT EXISTS (SELECT 1 FROM ${q(TMP.next)} n WHERE ${same('n', 'p')})`,
       `CREATE TEMP TABLE ${q(TMP.added)} AS SELECT * FROM ${q(TMP.next)} n
@@ -34,9 +31,7 @@ export function diffSql(flow: Flow, model: ColumnModel, d: Dialect, names: Store
        UNION ALL
        SELECT ${list}, CASE WHEN EXISTS (SELECT 1 FROM ${q(TMP.removed)} r WHERE ${sameId('a', 'r')}) THEN 'update_postimage' ELSE 'insert' END, ${ver}, ${ts}
        FROM ${q(TMP.added)} a`,
-      `DELETE FROM ${q(names.target)} WHERE EXISTS (SELECT 1 FROM ${q(TMP.removed)} r WHERE ${id
-        .map((c) => `r.${q(c)} = ${q(names.target)}.${q(c)}`)
-        .join(' AND ')})`,
+      `DELETE FROM ${q(names.target)} WHERE ${d.rowId} IN (SELECT ${q(ROWID)} FROM ${q(TMP.removed)})`,
       `INSERT INTO ${q(names.target)} (${list}) SELECT ${list} FROM ${q(TMP.added)}`,
     ],
     counts: `SELECT

@@ -44,6 +44,32 @@ export function castTo(d: Dialect, expr: string, stagedType: string, type: strin
  */
 export function batchSql(flow: Flow, model: ColumnModel, d: Dialect, staged: ColumnInfo[]): string {
   const q = d.quote;
+  const expectations = Object.entries(flow.expect);
+  const checks = expectations.map(([, e], i) => `coalesce((${e.sql}), false) AS ${q(expectationColumn(i))}`);
+  const reason = [
+    ...model.seq.map((s) => `WHEN ${q(s.name)} IS NULL THEN 'sequence column ${text(s.name)} is null'`),
+    ...model.keys.map((k) => `WHEN ${q(OP)} <> ${OP_TRUNCATE} AND ${q(k.name)} IS NULL THEN 'key column ${text(k.name)} is null'`),
+    ...expectations.flatMap(([name, e], i) =>
+      e.action === 'quarantine' ? [`WHEN NOT ${q(expectationColumn(i))} THEN 'expectation ${text(name)} failed'`] : [],
+    ),
+  ];
+  const drops = expectations.flatMap(([, e], i) => (e.action === 'drop' ? [`NOT ${q(expectationColumn(i))}`] : []));
+  // Expressions (deletes, truncates, expectations) see the columns with the flow's types.
+  return `CREATE TEMP TABLE ${q(TMP.batch)} AS
+WITH t AS (${typedStageSql(model, d, staged)}),
+c AS (SELECT *, ${opExpr(flow)} AS ${q(OP)}${checks.length ? ', ' + checks.join(', ') : ''} FROM t)
+SELECT ${eventProjection(model, d).join(', ')}, ${q(FILE_COLUMN)}, ${q(LINE_COLUMN)},
+  ${expectations.map((_, i) => q(expectationColumn(i)) + ', ').join('')}${drops.length ? drops.join(' OR ') : 'false'} AS ${q(DROP)},
+  CASE WHEN ${q(FIT)} IS NOT NULL THEN ${q(FIT)} ${reason.join(' ')} END AS ${q(REASON)}
+FROM c`;
+}
+
+/**
+ * The staged records with every source column of the model cast to its type (missing ones
+ * null), the file and line, and FIT: why a value does not fit its column, if one does not.
+ */
+export function typedStageSql(model: ColumnModel, d: Dialect, staged: ColumnInfo[]): string {
+  const q = d.quote;
   const stagedType = new Map(staged.map((c) => [c.name, c.type]));
   const unfit: string[] = [];
   const cast = (c: ColumnInfo): string => {
@@ -56,30 +82,9 @@ export function batchSql(flow: Flow, model: ColumnModel, d: Dialect, staged: Col
       );
     return expr;
   };
-  const expectations = Object.entries(flow.expect);
-  const checks = expectations.map(([, e], i) => `coalesce((${e.sql}), false) AS ${q(expectationColumn(i))}`);
-  const typed = [
-    ...model.source.map((c) => `${cast(c)} AS ${q(c.name)}`),
-    `${opExpr(flow)} AS ${q(OP)}`,
-    q(FILE_COLUMN),
-    q(LINE_COLUMN),
-    ...checks,
-  ];
+  const typed = [...model.source.map((c) => `${cast(c)} AS ${q(c.name)}`), q(FILE_COLUMN), q(LINE_COLUMN)];
   const fit = unfit.length ? `CASE ${unfit.join(' ')} END` : `CAST(NULL AS ${d.types.text})`;
-  const reason = [
-    ...model.seq.map((s) => `WHEN ${q(s.name)} IS NULL THEN 'sequence column ${text(s.name)} is null'`),
-    ...model.keys.map((k) => `WHEN ${q(OP)} <> ${OP_TRUNCATE} AND ${q(k.name)} IS NULL THEN 'key column ${text(k.name)} is null'`),
-    ...expectations.flatMap(([name, e], i) =>
-      e.action === 'quarantine' ? [`WHEN NOT ${q(expectationColumn(i))} THEN 'expectation ${text(name)} failed'`] : [],
-    ),
-  ];
-  const drops = expectations.flatMap(([, e], i) => (e.action === 'drop' ? [`NOT ${q(expectationColumn(i))}`] : []));
-  return `CREATE TEMP TABLE ${q(TMP.batch)} AS
-WITH c AS (SELECT ${typed.join(', ')}, ${fit} AS ${q(FIT)} FROM ${q(TMP.stage)})
-SELECT ${eventProjection(model, d).join(', ')}, ${q(FILE_COLUMN)}, ${q(LINE_COLUMN)},
-  ${expectations.map((_, i) => q(expectationColumn(i)) + ', ').join('')}${drops.length ? drops.join(' OR ') : 'false'} AS ${q(DROP)},
-  CASE WHEN ${q(FIT)} IS NOT NULL THEN ${q(FIT)} ${reason.join(' ')} END AS ${q(REASON)}
-FROM c`;
+  return `SELECT ${typed.join(', ')}, ${fit} AS ${q(FIT)} FROM ${q(TMP.stage)}`;
 }
 
 function text(s: string): string {
@@ -104,15 +109,6 @@ function logColumns(model: ColumnModel): string[] {
   return [...model.source.map((c) => c.name), OP, HASH];
 }
 
-/** Valid batch events that the log does not hold yet, each once. */
-export function freshEventsSql(model: ColumnModel, d: Dialect, names: StoreNames): string {
-  const q = d.quote;
-  return `CREATE TEMP TABLE ${q(TMP.fresh)} AS
-SELECT DISTINCT ON (${identity(model, d, 'b').join(', ')}) ${logColumns(model).map((c) => `b.${q(c)}`).join(', ')}
-FROM ${q(TMP.batch)} b
-WHERE b.${q(REASON)} IS NULL AND NOT b.${q(DROP)}
-  AND NOT EXISTS (SELECT 1 FROM ${q(names.events)} l WHERE ${sameEvent(model, d, 'l', 'b')})`;
-}
 
 export function appendEventsSql(model: ColumnModel, d: Dialect, names: StoreNames): string {
   const q = d.quote;
@@ -135,26 +131,12 @@ SELECT DISTINCT ON (${identity(model, d, 'e').join(', ')}) ${[...cols, COMMIT].m
 FROM e ORDER BY ${[...identity(model, d, 'e'), `e.${q(COMMIT)}`].join(', ')}`;
 }
 
-/** New events that share key and sequence with another, different event (after the append). */
-export function tiesSql(model: ColumnModel, d: Dialect, names: StoreNames): string {
-  const q = d.quote;
-  return `SELECT CAST(count(*) AS ${d.types.int}) AS n FROM ${q(TMP.fresh)} n
-WHERE EXISTS (SELECT 1 FROM ${q(names.events)} l WHERE ${sameEvent(model, d, 'l', 'n', false)}
-  AND (l.${q(OP)} <> n.${q(OP)} OR l.${q(HASH)} <> n.${q(HASH)}))`;
-}
 
-/** Keys whose history must be recomputed: those of new events, or all keys after a new truncate. */
-export function affectedKeysSql(model: ColumnModel, d: Dialect, names: StoreNames, truncated: boolean): string {
-  const q = d.quote;
-  const keys = model.keys.map((k) => q(k.name)).join(', ');
-  const from = truncated ? q(names.events) : q(TMP.fresh);
-  return `CREATE TEMP TABLE ${q(TMP.keys)} AS SELECT DISTINCT ${keys} FROM ${from} WHERE ${q(OP)} <> ${OP_TRUNCATE}`;
-}
 
 export function quarantineSql(d: Dialect, names: StoreNames, staged: ColumnInfo[]): string {
   const q = d.quote;
   const sourceCols = staged.filter((c) => c.name !== FILE_COLUMN && c.name !== LINE_COLUMN);
-  const raw = d.jsonObject(sourceCols.map((c) => [c.name, `s.${q(c.name)}`, c.type]));
+  const raw = sourceCols.length ? d.jsonObject(sourceCols.map((c) => [c.name, `s.${q(c.name)}`, c.type])) : `CAST(NULL AS ${d.types.text})`;
   return `INSERT INTO ${q(names.quarantine)} (${q(COMMIT)}, file, line, reason, raw)
 SELECT CAST($1 AS ${d.types.int}), b.${q(FILE_COLUMN)}, b.${q(LINE_COLUMN)}, b.${q(REASON)}, ${raw}
 FROM ${q(TMP.batch)} b JOIN ${q(TMP.stage)} s

@@ -4,12 +4,13 @@ import type { Flow } from '../flow/flow.js';
 import { ensureCatalog, readFlowRecord, writeFlowRecord } from '../store/catalog.js';
 import { nextVersion, recordCommit, type CommitResult } from '../store/commits.js';
 import { storeNames, TMP } from '../store/names.js';
-import { dropTemps, NO_CHANGES, writeDiff, type Progress } from './apply.js';
+import { dropTemps, NO_CHANGES, recompute, type Progress } from './apply.js';
+import { createStateSql, eventsSql, keysSql, slowLogSql, stateSql } from './incremental.js';
 import { relogSql } from './events-sql.js';
 import { deriveModel } from './model.js';
 import { semanticSettings } from './settings.js';
-import { currentViewSql, OP, OP_TRUNCATE, targetColumns } from './target.js';
-import { logSource, walkSql } from './walk-sql.js';
+import { currentViewSql, HASH, OP, targetColumns } from './target.js';
+import { walkSql } from './walk-sql.js';
 
 /**
  * Recompute the whole target from the kept events under the flow as it is now (a full refresh):
@@ -24,6 +25,7 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
   const q = d.quote;
   await ensureCatalog(driver, names);
   return driver.transaction(async () => {
+    await driver.lockTarget(flow.target);
     await dropTemps(driver);
     const record = await readFlowRecord(driver, names);
     if (!record)
@@ -42,11 +44,14 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
     await driver.run(`DROP TABLE ${q(names.events)}`);
     await driver.run(`ALTER TABLE ${q(relog)} RENAME TO ${q(names.events)}`);
 
-    const keyList = model.keys.map((k) => q(k.name)).join(', ');
-    await driver.run(`CREATE TEMP TABLE ${q(TMP.keys)} AS SELECT DISTINCT ${keyList} FROM ${q(names.events)} WHERE ${q(OP)} <> ${OP_TRUNCATE}`);
+    // Every key is recomputed from the log: no batch, no fresh events, all keys slow.
+    const logList = [...model.source.map((c) => c.name), OP, HASH].map(q).join(', ');
+    await driver.run(`CREATE TEMP TABLE ${q(TMP.valid)} AS SELECT ${logList} FROM ${q(names.events)} WHERE false`);
+    await driver.run(`CREATE TEMP TABLE ${q(TMP.fresh)} AS SELECT ${logList} FROM ${q(names.events)} WHERE false`);
+    await driver.run(keysSql(flow, model, d, names, true));
+    await driver.run(slowLogSql(model, d, names));
     const keysAffected = Number((await driver.query(`SELECT CAST(count(*) AS INTEGER) AS n FROM ${q(TMP.keys)}`))[0]!.n);
-    progress(`recomputing history of ${keysAffected} keys`);
-    await driver.run(walkSql(flow, model, d, logSource(d, names), TMP.next));
+    progress(`recomputing the history of ${keysAffected} keys`);
 
     const before = (await driver.columns(names.target)) ?? [];
     const after = targetColumns(flow, model, d);
@@ -57,11 +62,17 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
       sameIdentity &&
       before.length === after.length &&
       before.every((c, i) => c.name === after[i]!.name && d.sameType(c.type, after[i]!.type));
+    // The key state is rebuilt from scratch (its key columns may have changed).
+    await driver.run(`DROP TABLE IF EXISTS ${q(names.state)}`);
+    await driver.run(createStateSql(model, d, names));
     let counts = NO_CHANGES;
     if (sameShape) {
-      counts = await writeDiff(driver, flow, model, names, version, at);
+      counts = await recompute(driver, flow, model, names, version, at);
     } else {
-      counts = await reshape(driver, flow, model, names, version, at);
+      await driver.run(eventsSql(flow, model, d, names, false));
+      await driver.run(walkSql(flow, model, d, TMP.events, TMP.next));
+      counts = await reshape(driver, flow, model, names, version, at, record.settings);
+      for (const sql of stateSql(model, d, names)) await driver.run(sql);
     }
     await driver.run(`DROP VIEW IF EXISTS ${q(names.current)}`);
     await driver.run(currentViewSql(flow, model, d, names));
@@ -103,6 +114,7 @@ async function reshape(
   names: ReturnType<typeof storeNames>,
   version: number,
   at: string,
+  stored: Record<string, unknown>,
 ) {
   const d = driver.dialect;
   const q = d.quote;
@@ -117,6 +129,7 @@ async function reshape(
     `INSERT INTO ${q(names.changes)} (${oldList}, _change_type, _commit_version, _commit_timestamp) SELECT ${oldList}, 'delete', ${ver}, ${ts} FROM ${q(names.target)}`,
     [version, at],
   );
+  for (const sql of d.prepareTypes(after.map((c) => c.type))) await driver.run(sql);
   for (const c of after) {
     const had = feed.find((f) => f.name === c.name);
     if (!had) await driver.run(`ALTER TABLE ${q(names.changes)} ADD COLUMN ${q(c.name)} ${c.type}`);
@@ -125,6 +138,14 @@ async function reshape(
         file: flow.origin,
         fix: 'rename the column in the flow output, or start a new target',
       });
+  }
+  // A renamed output column (start, end, ...) keeps its values in the feed's older rows, so that
+  // time travel before the rename still shows them under the new name.
+  for (const field of ['startAtColumn', 'endAtColumn', 'isCurrentColumn', 'surrogateKey', 'deletedColumn'] as const) {
+    const was = stored[field];
+    const now = flow[field];
+    if (typeof was === 'string' && typeof now === 'string' && was !== now && feed.some((f) => f.name === was))
+      await driver.run(`UPDATE ${q(names.changes)} SET ${q(now)} = ${q(was)} WHERE ${q(now)} IS NULL`);
   }
   await driver.run(`DROP VIEW IF EXISTS ${q(names.current)}`);
   await driver.run(`DROP TABLE ${q(names.target)}`);

@@ -3,6 +3,7 @@ import type { ColumnInfo } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
 import type { StoreNames } from '../store/names.js';
 import { INTERNAL_PREFIX, sequenceType, type ColumnModel } from './model.js';
+import { createStateSql } from './incremental.js';
 
 export const HASH = `${INTERNAL_PREFIX}hash`;
 export const OP = `${INTERNAL_PREFIX}op`;
@@ -51,11 +52,13 @@ export function createStoreSql(flow: Flow, model: ColumnModel, d: Dialect, names
   const defs = (cols: ColumnInfo[]) => cols.map((c) => `${q(c.name)} ${c.type}`).join(', ');
   const target = targetColumns(flow, model, d);
   return [
+    ...d.prepareTypes(target.map((c) => c.type)),
     `CREATE TABLE ${q(names.target)} (${defs(target)})`,
     `CREATE TABLE ${q(names.events)} (${defs(eventColumns(model, d))}, ${q(COMMIT)} ${d.types.int} NOT NULL)`,
     `CREATE TABLE ${q(names.quarantine)} (${q(COMMIT)} ${d.types.int} NOT NULL, file ${d.types.text}, line ${d.types.bigint}, reason ${d.types.text} NOT NULL, raw ${d.types.text})`,
     `CREATE TABLE ${q(names.changes)} (${defs(target)}, _change_type ${d.types.text} NOT NULL, _commit_version ${d.types.int} NOT NULL, _commit_timestamp ${d.types.timestamptz} NOT NULL)`,
     currentViewSql(flow, model, d, names),
+    createStateSql(model, d, names),
   ];
 }
 

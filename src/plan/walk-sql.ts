@@ -1,8 +1,7 @@
 import type { Dialect } from '../dialects/dialect.js';
 import type { Flow } from '../flow/flow.js';
-import { TMP, type StoreNames } from '../store/names.js';
 import { INTERNAL_PREFIX, seqParts, type ColumnModel } from './model.js';
-import { HASH, OP, OP_TRUNCATE, sentinelValue, targetColumns } from './target.js';
+import { HASH, OP, sentinelValue, targetColumns } from './target.js';
 
 const I = `${INTERNAL_PREFIX}i`;
 const SEG = `${INTERNAL_PREFIX}seg`;
@@ -13,18 +12,6 @@ const TOMB = `${INTERNAL_PREFIX}tomb`;
 export const CURRENT = `${INTERNAL_PREFIX}current`;
 const endPart = (i: number) => `${INTERNAL_PREFIX}e${i}`;
 
-export interface WalkSource {
-  /** A table or parenthesised subquery with the event log's columns. */
-  events: string;
-  /** A table or parenthesised subquery with the distinct keys to recompute. */
-  keys: string;
-}
-
-/** The events of the keys in TMP.keys, from the flow's log. */
-export function logSource(d: Dialect, names: StoreNames): WalkSource {
-  return { events: d.quote(names.events), keys: d.quote(TMP.keys) };
-}
-
 /**
  * The SPEC §3 walk, set-based (ARCHITECTURE "one way the apply works in SQL"):
  * order each key's events; a running count of deletes/truncates gives each event its segment;
@@ -33,23 +20,17 @@ export function logSource(d: Dialect, names: StoreNames): WalkSource {
  * version; a delete that follows an upsert closes one. A version's start is its first event's
  * sequence, its values its last event's, its end the next boundary's sequence.
  *
- * Produces the target rows (projected with the output options) of the given keys,
+ * Reads TMP.events-shaped rows (key, sequence parts, op, payload, hash; truncates expanded per key);
+ * produces the target rows (projected with the output options) of those keys,
  * plus an internal column CURRENT.
  */
-export function walkSql(flow: Flow, model: ColumnModel, d: Dialect, src: WalkSource, into: string): string {
+export function walkSql(flow: Flow, model: ColumnModel, d: Dialect, events: string, into: string): string {
   const q = d.quote;
   const K = model.keys.map((k) => q(k.name));
   const S = seqParts(model).map(q);
   const P = model.payload.map((p) => q(p.name));
-  const keyJoin = model.keys.map((k) => `l.${q(k.name)} = k.${q(k.name)}`).join(' AND ');
   const partK = K.join(', ');
-  const nullPayload = model.payload.map((p) => `CAST(NULL AS ${p.type}) AS ${q(p.name)}`);
-  const seqAs = (alias: string) => model.seq.map((c, i) => `${alias}.${q(c.name)} AS ${S[i]}`);
-  const ev = `SELECT ${[...K.map((c) => `l.${c}`), ...seqAs('l'), `l.${q(OP)}`, ...P.map((c) => `l.${c}`), `l.${q(HASH)}`].join(', ')}
-    FROM ${src.events} l JOIN ${src.keys} k ON ${keyJoin} WHERE l.${q(OP)} <> ${OP_TRUNCATE}
-  UNION ALL
-  SELECT ${K.map((c) => `k.${c}`).join(', ')}, ${seqAs('t').join(', ')}, t.${q(OP)}, ${[...nullPayload, `t.${q(HASH)}`].join(', ')}
-    FROM ${src.keys} k CROSS JOIN (SELECT * FROM ${src.events} x WHERE x.${q(OP)} = ${OP_TRUNCATE}) t`;
+  const ev = `SELECT * FROM ${q(events)}`;
   const canon = d.canonicalText(P);
   const ordered = `SELECT *, row_number() OVER (PARTITION BY ${partK} ORDER BY ${[...S, q(OP), canon, q(HASH)].join(', ')}) AS ${q(I)} FROM ev`;
   const segmented = `SELECT *, coalesce(sum(CASE WHEN ${q(OP)} > 0 THEN 1 ELSE 0 END) OVER (PARTITION BY ${partK} ORDER BY ${q(I)} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS ${q(SEG)} FROM o`;
@@ -114,7 +95,7 @@ function projection(flow: Flow, model: ColumnModel, d: Dialect): string[] {
   const seqValue = (parts: string[]) =>
     parts.length === 1
       ? q(parts[0]!)
-      : `CASE WHEN ${q(parts[0]!)} IS NULL THEN NULL ELSE ${d.struct(model.seq.map((c, i) => [c.name, q(parts[i]!)]))} END`;
+      : `CASE WHEN ${q(parts[0]!)} IS NULL THEN NULL ELSE ${d.struct(model.seq.map((c, i) => [c.name, q(parts[i]!), c.type]))} END`;
   const out: string[] = [];
   for (const c of targetColumns(flow, model, d)) {
     const n = c.name;

@@ -12,6 +12,8 @@ export interface StoreNames {
   files: string;
   /** The last applied watermark of a table/query source. */
   watermarks: string;
+  /** Per key: the sequence of its last event and whether it is live (the fast path's index). */
+  state: string;
 }
 
 export function storeNames(target: string): StoreNames {
@@ -25,6 +27,7 @@ export function storeNames(target: string): StoreNames {
     flows: '_scd_flows',
     files: '_scd_files',
     watermarks: '_scd_watermarks',
+    state: `_scd_${target}_keys`,
   };
 }
 
@@ -33,6 +36,9 @@ export const TMP = {
   stage: '_scd_stage',
   rejects: '_scd_rejects',
   batch: '_scd_batch',
+  valid: '_scd_valid',
+  slowLog: '_scd_slow_log',
+  events: '_scd_events',
   fresh: '_scd_new',
   keys: '_scd_keys',
   next: '_scd_next',

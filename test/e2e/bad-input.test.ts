@@ -1,11 +1,12 @@
 /**
- * Bad input never crashes a run nor half-applies it (SPEC §6): unparseable files refuse the
- * whole commit with one line; records that cannot become events are quarantined and counted.
+ * Bad input never crashes a run nor half-applies it (SPEC §6): a record that cannot become an
+ * event (malformed line, null key or sequence, unfit value) is quarantined and counted; a file
+ * that cannot be read at all refuses the whole commit with one line.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { errorLines, ndjson, parseNdjson, queryDb, scd, scdOk, tablesOf, tempDir } from './fixtures/cli.js';
+import { errorLines, libApply, libExport, ndjson, parseNdjson, queryDb, scd, scdOk, tablesOf, tempDir } from './fixtures/cli.js';
 
 let tmp: { dir: string; cleanup: () => void };
 beforeAll(() => {
@@ -27,8 +28,8 @@ async function started(name: string): Promise<{ dir: string; db: string; before:
       { id: 2, ts: 1, qty: 6, label: 'two' },
     ]),
   );
-  await scdOk(['apply', 'flow.yaml', '--input', 'b1.ndjson'], dir);
-  const before = (await scdOk(['export', 'flow.yaml', '--format', 'ndjson'], dir)).stdout;
+  await libApply(path.join(dir, 'flow.yaml'), [path.join(dir, 'b1.ndjson')]);
+  const before = await libExport(path.join(dir, 'flow.yaml'));
   return { dir, db: path.join(dir, 'items.duckdb'), before };
 }
 
@@ -37,66 +38,110 @@ async function commitCount(db: string): Promise<number> {
 }
 
 async function exportOf(dir: string): Promise<string> {
-  return (await scdOk(['export', 'flow.yaml', '--format', 'ndjson'], dir)).stdout;
+  return libExport(path.join(dir, 'flow.yaml'));
 }
 
-describe('an unparseable file refuses the whole commit', () => {
-  it('a malformed NDJSON line: one line naming the file and the record, exit non-zero, nothing applied', async () => {
-    const { dir, db, before } = await started('malformed');
-    writeFileSync(path.join(dir, 'bad.ndjson'), '{"id":1,"ts":2,"qty":7,"label":"x"}\n{"id":2,"ts":2 "qty":8}\n{"id":3,"ts":2,"qty":9}\n');
+describe.concurrent('a malformed line is quarantined, the rest of the file applied (SPEC §6)', () => {
+  it('a malformed NDJSON line: kept with file, line, reason and raw text; counts add up', async () => {
+    const { dir, db } = await started('malformed');
+    const badLine = '{"id":2,"ts":2 "qty":8}';
+    writeFileSync(path.join(dir, 'bad.ndjson'), `{"id":1,"ts":2,"qty":7,"label":"x"}\n${badLine}\n{"id":3,"ts":2,"qty":9,"label":"z"}\n`);
     const r = await scd(['apply', 'flow.yaml', '--input', 'bad.ndjson', '--json'], dir);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const res = JSON.parse(r.stdout.trim());
+    expect(res).toMatchObject({ version: 2, rowsRead: 3, eventsApplied: 2, duplicates: 0, quarantined: 1 });
+    const q = await queryDb(db, 'SELECT file, line, reason, raw FROM _scd_items_quarantine');
+    expect(q).toHaveLength(1);
+    expect(path.basename(String(q[0]!.file))).toBe('bad.ndjson');
+    expect(Number(q[0]!.line)).toBe(2);
+    expect(String(q[0]!.reason)).toMatch(/malformed JSON/);
+    expect(q[0]!.raw).toBe(badLine);
+    const rows = parseNdjson(await exportOf(dir));
+    expect(rows.filter((x) => x.__END_AT === null).map((x) => [x.id, x.label])).toEqual([
+      [1, 'x'],
+      [2, 'two'],
+      [3, 'z'],
+    ]);
+  });
+
+  it('a malformed FIRST line, and lines that are JSON but not objects, each at their own line', async () => {
+    const { dir, db } = await started('malformed-first');
+    writeFileSync(path.join(dir, 'bad.ndjson'), 'not json\n{"id":5,"ts":2,"qty":7,"label":"x"}\n[1,2]\n"text"\n');
+    const r = await scd(['apply', 'flow.yaml', '--input', 'bad.ndjson', '--json'], dir);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout.trim())).toMatchObject({ rowsRead: 4, eventsApplied: 1, quarantined: 3 });
+    const q = await queryDb(db, 'SELECT line, raw FROM _scd_items_quarantine ORDER BY line');
+    expect(q.map((x) => [Number(x.line), x.raw])).toEqual([
+      [1, 'not json'],
+      [3, '[1,2]'],
+      [4, '"text"'],
+    ]);
+  });
+
+  it('a CSV row with too many fields is quarantined at its physical line; later lines keep theirs', async () => {
+    const { dir, db } = await started('csv-reject');
+    writeFileSync(path.join(dir, 'b2.csv'), 'id,ts,qty,label\n1,2,5,one,extra\n2,2,6,two b\n,3,1,no key\n');
+    const r = await scd(['apply', 'flow.yaml', '--input', 'b2.csv', '--json'], dir);
+    expect(r.stderr).not.toMatch(/bug in scdkit|refused a statement/);
+    expect(r.code).toBe(0);
+    const res = JSON.parse(r.stdout.trim());
+    expect(res).toMatchObject({ rowsRead: 3, eventsApplied: 1, quarantined: 2 });
+    const q = await queryDb(db, 'SELECT line, reason, raw FROM _scd_items_quarantine ORDER BY line');
+    // Physical lines: the header is line 1, the rejected row line 2, the null key line 4.
+    expect(q.map((x) => Number(x.line))).toEqual([2, 4]);
+    expect(String(q[0]!.raw)).toContain('extra');
+    expect(String(q[1]!.reason)).toMatch(/key.*id.*null/);
+  });
+});
+
+describe.concurrent('a file that cannot be read at all refuses the whole commit', () => {
+  it('a broken JSON array: one line naming the file, exit non-zero, nothing applied', async () => {
+    const { dir, db, before } = await started('broken-array');
+    writeFileSync(path.join(dir, 'bad.json'), '[{"id":1,"ts":2,"qty":7,"label":"x"},\n{"id":2,"ts":2 "qty":8}]\n');
+    const r = await scd(['apply', 'flow.yaml', '--input', 'bad.json', '--json'], dir);
     expect(r.code).not.toBe(0);
     expect(r.stdout).toBe('');
     const lines = errorLines(r.stderr);
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toContain('bad.ndjson');
+    expect(lines[0]).toContain('bad.json');
     expect(lines[0]).not.toMatch(/bug in scdkit|refused a statement/);
-    // The broken record is the second line of the file; the message must say so.
-    expect(lines[0]).toMatch(/(line|record) 2\b/);
+    expect(lines[0]).toMatch(/nothing was applied/);
     expect(await commitCount(db)).toBe(1);
     expect(await exportOf(dir)).toBe(before);
   });
 
-  it('a malformed FIRST line is reported as line/record 1', async () => {
-    const { dir } = await started('malformed-first');
-    writeFileSync(path.join(dir, 'bad.ndjson'), 'not json\n{"id":1,"ts":2,"qty":7,"label":"x"}\n');
-    const r = await scd(['apply', 'flow.yaml', '--input', 'bad.ndjson'], dir);
-    expect(r.code).not.toBe(0);
-    expect(errorLines(r.stderr)).toHaveLength(1);
-    expect(r.stderr).toMatch(/(line|record) 1\b/);
-  });
-
-  it('a good file and a malformed one in the same commit: neither is applied', async () => {
+  it('a good file and an unreadable one in the same commit: neither is applied; --each keeps the good commit', async () => {
     const { dir, db, before } = await started('half');
     writeFileSync(path.join(dir, 'a_good.ndjson'), ndjson([{ id: 1, ts: 9, qty: 50, label: 'changed' }, { id: 7, ts: 9, qty: 1, label: 'new' }]));
-    writeFileSync(path.join(dir, 'b_bad.ndjson'), '{"id":8,"ts":9,"qty":1,"label":"x"}\n{oops\n');
-    const r = await scd(['apply', 'flow.yaml', '--input', 'a_good.ndjson', 'b_bad.ndjson'], dir);
+    writeFileSync(path.join(dir, 'b_bad.parquet'), 'this is not parquet at all, just some text that is long enough\n');
+    const r = await scd(['apply', 'flow.yaml', '--input', 'a_good.ndjson', 'b_bad.parquet'], dir);
     expect(r.code).not.toBe(0);
-    expect(errorLines(r.stderr)).toEqual([expect.stringContaining('b_bad.ndjson')]);
+    expect(errorLines(r.stderr)).toEqual([expect.stringContaining('b_bad.parquet')]);
     expect(await commitCount(db)).toBe(1);
     expect(await exportOf(dir)).toBe(before);
     // --each applies the good file, then stops at the bad one, with the first commit kept.
-    const e = await scd(['apply', 'flow.yaml', '--input', 'a_good.ndjson', 'b_bad.ndjson', '--each', '--json'], dir);
+    const e = await scd(['apply', 'flow.yaml', '--input', 'a_good.ndjson', 'b_bad.parquet', '--each', '--json'], dir);
     expect(e.code).not.toBe(0);
     expect(e.stdout.trim().split('\n')).toHaveLength(1);
     expect(await commitCount(db)).toBe(2);
   });
 
-  it('a malformed first batch creates no target', async () => {
+  it('a first batch where no line is readable creates no target, with one clear line', async () => {
     const dir = path.join(tmp.dir, 'malformed-new');
     mkdirSync(dir);
     writeFileSync(path.join(dir, 'flow.yaml'), FLOW_YAML);
-    writeFileSync(path.join(dir, 'bad.ndjson'), '{"id":1,"ts":1}\n{"id":2,\n');
+    writeFileSync(path.join(dir, 'bad.ndjson'), 'nope\n{"id":2,\n');
     const r = await scd(['apply', 'flow.yaml', '--input', 'bad.ndjson'], dir);
     expect(r.code).not.toBe(0);
-    expect(errorLines(r.stderr)).toHaveLength(1);
-    const e = await scd(['export', 'flow.yaml'], dir);
-    expect(e.code).not.toBe(0);
-    expect(e.stderr).toMatch(/does not exist/);
+    const lines = errorLines(r.stderr);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/\(fix: /);
+    expect(await tablesOf(path.join(dir, 'items.duckdb'))).not.toContain('items');
   });
 });
 
-describe('records that cannot become events are quarantined', () => {
+describe.concurrent('records that cannot become events are quarantined', () => {
   it('null key and null sequence: counted, kept with file, line, reason and raw text', async () => {
     const { dir, db } = await started('nulls');
     writeFileSync(
@@ -183,7 +228,7 @@ describe('records that cannot become events are quarantined', () => {
   });
 });
 
-describe('empty and missing inputs', () => {
+describe.concurrent('empty and missing inputs', () => {
   it('an empty file on an existing target is a commit that reads 0 rows and changes nothing', async () => {
     const { dir, db, before } = await started('empty');
     writeFileSync(path.join(dir, 'empty.ndjson'), '');
@@ -212,7 +257,7 @@ describe('empty and missing inputs', () => {
     writeFileSync(path.join(dir, 'empty.ndjson'), '');
     const r = await scd(['apply', 'flow.yaml', '--input', 'empty.ndjson'], dir);
     expect(r.code).toBe(1);
-    expect(errorLines(r.stderr)).toEqual([expect.stringMatching(/no rows.*fix: /)]);
+    expect(errorLines(r.stderr)).toEqual([expect.stringMatching(/no (readable )?rows.*fix: /)]);
     expect(await tablesOf(path.join(dir, 'items.duckdb'))).not.toContain('items');
   });
 

@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { applyRows, defineFlow } from '../../src/index.js';
 import { engines } from '../engines.js';
-import { describeScenario, fcParams, KINDS, scenarioArb } from './arbitraries.js';
+import { describeScenario, fcParams, KINDS, PROPERTY_TIMEOUT_MS, scenarioArb } from './arbitraries.js';
 import { Model } from './model.js';
 
 for (const engine of engines) {
@@ -36,10 +36,10 @@ for (const engine of engines) {
                 await driver.close();
               }
             }),
-            fcParams(kind.tupleSequence ? 25 : 60),
+            fcParams(20),
           );
         },
-        300_000,
+        PROPERTY_TIMEOUT_MS,
       );
     }
   });

@@ -10,6 +10,7 @@ function norm(t: string): string {
 export const duckdbDialect: Dialect = {
   name: 'duckdb',
   capabilities: { ignoreNullsInWindows: true },
+  rowId: 'rowid',
   quote: (id) => `"${id.replace(/"/g, '""')}"`,
   types: {
     int: 'INTEGER',
@@ -31,6 +32,7 @@ export const duckdbDialect: Dialect = {
   firstBy: (expr, by) => `arg_min_null(${expr}, ${by})`,
   struct: (fields) => `struct_pack(${fields.map(([n, e]) => `${duckdbDialect.quote(n)} := ${e}`).join(', ')})`,
   structType: (fields) => `STRUCT(${fields.map(([n, t]) => `${duckdbDialect.quote(n)} ${t}`).join(', ')})`,
+  prepareTypes: () => [],
   tryCast: (expr, type) => `TRY_CAST(${expr} AS ${type})`,
   toText: (expr) => `CAST(${expr} AS VARCHAR)`,
   jsonObject: (fields) =>

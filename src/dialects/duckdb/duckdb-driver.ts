@@ -107,6 +107,9 @@ export class DuckDBDriver implements Driver {
     }
   }
 
+  /** A DuckDB file is held by one process at a time (DB_IN_USE): its applies never interleave. */
+  async lockTarget(): Promise<void> {}
+
   async stageFiles(files: InputFile[], table: string, rejects: string): Promise<void> {
     const q = this.dialect.quote;
     const parts: string[] = [];
@@ -168,6 +171,14 @@ export class DuckDBDriver implements Driver {
         await this.run(
           `INSERT INTO ${q(rejects)} SELECT $1, line, string_agg(DISTINCT error_message, '; '), any_value(csv_line) FROM ${q(rj)} GROUP BY line`,
           [file.label ?? file.path],
+        );
+        // Good rows were numbered as if no line had been rejected: shift each past the rejected
+        // lines before it (the j-th rejected line r has r - j - 1 good rows before it).
+        await this.run(
+          `UPDATE ${q(part)} SET ${q(LINE_COLUMN)} = ${q(LINE_COLUMN)} + (SELECT count(*) FROM
+             (SELECT line - row_number() OVER (ORDER BY line) - 1 AS before FROM (SELECT DISTINCT line FROM ${q(rj)})) r
+             WHERE r.before < ${q(part)}.${q(LINE_COLUMN)} - 1)
+           WHERE EXISTS (SELECT 1 FROM ${q(rj)})`,
         );
         await this.run(`DROP TABLE IF EXISTS ${q(rj)}`);
         await this.run(`DROP TABLE IF EXISTS ${q(rj + '_scan')}`);

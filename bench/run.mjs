@@ -1,0 +1,410 @@
+// scdkit benchmark: scdkit side by side with the two-step SQL baseline, on file-backed DuckDB.
+// `npm run bench -- --help` for the options; bench/README.md for what each case means.
+
+import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { batchMix, ensureFile, GEN_VERSION, landingLinesFor, parseSize, sizeLabel } from './generate.mjs';
+
+const here = path.dirname(new URL(import.meta.url).pathname);
+const root = path.join(here, '..');
+const dataDir = path.join(here, 'data');
+const genDir = path.join(dataDir, `v${GEN_VERSION}`);
+const workDir = path.join(dataDir, 'work');
+const resultsDir = path.join(here, 'results');
+const childScript = path.join(here, 'child.mjs');
+const TIME = '/usr/bin/time';
+
+const HELP = `npm run bench -- [options]        (or: node bench/run.mjs [options] after npm run build)
+
+  --sizes LIST      initial dimension sizes (current versions)      default 1m      env BENCH_SIZES
+  --batches LIST    batch sizes (events)                             default 1k,100k env BENCH_BATCHES
+  --modes LIST      in,out (in order / out of order)                 default in,out  env BENCH_MODES
+  --reps N          repetitions per case (median reported)           default 3       env BENCH_REPS
+  --landing LIST    landing-file sizes (lines) applied to an empty target, or none   default 1m
+  --rebuild LIST    dimension sizes to time rebuild on, or none      default: the largest of --sizes
+  --full            the whole matrix: --sizes 1m,10m --batches 1k,100k,1m --rebuild 10m
+  --huge [GB]       add the 5 GB landing file (or GB given), 1 repetition
+  --threads N       SET threads on both sides;  --memory-limit X: SET memory_limit on both sides
+  --timeout S       seconds before a child is killed                 default 3600
+  --no-check        skip the row-by-row comparison of the in-order results
+  --fresh           rebuild the cached initial databases even if scdkit's build did not change
+  --keep-work       keep the database copies of the last repetition in bench/data/work
+Sizes: 1k, 100k, 1m, 10m, ... Data is generated once into bench/data/ (gitignored).`;
+
+// ---------- options ----------
+function parseArgs(argv) {
+  const o = {
+    sizes: process.env.BENCH_SIZES ?? '1m',
+    batches: process.env.BENCH_BATCHES ?? '1k,100k',
+    modes: process.env.BENCH_MODES ?? 'in,out',
+    reps: Number(process.env.BENCH_REPS ?? 3),
+    landing: '1m',
+    rebuild: undefined,
+    huge: 0,
+    threads: undefined,
+    memoryLimit: undefined,
+    timeout: 3600,
+    check: true,
+    fresh: false,
+    keepWork: false,
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const val = () => {
+      const v = argv[++i];
+      if (v === undefined) throw new Error(`${a} needs a value`);
+      return v;
+    };
+    if (a === '--help' || a === '-h') {
+      console.log(HELP);
+      process.exit(0);
+    } else if (a === '--sizes') o.sizes = val();
+    else if (a === '--batches') o.batches = val();
+    else if (a === '--modes') o.modes = val();
+    else if (a === '--reps') o.reps = Number(val());
+    else if (a === '--landing') o.landing = val();
+    else if (a === '--rebuild') o.rebuild = val();
+    else if (a === '--full') {
+      o.sizes = '1m,10m';
+      o.batches = '1k,100k,1m';
+      o.rebuild ??= '10m';
+    } else if (a === '--huge') o.huge = argv[i + 1] && /^\d+(\.\d+)?$/.test(argv[i + 1]) ? Number(argv[++i]) : 5;
+    else if (a === '--threads') o.threads = Number(val());
+    else if (a === '--memory-limit') o.memoryLimit = val();
+    else if (a === '--timeout') o.timeout = Number(val());
+    else if (a === '--no-check') o.check = false;
+    else if (a === '--fresh') o.fresh = true;
+    else if (a === '--keep-work') o.keepWork = true;
+    else throw new Error(`unknown option ${a} (see --help)`);
+  }
+  const list = (s) => (s === 'none' || s === '' ? [] : String(s).split(',').map((x) => x.trim()).filter(Boolean));
+  o.sizes = list(o.sizes).map(parseSize);
+  o.batches = list(o.batches).map(parseSize);
+  o.modes = list(o.modes);
+  for (const m of o.modes) if (m !== 'in' && m !== 'out') throw new Error(`--modes: "${m}" is not in or out`);
+  o.landing = list(o.landing).map(parseSize);
+  o.rebuild = o.rebuild === undefined ? (o.sizes.length ? [Math.max(...o.sizes)] : []) : list(o.rebuild).map(parseSize);
+  if (!(o.reps >= 1)) throw new Error('--reps must be at least 1');
+  o.settings = [];
+  if (o.threads) o.settings.push(`SET threads = ${o.threads}`);
+  if (o.memoryLimit) o.settings.push(`SET memory_limit = '${o.memoryLimit.replace(/'/g, '')}'`);
+  return o;
+}
+
+// ---------- helpers ----------
+const log = (...a) => console.error(...a);
+const median = (xs) => {
+  const s = xs.filter((x) => typeof x === 'number').sort((a, b) => a - b);
+  if (!s.length) return null;
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+const max = (xs) => (xs.filter((x) => typeof x === 'number').length ? Math.max(...xs.filter((x) => typeof x === 'number')) : null);
+
+function rmDb(file) {
+  for (const f of [file, `${file}.wal`, `${file}.tmp`]) rmSync(f, { force: true });
+}
+function copyDb(from, to) {
+  rmDb(to);
+  copyFileSync(from, to);
+  if (existsSync(`${from}.wal`)) copyFileSync(`${from}.wal`, `${to}.wal`);
+}
+
+/** A fingerprint of scdkit's build: cached initial databases are rebuilt when the engine changes. */
+function buildFingerprint() {
+  const h = createHash('sha1');
+  const walk = (dir) => {
+    for (const e of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.name.endsWith('.js')) h.update(e.name).update(readFileSync(p));
+    }
+  };
+  walk(path.join(root, 'dist'));
+  return h.digest('hex').slice(0, 10);
+}
+
+/** Run one task in a fresh child process; peak RSS from /usr/bin/time -v (else the child's VmHWM). */
+function runChild(task, opts) {
+  const json = JSON.stringify({ ...task, settings: opts.settings, dist: opts.dist });
+  const useTime = existsSync(TIME);
+  const cmd = useTime ? TIME : process.execPath;
+  const args = useTime ? ['-v', process.execPath, childScript, json] : [childScript, json];
+  return new Promise((resolve) => {
+    // own process group, so a timeout kills node too, not only /usr/bin/time
+    const child = spawn(cmd, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    const timer = setTimeout(() => {
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {}
+    }, opts.timeout * 1000);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      const line = out.split('\n').find((l) => l.startsWith('RESULT '));
+      let r = line ? JSON.parse(line.slice(7)) : { error: { message: `no result (exit ${code ?? signal})` } };
+      const rss = /Maximum resident set size \(kbytes\): (\d+)/.exec(err);
+      r.rssMb = rss ? Number(rss[1]) / 1024 : r.vmHwmMb;
+      if (!line || (code !== 0 && !r.error)) {
+        const tail = err.split('\n').filter((l) => l && !/^\s/.test(l) && !l.startsWith('Command being timed')).slice(-8).join('\n');
+        r.error ??= { message: `child exited ${code ?? signal}` };
+        r.error.stderr = tail;
+        if (signal === 'SIGKILL') r.error.message = `killed after ${opts.timeout} s (--timeout)`;
+      }
+      resolve(r);
+    });
+  });
+}
+
+// ---------- setup: the initial database of size N, cached per (data version, scdkit build) ----------
+async function ensureBase(N, opts, fp, setups) {
+  const initial = await ensureFile(dataDir, 'initial', { N }, log);
+  const prefix = `base_n${sizeLabel(N)}_`;
+  const base = path.join(genDir, `${prefix}${fp}.duckdb`);
+  const meta = `${base}.json`;
+  if (setups.has(N) && existsSync(base)) return base;
+  for (const f of readdirSync(genDir)) {
+    if (f.startsWith(prefix) && !f.startsWith(`${prefix}${fp}.`)) rmSync(path.join(genDir, f), { force: true });
+  }
+  if (opts.fresh && !setups.has(N)) {
+    rmDb(base);
+    rmSync(meta, { force: true });
+  }
+  if (existsSync(base) && existsSync(meta)) {
+    setups.set(N, { ...JSON.parse(readFileSync(meta, 'utf8')), cached: true });
+    return base;
+  }
+  rmDb(base);
+  log(`setup: scdkit applies ${path.basename(initial)} to a new database (timed separately, not part of the cases) ...`);
+  const r = await runChild({ kind: 'setup', db: base, file: initial }, opts);
+  if (r.error) {
+    rmDb(base);
+    throw new Error(`setup of the ${sizeLabel(N)} dimension failed: ${JSON.stringify(r.error)}`);
+  }
+  log(`  ${r.seconds.toFixed(1)} s, ${r.versions} versions (${r.current} current), peak RSS ${r.rssMb.toFixed(0)} MB, ${(statSync(base).size / 1e6).toFixed(0)} MB file`);
+  const info = { N, seconds: r.seconds, rssMb: r.rssMb, versions: r.versions, current: r.current, events: r.result?.eventsApplied, fileMb: statSync(base).size / 1e6 };
+  writeFileSync(meta, JSON.stringify(info));
+  setups.set(N, info);
+  return base;
+}
+
+// ---------- cases ----------
+function sideSummary(runs) {
+  const ok = runs.filter((r) => !r.error);
+  return {
+    median: ok.length === runs.length ? median(ok.map((r) => r.seconds)) : null,
+    closeMedian: ok.length === runs.length ? median(ok.map((r) => r.closeSeconds)) : null,
+    runs: runs.map((r) => r.seconds ?? null),
+    peakRssMb: max(runs.map((r) => r.rssMb)),
+    error: runs.find((r) => r.error)?.error,
+    detail: runs,
+  };
+}
+
+/** Median of the per-repetition ratios (each pair ran back to back): steadier on a busy machine. */
+function pairedRatio(a, b) {
+  return median(a.map((r, i) => (r.seconds != null && b[i]?.seconds ? r.seconds / b[i].seconds : null)));
+}
+
+async function batchCase(c, base, opts) {
+  const s = path.join(workDir, 'scdkit.duckdb');
+  const b = path.join(workDir, 'baseline.duckdb');
+  const sRuns = [];
+  const bRuns = [];
+  let check;
+  for (let rep = 0; rep < opts.reps; rep++) {
+    copyDb(base, s);
+    copyDb(base, b);
+    const runS = async () => sRuns.push(await runChild({ kind: 'scdkit', db: s, file: c.file }, opts));
+    const runB = async () => bRuns.push(await runChild({ kind: 'baseline', db: b, file: c.file }, opts));
+    // alternate which side runs first, so slow drift of a shared machine hits both alike
+    if (rep % 2 === 0) await runS().then(runB);
+    else await runB().then(runS);
+    log(`  rep ${rep + 1}: scdkit ${fmtRun(sRuns.at(-1))}, baseline ${fmtRun(bRuns.at(-1))}`);
+    if (rep === 0 && c.mode === 'in' && opts.check && !sRuns[0].error && !bRuns[0].error) {
+      check = await runChild({ kind: 'check', scdDb: s, baseDb: b }, opts);
+      log(`  check: ${fmtCheck(check)}`);
+    }
+    if (!(opts.keepWork && rep === opts.reps - 1)) [s, b].forEach(rmDb);
+    if (sRuns.at(-1).error && bRuns.at(-1).error) break;
+  }
+  return { scdkit: sideSummary(sRuns), baseline: sideSummary(bRuns), pairedRatio: pairedRatio(sRuns, bRuns), check };
+}
+
+async function landingCase(c, opts) {
+  const s = path.join(workDir, 'scdkit.duckdb');
+  const b = path.join(workDir, 'baseline.duckdb');
+  const sRuns = [];
+  const bRuns = [];
+  const reps = c.huge ? 1 : opts.reps;
+  for (let rep = 0; rep < reps; rep++) {
+    [s, b].forEach(rmDb);
+    const runS = async () => sRuns.push(await runChild({ kind: 'scdkit', db: s, file: c.file }, opts));
+    const runB = async () => bRuns.push(await runChild({ kind: 'baseline', db: b, file: c.file, create: true }, opts));
+    if (rep % 2 === 0) await runS().then(runB);
+    else await runB().then(runS);
+    log(`  rep ${rep + 1}: scdkit ${fmtRun(sRuns.at(-1))}, baseline ${fmtRun(bRuns.at(-1))}`);
+    if (!(opts.keepWork && rep === reps - 1)) [s, b].forEach(rmDb);
+  }
+  return { scdkit: sideSummary(sRuns), baseline: sideSummary(bRuns), pairedRatio: pairedRatio(sRuns, bRuns) };
+}
+
+async function rebuildCase(c, base, opts) {
+  const w = path.join(workDir, 'rebuild.duckdb');
+  const sRuns = [];
+  const refRuns = [];
+  let available = true;
+  for (let rep = 0; rep < opts.reps; rep++) {
+    copyDb(base, w);
+    refRuns.push(await runChild({ kind: 'sort', db: w }, opts));
+    rmDb(w);
+    if (available) {
+      copyDb(base, w);
+      const r = await runChild({ kind: 'rebuild', db: w }, opts);
+      rmDb(w);
+      if (r.available === false) available = false;
+      else sRuns.push(r);
+    }
+    log(`  rep ${rep + 1}: scdkit rebuild ${available ? fmtRun(sRuns.at(-1)) : 'n/a'}, DuckDB sort ${fmtRun(refRuns.at(-1))}`);
+  }
+  return {
+    scdkit: available ? sideSummary(sRuns) : { available: false },
+    baseline: sideSummary(refRuns),
+    pairedRatio: available ? pairedRatio(sRuns, refRuns) : null,
+    events: refRuns[0]?.events,
+  };
+}
+
+const fmtRun = (r) => (!r ? '-' : r.error ? `ERROR (${r.error.code ?? r.error.name ?? ''})` : `${r.seconds.toFixed(2)} s / ${r.rssMb?.toFixed(0)} MB`);
+const fmtCheck = (c) =>
+  !c ? '-' : c.error ? `ERROR ${c.error.message}` : c.only_scdkit === 0 && c.only_baseline === 0 ? `same ${c.rows_scdkit} rows` : `${c.only_scdkit + c.only_baseline} rows differ`;
+
+// ---------- report ----------
+function table(rows) {
+  const head = ['case', 'scdkit s', 'baseline s', 'ratio', 'scdkit MB', 'baseline MB', 'in-order check'];
+  const cells = rows.map((r) => {
+    const s = r.scdkit;
+    const b = r.baseline;
+    const sec = (x) =>
+      x.available === false ? 'n/a' : x.error ? 'ERROR' : x.median == null ? '-' : `${x.median.toFixed(2)} (+${x.closeMedian.toFixed(2)})`;
+    const mb = (x) => (x.available === false || x.peakRssMb == null ? 'n/a' : x.peakRssMb.toFixed(0));
+    const ratio = s.median != null && b.median ? `${(s.median / b.median).toFixed(2)}×` : 'n/a';
+    return [r.name, sec(s), sec(b), ratio, mb(s), mb(b), r.check ? fmtCheck(r.check) : ''];
+  });
+  const w = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i].length)));
+  const line = (c) => '| ' + c.map((x, i) => (i === 0 || i === 6 ? x.padEnd(w[i]) : x.padStart(w[i]))).join(' | ') + ' |';
+  return [line(head), '|' + w.map((n, i) => (i === 0 || i === 6 ? ':' : '-') + '-'.repeat(n) + (i === 0 || i === 6 ? '-' : ':')).join('|') + '|', ...cells.map(line)].join('\n');
+}
+
+function machine() {
+  const cpus = os.cpus();
+  const git = (args) => spawnSync('git', args, { cwd: root, encoding: 'utf8' }).stdout?.trim();
+  let duckdb;
+  try {
+    duckdb = JSON.parse(readFileSync(path.join(root, 'node_modules', '@duckdb', 'node-api', 'package.json'), 'utf8')).version;
+  } catch {}
+  return {
+    date: new Date().toISOString(),
+    host: os.hostname(),
+    cpus: cpus.length,
+    cpuModel: cpus[0]?.model,
+    memGb: +(os.totalmem() / 2 ** 30).toFixed(1),
+    loadavgAtStart: os.loadavg().map((x) => +x.toFixed(2)),
+    platform: `${os.platform()} ${os.release()}`,
+    node: process.version,
+    duckdbNodeApi: duckdb,
+    commit: git(['rev-parse', '--short', 'HEAD']),
+    dirty: (git(['status', '--porcelain', '--', 'src']) ?? '').length > 0,
+  };
+}
+
+// ---------- main ----------
+async function main() {
+  const opts = parseArgs(process.argv.slice(2));
+  if (!existsSync(path.join(root, 'dist', 'index.js'))) throw new Error('dist/ is missing: run `npm run build` (npm run bench does)');
+  mkdirSync(workDir, { recursive: true });
+  mkdirSync(resultsDir, { recursive: true });
+  mkdirSync(genDir, { recursive: true });
+  const fp = buildFingerprint();
+  // Snapshot the build: children import this copy, so a rebuild of dist/ mid-run changes nothing.
+  // (It sits under bench/ so that its imports still resolve to the project's node_modules.)
+  const buildsDir = path.join(dataDir, 'builds');
+  for (const f of existsSync(buildsDir) ? readdirSync(buildsDir) : []) if (f !== fp) rmSync(path.join(buildsDir, f), { recursive: true, force: true });
+  opts.dist = path.join(buildsDir, fp);
+  if (!existsSync(path.join(opts.dist, 'index.js'))) cpSync(path.join(root, 'dist'), opts.dist, { recursive: true });
+  const m = machine();
+  log(`scdkit bench — ${m.cpus} × ${m.cpuModel}, ${m.memGb} GB, load ${m.loadavgAtStart.join(' ')}; scdkit build ${fp}${m.dirty ? ' (uncommitted src changes)' : ''}`);
+  log(`sizes ${opts.sizes.map(sizeLabel).join(',') || '-'}; batches ${opts.batches.map(sizeLabel).join(',') || '-'}; modes ${opts.modes.join(',')}; reps ${opts.reps}`);
+
+  const setups = new Map();
+  const rows = [];
+  const t0 = Date.now();
+
+  for (const N of opts.sizes) {
+    if (!opts.batches.length || !opts.modes.length) break;
+    const base = await ensureBase(N, opts, fp, setups);
+    for (const B of opts.batches) {
+      for (const mode of opts.modes) {
+        const file = await ensureFile(dataDir, 'batch', { N, B, mode }, log);
+        const name = `${mode === 'in' ? 'in order' : 'out of order'}, ${sizeLabel(B)} onto ${sizeLabel(N)}`;
+        log(`case: ${name}`);
+        const load = os.loadavg()[0];
+        const r = await batchCase({ file, mode }, base, opts);
+        rows.push({ name, kind: 'batch', N, B, mode, mix: batchMix(B, mode), file: path.relative(root, file), loadavg: [load, os.loadavg()[0]], ...r });
+      }
+    }
+  }
+  const landings = opts.landing.map((L) => ({ L, huge: false }));
+  if (opts.huge) landings.push({ L: await landingLinesFor(opts.huge * 1e9, dataDir), huge: true });
+  for (const { L, huge } of landings) {
+    const file = await ensureFile(dataDir, 'landing', { L }, log);
+    const gb = statSync(file).size / 1e9;
+    const name = `landing ${sizeLabel(L)} lines${huge ? ` (${gb.toFixed(1)} GB)` : ''}, empty target`;
+    log(`case: ${name}`);
+    const load = os.loadavg()[0];
+    const r = await landingCase({ file, huge }, opts);
+    rows.push({ name, kind: 'landing', L, fileGb: gb, file: path.relative(root, file), loadavg: [load, os.loadavg()[0]], ...r });
+  }
+  for (const N of opts.rebuild) {
+    const base = await ensureBase(N, opts, fp, setups);
+    const name = `rebuild ${sizeLabel(N)}-key log (baseline = DuckDB sort)`;
+    log(`case: ${name}`);
+    const load = os.loadavg()[0];
+    const r = await rebuildCase({}, base, opts);
+    rows.push({ name, kind: 'rebuild', N, loadavg: [load, os.loadavg()[0]], ...r });
+  }
+
+  const elapsed = (Date.now() - t0) / 1000;
+  const results = {
+    machine: { ...m, loadavgAtEnd: os.loadavg().map((x) => +x.toFixed(2)) },
+    scdkitBuild: fp,
+    options: { ...opts, settings: opts.settings },
+    setups: [...setups.values()],
+    cases: rows,
+    elapsedSeconds: elapsed,
+  };
+  const out = path.join(resultsDir, `bench-${m.date.replace(/[:.]/g, '-')}.json`);
+  writeFileSync(out, JSON.stringify(results, null, 2));
+
+  console.log(`\nscdkit bench ${m.date.slice(0, 10)} — ${m.cpus} × ${m.cpuModel}, ${m.memGb} GB RAM, ${m.platform}, node ${m.node}, @duckdb/node-api ${m.duckdbNodeApi}, commit ${m.commit}${m.dirty ? '+changes' : ''}`);
+  console.log(`median of ${opts.reps} runs, in seconds: the apply (scdkit: applyFiles; baseline: BEGIN … COMMIT), load of the input file included`);
+  console.log(`on both sides; (+x) = closing the database afterwards (its checkpoint). ratio = scdkit / baseline, apply only. MB = peak RSS of the process.\n`);
+  console.log(table(rows));
+  for (const s of setups.values())
+    console.log(
+      `\nsetup ${sizeLabel(s.N)}: scdkit initial load of ${s.events ?? '?'} events → ${s.versions} versions (${s.current} current): ${s.seconds.toFixed(1)} s, ${s.rssMb.toFixed(0)} MB${s.cached ? ' (cached from an earlier run of this build)' : ''}`,
+    );
+  const errors = rows.flatMap((r) => ['scdkit', 'baseline'].filter((k) => r[k].error).map((k) => [r.name, k, r[k].error]));
+  for (const [name, side, e] of errors) console.log(`\nERROR ${name} — ${side}: ${e.code ? `[${e.code}] ` : ''}${e.message}${e.stderr ? `\n${e.stderr}` : ''}`);
+  console.log(`\nresults: ${path.relative(process.cwd(), out)}  (${(elapsed / 60).toFixed(1)} min)`);
+}
+
+main().catch((e) => {
+  console.error(`bench: ${e.message}`);
+  process.exit(1);
+});

@@ -1,0 +1,116 @@
+/**
+ * Column types of staged text, decided in the engine the way DuckDB's readers decide them
+ * (read_json with every record sampled, read_csv's sniffer), as closely as practical:
+ * integers → bigint (numeric beyond 64 bits), other numbers → double precision, booleans,
+ * 'YYYY-MM-DD' → date, ISO timestamps → timestamp (timestamptz when every value carries a zone),
+ * nested or mixed JSON values → jsonb, anything else → text.
+ */
+
+const DATE = `[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])`;
+const TIME = `([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\\.[0-9]{1,9})?)?`;
+const ZONE = `(Z|[+-][0-9]{2}(:?[0-9]{2})?)`;
+export const RE = {
+  date: `^${DATE}$`,
+  timestamp: `^${DATE}[T ]${TIME}$`,
+  timestamptz: `^${DATE}[T ]${TIME} ?${ZONE}$`,
+  int: `^[+-]?(0|[1-9][0-9]*)$`,
+  number: `^[+-]?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][+-]?[0-9]+)?$`,
+  bool: `^([Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee]|[TtFf])$`,
+};
+
+/** Counts over one column's non-null text values (see statsSql). */
+export interface TextStats {
+  n: number;
+  ints: number;
+  bigints: number;
+  numbers: number;
+  bools: number;
+  dates: number;
+  timestamps: number;
+  timestamptzs: number;
+  /** Only for JSON: values by JSON kind. */
+  jsonNumbers?: number;
+  jsonStrings?: number;
+  jsonBools?: number;
+  jsonNested?: number;
+  /** Distinct shapes of string values (digits blanked), for DuckDB's one-format-per-column rule. */
+  shapes?: number;
+}
+
+/** SELECT-list expressions counting the kinds of the text expression `v` (NULLs ignored). */
+export function textStatsSql(v: string, alias: string): string[] {
+  const c = (cond: string, name: string) => `CAST(count(*) FILTER (WHERE ${cond}) AS integer) AS "${alias}_${name}"`;
+  // Cheap guards first: the regular expressions run only on values that may match.
+  const digit = `${v} ~ '^[+-]?[0-9.]'`;
+  const dateLike = `${v} ~ '^[0-9]{4}-'`;
+  return [
+    `CAST(count(${v}) AS integer) AS "${alias}_n"`,
+    c(`${digit} AND ${v} ~ '${RE.int}'`, 'ints'),
+    c(`${digit} AND ${v} ~ '${RE.int}' AND (length(${v}) < 19 OR CAST(${v} AS numeric) BETWEEN -9223372036854775808 AND 9223372036854775807)`, 'bigints'),
+    c(`${digit} AND ${v} ~ '${RE.number}'`, 'numbers'),
+    c(`length(${v}) <= 5 AND ${v} ~ '${RE.bool}'`, 'bools'),
+    c(`${dateLike} AND ${v} ~ '${RE.date}'`, 'dates'),
+    c(`${dateLike} AND ${v} ~ '${RE.timestamp}'`, 'timestamps'),
+    c(`${dateLike} AND ${v} ~ '${RE.timestamptz}'`, 'timestamptzs'),
+  ];
+}
+
+/**
+ * Per key of the jsonb objects in column `b` of `table`: counts of its values by JSON kind, and
+ * for strings whether they are dates or timestamps of one format. One pass over the records.
+ */
+export function jsonStatsSql(table: string, b: string): string {
+  const v = `e.value #>> '{}'`;
+  const k = `jsonb_typeof(e.value)`;
+  const c = (cond: string, name: string) => `CAST(count(*) FILTER (WHERE ${cond}) AS integer) AS "${name}"`;
+  const str = `${k} = 'string' AND ${v} ~ '^[0-9]{4}-'`;
+  return `SELECT e.key,
+    ${c(`${k} <> 'null'`, 'n')},
+    ${c(`${k} = 'number'`, 'jsonNumbers')},
+    ${c(`${k} = 'number' AND ${v} !~ '[.eE]'`, 'ints')},
+    ${c(`${k} = 'number' AND ${v} !~ '[.eE]' AND (length(${v}) < 19 OR CAST(${v} AS numeric) BETWEEN -9223372036854775808 AND 9223372036854775807)`, 'bigints')},
+    ${c(`${k} = 'string'`, 'jsonStrings')},
+    ${c(`${k} = 'boolean'`, 'jsonBools')},
+    ${c(`${k} IN ('object', 'array')`, 'jsonNested')},
+    ${c(`${str} AND ${v} ~ '${RE.date}'`, 'dates')},
+    ${c(`${str} AND ${v} ~ '${RE.timestamp}'`, 'timestamps')},
+    ${c(`${str} AND ${v} ~ '${RE.timestamptz}'`, 'timestamptzs')},
+    CAST(count(DISTINCT CASE WHEN ${str} THEN regexp_replace(regexp_replace(${v}, '\\.[0-9]+', '.f'), '[0-9]', 'd', 'g') END) AS integer) AS "shapes"
+  FROM ${table} r CROSS JOIN LATERAL jsonb_each(r.${b}) e GROUP BY e.key`;
+}
+
+/** The type of a CSV column from its stats. */
+export function csvType(s: TextStats): string {
+  if (s.n === 0) return 'text';
+  if (s.bools === s.n) return 'boolean';
+  if (s.ints === s.n) return s.bigints === s.n ? 'bigint' : 'numeric';
+  if (s.numbers === s.n) return 'double precision';
+  if (s.dates === s.n) return 'date';
+  if (s.timestamps + s.dates === s.n) return 'timestamp without time zone';
+  if (s.timestamptzs === s.n) return 'timestamp with time zone';
+  return 'text';
+}
+
+/** The type of a JSON value column from its stats (n counts non-null values). */
+export function jsonType(s: TextStats): string {
+  if (s.n === 0) return 'jsonb';
+  const kinds = [s.jsonNumbers, s.jsonStrings, s.jsonBools, s.jsonNested].filter((k) => (k ?? 0) > 0).length;
+  if (kinds > 1 || s.jsonNested) return 'jsonb';
+  if (s.jsonBools) return 'boolean';
+  if (s.jsonNumbers) {
+    if (s.ints === s.n) return s.bigints === s.n ? 'bigint' : 'numeric';
+    return 'double precision';
+  }
+  // Strings: a date or timestamp column needs one format for all its values.
+  if (s.shapes === 1) {
+    if (s.dates === s.n) return 'date';
+    if (s.timestamps === s.n) return 'timestamp without time zone';
+    if (s.timestamptzs === s.n) return 'timestamp with time zone';
+  }
+  return 'text';
+}
+
+/** `text` (a text expression) converted to `type`. */
+export function fromText(text: string, type: string): string {
+  return type === 'text' ? text : `CAST(${text} AS ${type})`;
+}

@@ -1,0 +1,184 @@
+import type { Dialect } from '../dialects/dialect.js';
+import type { ColumnInfo } from '../dialects/driver.js';
+import type { Flow } from '../flow/flow.js';
+import { TMP, type StoreNames } from '../store/names.js';
+import { DROP, REASON } from './events-sql.js';
+import { INTERNAL_PREFIX, seqParts, type ColumnModel } from './model.js';
+import { currentCondition, HASH, OP, OP_TRUNCATE, OP_UPSERT } from './target.js';
+import { CURRENT } from './walk-sql.js';
+
+/**
+ * Cost that follows the batch (issue "performance"): a per-key state (the sequence of the key's
+ * last event, and whether it is live) tells, for every key of a batch, whether all its new events
+ * come after everything already applied to it.
+ * - Such a FAST key never reads the event log: its events cannot be there yet, and its walk starts
+ *   from its live version in the target (one starting event) followed by the new events.
+ * - A SLOW key (a late event, or a tombstone to reopen) has its whole history recomputed from the
+ *   log; so does every key when a batch holds a truncate.
+ * Both kinds go through the same walk (walk-sql.ts) and the same diff.
+ */
+export const SLOW = `${INTERNAL_PREFIX}slow`;
+export const LIVE = `${INTERNAL_PREFIX}live`;
+export const ROWID = `${INTERNAL_PREFIX}rowid`;
+const lastPart = (i: number) => `${INTERNAL_PREFIX}l${i}`;
+
+export function stateColumns(model: ColumnModel, d: Dialect): ColumnInfo[] {
+  return [...model.keys, ...model.seq.map((s, i) => ({ name: lastPart(i), type: s.type })), { name: LIVE, type: d.types.bool }];
+}
+
+export function createStateSql(model: ColumnModel, d: Dialect, names: StoreNames): string {
+  return `CREATE TABLE ${d.quote(names.state)} (${stateColumns(model, d)
+    .map((c) => `${d.quote(c.name)} ${c.type}`)
+    .join(', ')})`;
+}
+
+/** `a > b` over tuples of sequence parts, left to right. */
+function greater(a: string[], b: string[]): string {
+  if (a.length === 1) return `${a[0]} > ${b[0]}`;
+  return `(${a[0]} > ${b[0]} OR (${a[0]} = ${b[0]} AND ${greater(a.slice(1), b.slice(1))}))`;
+}
+
+const logCols = (model: ColumnModel) => [...model.source.map((c) => c.name), OP, HASH];
+const identity = (model: ColumnModel) => [...model.keys.map((k) => k.name), ...model.seq.map((s) => s.name), OP, HASH];
+
+/** Valid batch events, each once. */
+export function validSql(model: ColumnModel, d: Dialect): string {
+  const q = d.quote;
+  return `CREATE TEMP TABLE ${q(TMP.valid)} AS
+SELECT DISTINCT ON (${identity(model).map((c) => `b.${q(c)}`).join(', ')}) ${logCols(model).map((c) => `b.${q(c)}`).join(', ')}
+FROM ${q(TMP.batch)} b WHERE b.${q(REASON)} IS NULL AND NOT b.${q(DROP)}`;
+}
+
+/**
+ * TMP.keys: the keys to recompute, each marked SLOW or not, with its last applied sequence.
+ * `allSlow` (a truncate in the batch): every key of the log and of the batch, all slow.
+ */
+export function keysSql(flow: Flow, model: ColumnModel, d: Dialect, names: StoreNames, allSlow: boolean): string {
+  const q = d.quote;
+  const K = model.keys.map((k) => q(k.name));
+  const nullLast = model.seq.map((s, i) => `CAST(NULL AS ${s.type}) AS ${q(lastPart(i))}`);
+  if (allSlow)
+    return `CREATE TEMP TABLE ${q(TMP.keys)} AS
+SELECT ${K.join(', ')}, true AS ${q(SLOW)}, ${nullLast.join(', ')} FROM (
+  SELECT ${K.join(', ')} FROM ${q(names.events)} WHERE ${q(OP)} <> ${OP_TRUNCATE}
+  UNION SELECT ${K.join(', ')} FROM ${q(TMP.valid)} WHERE ${q(OP)} <> ${OP_TRUNCATE}) a`;
+  const on = model.keys.map((k) => `s.${q(k.name)} = v.${q(k.name)}`).join(' AND ');
+  const last = model.seq.map((_, i) => `s.${q(lastPart(i))}`);
+  // A key the state does not know is late when an event of it is not after the last truncate.
+  const vseq = model.seq.map((c) => `v.${q(c.name)}`);
+  const trunc = model.seq.map((_, i) => `t.${q(lastPart(i))}`);
+  const late = `(s.${K[0]} IS NOT NULL AND NOT ${greater(vseq, last)}) OR (s.${K[0]} IS NULL AND t.${q(lastPart(0))} IS NOT NULL AND NOT ${greater(vseq, trunc)})`;
+  const lastTruncate = `(SELECT ${model.seq.map((c, i) => `${q(c.name)} AS ${q(lastPart(i))}`).join(', ')} FROM ${q(names.events)} WHERE ${q(OP)} = ${OP_TRUNCATE}
+    ORDER BY ${model.seq.map((c) => `${q(c.name)} DESC`).join(', ')} LIMIT 1)`;
+  const reopen = flow.deletes === 'tombstone' ? ` OR (s.${K[0]} IS NOT NULL AND NOT s.${q(LIVE)})` : '';
+  return `CREATE TEMP TABLE ${q(TMP.keys)} AS
+SELECT ${K.map((k) => `v.${k}`).join(', ')}, bool_or(${late}${reopen}) AS ${q(SLOW)}, ${last.map((l, i) => `${l} AS ${q(lastPart(i))}`).join(', ')}
+FROM ${q(TMP.valid)} v LEFT JOIN ${q(names.state)} s ON ${on} LEFT JOIN ${lastTruncate} t ON true
+GROUP BY ${[...K.map((k) => `v.${k}`), ...last, `s.${q(LIVE)}`].join(', ')}`;
+}
+
+const keyJoin = (model: ColumnModel, d: Dialect, a: string, b: string) =>
+  model.keys.map((k) => `${a}.${d.quote(k.name)} = ${b}.${d.quote(k.name)}`).join(' AND ');
+
+/** The log's events of the slow keys, before this commit's events are appended. */
+export function slowLogSql(model: ColumnModel, d: Dialect, names: StoreNames): string {
+  const q = d.quote;
+  return `CREATE TEMP TABLE ${q(TMP.slowLog)} AS SELECT ${logCols(model).map((c) => `l.${q(c)}`).join(', ')}
+FROM ${q(names.events)} l JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'l', 'k')} WHERE k.${q(SLOW)}`;
+}
+
+/**
+ * Events new to the log: those of fast keys all are (they come after the key's last event);
+ * those of slow keys unless the log holds them; truncates unless the log holds them.
+ */
+export function freshSql(model: ColumnModel, d: Dialect, names: StoreNames): string {
+  const q = d.quote;
+  const cols = logCols(model).map((c) => `v.${q(c)}`).join(', ');
+  const same = (other: string) =>
+    identity(model)
+      .map((c) => (model.keys.some((k) => k.name === c) ? `${other}.${q(c)} IS NOT DISTINCT FROM v.${q(c)}` : `${other}.${q(c)} = v.${q(c)}`))
+      .join(' AND ');
+  return `CREATE TEMP TABLE ${q(TMP.fresh)} AS
+SELECT ${cols} FROM ${q(TMP.valid)} v JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'v', 'k')} WHERE NOT k.${q(SLOW)}
+UNION ALL
+SELECT ${cols} FROM ${q(TMP.valid)} v JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'v', 'k')}
+  WHERE k.${q(SLOW)} AND NOT EXISTS (SELECT 1 FROM ${q(TMP.slowLog)} l WHERE ${same('l')})
+UNION ALL
+SELECT ${cols} FROM ${q(TMP.valid)} v WHERE v.${q(OP)} = ${OP_TRUNCATE}
+  AND NOT EXISTS (SELECT 1 FROM ${q(names.events)} l WHERE l.${q(OP)} = ${OP_TRUNCATE} AND ${same('l')})`;
+}
+
+/**
+ * New events that tie: share key and sequence with a different event, new or already logged
+ * (truncates, which have no key, tie with each other).
+ */
+export function tiesSql(model: ColumnModel, d: Dialect, names: StoreNames): string {
+  const q = d.quote;
+  const idc = [...model.keys.map((k) => k.name), ...model.seq.map((s) => s.name), OP, HASH].map(q).join(', ');
+  const sameSeq = (a: string, b: string) => model.seq.map((c) => `${a}.${q(c.name)} = ${b}.${q(c.name)}`).join(' AND ');
+  const sameKey = model.keys.map((c) => `o.${q(c.name)} = n.${q(c.name)}`).join(' AND ');
+  const others = `(SELECT ${idc} FROM ${q(TMP.fresh)} UNION ALL SELECT ${idc} FROM ${q(TMP.slowLog)})`;
+  return `SELECT CAST(count(*) AS ${d.types.int}) AS n FROM ${q(TMP.fresh)} n WHERE
+  (n.${q(OP)} <> ${OP_TRUNCATE} AND EXISTS (SELECT 1 FROM ${others} o
+     WHERE ${sameKey} AND ${sameSeq('o', 'n')} AND (o.${q(OP)} <> n.${q(OP)} OR o.${q(HASH)} <> n.${q(HASH)})))
+  OR (n.${q(OP)} = ${OP_TRUNCATE} AND EXISTS (SELECT 1 FROM ${q(names.events)} t
+     WHERE t.${q(OP)} = ${OP_TRUNCATE} AND ${sameSeq('t', 'n')} AND t.${q(HASH)} <> n.${q(HASH)}))`;
+}
+
+/**
+ * TMP.prev: the stored rows the commit may change — every version of a slow key, the live
+ * version of a fast key — with their row ids (so removals never search the target again).
+ */
+export function prevSql(flow: Flow, model: ColumnModel, d: Dialect, names: StoreNames, columns: string[]): string {
+  const q = d.quote;
+  const current = currentCondition(flow, model, d, 't.');
+  return `CREATE TEMP TABLE ${q(TMP.prev)} AS
+SELECT t.${d.rowId} AS ${q(ROWID)}, ${columns.map((c) => `t.${q(c)}`).join(', ')}, ${current} AS ${q(CURRENT)}, k.${q(SLOW)}
+FROM ${q(names.target)} t JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 't', 'k')}
+WHERE k.${q(SLOW)} OR (${current})`;
+}
+
+/** TMP.events: the walk's input, per key, truncates expanded to every slow key. */
+export function eventsSql(flow: Flow, model: ColumnModel, d: Dialect, names: StoreNames, fastKeys = true): string {
+  const q = d.quote;
+  const K = model.keys.map((k) => q(k.name));
+  const S = seqParts(model).map(q);
+  const P = model.payload.map((p) => q(p.name));
+  const seqAs = (alias: string) => model.seq.map((c, i) => `${alias}.${q(c.name)} AS ${S[i]}`);
+  const row = (alias: string) => [...K.map((c) => `${alias}.${c}`), ...seqAs(alias), `${alias}.${q(OP)}`, ...P.map((c) => `${alias}.${c}`), `${alias}.${q(HASH)}`].join(', ');
+  const nullPayload = model.payload.map((p) => `CAST(NULL AS ${p.type})`);
+  const start =
+    flow.storedAs === 'scd2'
+      ? model.seq.length === 1
+        ? [`p.${q(flow.startAtColumn)}`]
+        : model.seq.map((c) => `(p.${q(flow.startAtColumn)}).${q(c.name)}`)
+      : model.seq.map((_, i) => `k.${q(lastPart(i))}`);
+  const parts = [
+    `SELECT ${row('l')} FROM ${q(TMP.slowLog)} l`,
+    `SELECT ${row('n')} FROM ${q(TMP.fresh)} n WHERE n.${q(OP)} <> ${OP_TRUNCATE}`,
+    `SELECT ${K.map((c) => `k.${c}`).join(', ')}, ${model.seq.map((c, i) => `t.${q(c.name)} AS ${S[i]}`).join(', ')}, t.${q(OP)}, ${[...nullPayload, `t.${q(HASH)}`].join(', ')}
+  FROM ${q(TMP.keys)} k CROSS JOIN (SELECT * FROM ${q(names.events)} x WHERE x.${q(OP)} = ${OP_TRUNCATE}) t WHERE k.${q(SLOW)}`,
+  ];
+  // A fast key starts from its live version, as one upsert at that version's start.
+  if (fastKeys)
+    parts.push(`SELECT ${K.map((c) => `p.${c}`).join(', ')}, ${start.map((s, i) => `${s} AS ${S[i]}`).join(', ')}, ${OP_UPSERT}, ${P.map((c) => `p.${c}`).join(', ')}${P.length ? ', ' : ''}CAST(0 AS ${d.types.hash})
+  FROM ${q(TMP.prev)} p JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'p', 'k')} WHERE NOT p.${q(SLOW)} AND p.${q(CURRENT)}`);
+  return `CREATE TEMP TABLE ${q(TMP.events)} AS\n${parts.join('\nUNION ALL\n')}`;
+}
+
+/** Replace the state of the recomputed keys: last event's sequence, and whether a version is live. */
+export function stateSql(model: ColumnModel, d: Dialect, names: StoreNames): string[] {
+  const q = d.quote;
+  const K = model.keys.map((k) => q(k.name));
+  const S = seqParts(model).map(q);
+  return [
+    `DELETE FROM ${q(names.state)} WHERE EXISTS (SELECT 1 FROM ${q(TMP.keys)} k WHERE ${model.keys
+      .map((k) => `k.${q(k.name)} = ${q(names.state)}.${q(k.name)}`)
+      .join(' AND ')})`,
+    `INSERT INTO ${q(names.state)} (${stateColumns(model, d).map((c) => q(c.name)).join(', ')})
+SELECT ${K.map((k) => `e.${k}`).join(', ')}, ${S.map((s) => `e.${s}`).join(', ')}, coalesce(c.live, false)
+FROM (SELECT DISTINCT ON (${K.join(', ')}) ${[...K, ...S].join(', ')} FROM ${q(TMP.events)} ORDER BY ${[...K, ...S.map((s) => `${s} DESC`)].join(', ')}) e
+LEFT JOIN (SELECT ${K.join(', ')}, bool_or(${q(CURRENT)}) AS live FROM ${q(TMP.next)} GROUP BY ${K.join(', ')}) c
+  ON ${model.keys.map((k) => `c.${q(k.name)} = e.${q(k.name)}`).join(' AND ')}`,
+  ];
+}

@@ -1,0 +1,95 @@
+/**
+ * Flow mistakes through the CLI: stderr is ONE line naming the file, the field and a fix, and
+ * the exit code is non-zero (SPEC §6). Nothing is created in the database.
+ */
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { errorLines, ndjson, scd, tablesOf, tempDir } from './fixtures/cli.js';
+
+let tmp: { dir: string; cleanup: () => void };
+let n = 0;
+beforeAll(() => {
+  tmp = tempDir();
+});
+afterAll(() => tmp.cleanup());
+
+function folder(flowText: string): string {
+  const dir = path.join(tmp.dir, `case${++n}`);
+  mkdirSync(dir);
+  writeFileSync(path.join(dir, 'flow.yaml'), flowText);
+  writeFileSync(path.join(dir, 'in.ndjson'), ndjson([{ id: 1, ts: 1, op: 'U', v: 'a' }]));
+  return dir;
+}
+
+describe.concurrent('flow errors through scd', () => {
+  it('an unknown field: exactly one stderr line with file, field and "did you mean"', async () => {
+    const dir = folder('target: t\nkeys: [id]\nsequenceBy: ts\nignoreNullUpdate: true\n');
+    const r = await scd(['apply', 'flow.yaml', '--input', 'in.ndjson'], dir);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    const lines = r.stderr.split('\n').filter((l) => l !== '');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^scd: flow\.yaml: field "ignoreNullUpdate": .*\(fix: did you mean "ignoreNullUpdates"\?\)$/);
+    expect(existsSync(path.join(dir, 'scd.duckdb'))).toBe(false);
+  });
+
+  it('a typo in a REQUIRED field names the typo, not only "Invalid input" on the real field', async () => {
+    const dir = folder('target: t\nkeyz: [id]\nsequenceBy: ts\n');
+    const r = await scd(['apply', 'flow.yaml', '--input', 'in.ndjson'], dir);
+    expect(r.code).toBe(1);
+    const lines = errorLines(r.stderr);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain('flow.yaml');
+    expect(lines[0]).toContain('keyz');
+    expect(lines[0]).toContain('did you mean "keys"');
+  });
+
+  it('applyAsDeletes with a second statement: one line, field and fix; table not created', async () => {
+    const dir = folder(`target: t\nkeys: [id]\nsequenceBy: ts\napplyAsDeletes: "op = 'D'; drop table x"\n`);
+    const r = await scd(['apply', 'flow.yaml', '--input', 'in.ndjson'], dir);
+    expect(r.code).toBe(1);
+    const lines = errorLines(r.stderr);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^scd: flow\.yaml: field "applyAsDeletes": .*single boolean expression.*\(fix: .+\)$/);
+    if (existsSync(path.join(dir, 'scd.duckdb'))) expect(await tablesOf(path.join(dir, 'scd.duckdb'))).not.toContain('t');
+  });
+
+  it('applyAsDeletes that is not boolean, found at apply time: one error line; target not created', async () => {
+    const dir = folder(`target: t\nkeys: [id]\nsequenceBy: ts\napplyAsDeletes: op\n`);
+    const r = await scd(['apply', 'flow.yaml', '--input', 'in.ndjson', '--json'], dir);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.split('\n').filter((l) => l !== '')).toEqual([expect.stringMatching(/^scd: flow\.yaml: field "applyAsDeletes": .*not a boolean.*\(fix: /)]);
+    expect(await tablesOf(path.join(dir, 'scd.duckdb'))).not.toContain('t');
+  });
+
+  it('a sequence column absent from the source: one error line; target not created', async () => {
+    const dir = folder('target: t\nkeys: [id]\nsequenceBy: changed_at\n');
+    const r = await scd(['apply', 'flow.yaml', '--input', 'in.ndjson', '--json'], dir);
+    expect(r.code).toBe(1);
+    expect(r.stderr.split('\n').filter((l) => l !== '')).toEqual([
+      expect.stringMatching(/^scd: flow\.yaml: field "sequenceBy": .*"changed_at".*\(fix: /),
+    ]);
+    expect(await tablesOf(path.join(dir, 'scd.duckdb'))).not.toContain('t');
+  });
+
+  it('bad YAML: one line naming the file and the position', async () => {
+    const dir = folder('target: t\nkeys: [id\nsequenceBy: ts\n');
+    const r = await scd(['export', 'flow.yaml'], dir);
+    expect(r.code).toBe(1);
+    const lines = r.stderr.split('\n').filter((l) => l !== '');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^scd: flow\.yaml: not valid YAML: .*line \d+.*\(fix: /);
+  });
+
+  it('a database folder that does not exist: one line with a fix', async () => {
+    const dir = folder('target: t\nkeys: [id]\nsequenceBy: ts\ndatabase: nowhere/x.duckdb\n');
+    const r = await scd(['apply', 'flow.yaml', '--input', 'in.ndjson'], dir);
+    expect(r.code).toBe(1);
+    const lines = errorLines(r.stderr);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain('nowhere');
+    expect(lines[0]).toMatch(/\(fix: /);
+  });
+});

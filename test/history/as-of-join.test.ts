@@ -1,0 +1,91 @@
+/**
+ * asOfJoin: the SQL joining each fact to the ONE dimension version valid at the fact's time
+ * (the seed's Fact_Sales ⋈ Dim_Customer_SCD2), run on the engine itself.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { applyRows, asOfJoin, defineFlow, type Driver } from '../../src/index.js';
+import { engines } from '../engines.js';
+import { CUSTOMER_BATCHES, CUSTOMER_FLOW, FACT_DDL, FACT_INSERT, FACT_SALES } from './fixtures/customers.js';
+
+const flow = defineFlow(CUSTOMER_FLOW);
+const tomb = defineFlow({ ...CUSTOMER_FLOW, target: 'dim_customer_t', deletes: 'tombstone' });
+const sentinel = defineFlow({ ...CUSTOMER_FLOW, target: 'dim_customer_s', endSentinel: '9999-12-31', startAtColumn: 'valid_from', endAtColumn: 'valid_to' });
+
+/** sale_id → [city, customer_name] by hand; null = no version valid at the sale's date. */
+const EXPECTED: Record<number, [string, string] | null> = {
+  1: ['Bengaluru', 'Rahul Mehta'],
+  2: ['Pune', 'Rahul Mehta'],
+  3: ['Pune', 'Rahul Mehta'],
+  4: null,
+  5: ['Pune', 'Anita Sharma'],
+  6: ['Delhi', 'Vikram Rao'],
+  7: null,
+  8: null,
+  9: null,
+  10: ['Chennai', 'Priya Nair'],
+  11: ['Bengaluru', 'Rahul Mehta'],
+  12: ['Pune', 'Rahul M. Mehta'],
+  13: ['Pune', 'Rahul M. Mehta'],
+};
+const left = FACT_SALES.map(([id]) => [id, EXPECTED[id]?.[0] ?? null, EXPECTED[id]?.[1] ?? null]);
+const inner = left.filter((r) => r[1] !== null);
+
+for (const engine of engines) {
+  describe(`${engine.name}: asOfJoin (Fact_Sales ⋈ dim_customer)`, () => {
+    let driver: Driver;
+    beforeAll(async () => {
+      driver = await engine.open();
+      for (const b of CUSTOMER_BATCHES) for (const f of [flow, tomb, sentinel]) await applyRows(driver, f, b);
+      await driver.run(FACT_DDL);
+      await driver.run(FACT_INSERT);
+    });
+    afterAll(() => driver?.close());
+
+    const run = async (sql: string) =>
+      (await driver.query(`SELECT sale_id, city, customer_name FROM (${sql}) j ORDER BY sale_id`)).map((r) => [
+        Number(r.sale_id),
+        r.city,
+        r.customer_name,
+      ]);
+
+    it("the seed's query: a 2024 sale is Bengaluru, a 2026 sale is Pune", async () => {
+      const rows = await run(asOfJoin(flow, { fact: 'Fact_Sales', time: 'sale_date', columns: ['city', 'customer_name'], dialect: driver.dialect }));
+      expect(rows.find((r) => r[0] === 1)).toEqual([1, 'Bengaluru', 'Rahul Mehta']);
+      expect(rows.find((r) => r[0] === 2)).toEqual([2, 'Pune', 'Rahul Mehta']);
+    });
+
+    it('left join: every fact exactly once, with the version valid at its time (boundaries go to the version starting then)', async () => {
+      const sql = asOfJoin(flow, { fact: 'Fact_Sales', time: 'sale_date', columns: ['city', 'customer_name'], dialect: driver.dialect });
+      expect(await run(sql)).toEqual(left);
+      const n = await driver.query(`SELECT count(*)::INTEGER AS n, count(DISTINCT sale_id)::INTEGER AS d FROM (${sql}) j`);
+      expect(n).toEqual([{ n: FACT_SALES.length, d: FACT_SALES.length }]);
+    });
+
+    it('the fact columns come through unchanged (f.*)', async () => {
+      const sql = asOfJoin(flow, { fact: 'Fact_Sales', time: 'sale_date', columns: ['city'], dialect: driver.dialect });
+      const rows = await driver.query(`SELECT sale_id, customer_id, CAST(sale_date AS VARCHAR) AS sale_date, amount, city FROM (${sql}) j ORDER BY sale_id`);
+      expect(rows.map((r) => [r.sale_id, r.customer_id, r.sale_date, r.amount])).toEqual(FACT_SALES);
+    });
+
+    it('inner join: facts with no valid version are dropped (before the first version, deleted key, unknown key)', async () => {
+      const sql = asOfJoin(flow, { fact: 'Fact_Sales', time: 'sale_date', columns: ['city', 'customer_name'], join: 'inner', dialect: driver.dialect });
+      expect(await run(sql)).toEqual(inner);
+      expect(inner.map((r) => r[0])).toEqual([1, 2, 3, 5, 6, 10, 11, 12, 13]);
+    });
+
+    it('tombstone dimension: the tombstone never matches, so later facts of a deleted key get null', async () => {
+      expect(await run(asOfJoin(tomb, { fact: 'Fact_Sales', time: 'sale_date', columns: ['city', 'customer_name'], dialect: driver.dialect }))).toEqual(left);
+      expect(await run(asOfJoin(tomb, { fact: 'Fact_Sales', time: 'sale_date', columns: ['city', 'customer_name'], join: 'inner', dialect: driver.dialect }))).toEqual(inner);
+    });
+
+    it('renamed start/end and an end sentinel: same result', async () => {
+      expect(await run(asOfJoin(sentinel, { fact: 'Fact_Sales', time: 'sale_date', columns: ['city', 'customer_name'], dialect: driver.dialect }))).toEqual(left);
+    });
+
+    it('keys maps a differently named fact column to the dimension key', async () => {
+      await driver.run(`CREATE TABLE sales_by_cust AS SELECT sale_id, customer_id AS cust, sale_date FROM "Fact_Sales"`);
+      const sql = asOfJoin(flow, { fact: 'sales_by_cust', time: 'sale_date', columns: ['city', 'customer_name'], keys: { cust: 'customer_id' }, dialect: driver.dialect });
+      expect(await run(sql)).toEqual(left);
+    });
+  });
+}

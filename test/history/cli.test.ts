@@ -1,0 +1,108 @@
+/**
+ * The history commands through `node bin/scd` (needs `npm run build`): log --json, changes,
+ * export --version, as-of, show, rebuild. Projects are written to a temp folder; the database is
+ * a DuckDB file next to the flow.
+ */
+import path from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { applyFiles, applyRows, loadFlowFile, openDriver, readTargetWith, resolveInputs, type Flow, type FlowInput } from '../../src/index.js';
+import { CUSTOMER_BATCHES, CUSTOMER_FLOW, CUSTOMER_TARGET, customerRow, writeProject } from './fixtures/customers.js';
+import { assertBuilt, parseNdjson, pickLog, scdOk, tempDir, type Row } from './fixtures/history.js';
+import { LOG_BATCHES, LOG_EXPECTED, LOG_FEED_2, LOG_FLOW } from './fixtures/log-scenario.js';
+import { TT_BATCHES, TT_FLOW, TT_STATES, ttRows } from './fixtures/timetravel.js';
+
+let tmp: { dir: string; cleanup: () => void };
+beforeAll(() => {
+  assertBuilt();
+  tmp = tempDir();
+});
+afterAll(() => tmp?.cleanup());
+
+function project(name: string, flow: FlowInput, batches: Row[][]) {
+  const dir = path.join(tmp.dir, name);
+  mkdirSync(dir, { recursive: true });
+  return { dir, ...writeProject(dir, { ...flow, database: `${name}.duckdb` }, batches) };
+}
+/**
+ * Apply one commit per batch (or per file, when given) on the project's database file, in-process
+ * with one open; return the export after each commit.
+ */
+async function applyAll(flow: Flow, batches: Row[][], files?: string[]): Promise<Row[][]> {
+  const driver = await openDriver(flow.database);
+  try {
+    const after: Row[][] = [];
+    for (const [i, b] of batches.entries()) {
+      if (files) await applyFiles(driver, flow, resolveInputs([files[i]!]));
+      else await applyRows(driver, flow, b);
+      after.push(await readTargetWith(driver, flow));
+    }
+    return after;
+  } finally {
+    await driver.close();
+  }
+}
+const noTs = (rows: Row[]) => rows.map(({ _commit_timestamp, ...r }) => r);
+
+// The three projects are independent (own folder, own database file): run them side by side.
+describe.concurrent('history commands through bin/scd', () => {
+  it('`rebuild --json`, `log --json` (NDJSON, newest first), `log --format table`, `changes --from-version --to-version`', async ({ expect }) => {
+    const p = project('log', LOG_FLOW, LOG_BATCHES);
+    await applyAll(loadFlowFile(p.flowFile), LOG_BATCHES, p.files);
+    const rebuilt = parseNdjson((await scdOk(['rebuild', p.flowFile, '--json'], p.dir)).stdout);
+    expect(rebuilt).toHaveLength(1);
+    expect(rebuilt[0]).toMatchObject({ version: 5, operation: 'rebuild', rowsInserted: 0, rowsUpdated: 0, rowsDeleted: 0 });
+
+    const out = await scdOk(['log', p.flowFile, '--json'], p.dir);
+    const lines = out.stdout.trimEnd().split('\n');
+    expect(lines).toHaveLength(5);
+    const rows = lines.map((l) => JSON.parse(l) as Row); // every line is one JSON object
+    expect(rows.map(pickLog)).toEqual(LOG_EXPECTED);
+    for (const r of rows) {
+      expect(Number.isNaN(Date.parse(String(r.committed_at)))).toBe(false);
+      expect(typeof r.duration_ms).toBe('number');
+    }
+    expect(JSON.parse(String(rows[4]!.inputs))).toEqual([p.files[0]]);
+
+    // The readable form, like DESCRIBE HISTORY.
+    const table = (await scdOk(['log', p.flowFile, '--format', 'table'], p.dir)).stdout;
+    expect(table).toMatch(/version/);
+    expect(table).toMatch(/rebuild/);
+    expect(table.split('\n').filter((l) => /^\s*[1-5]\s/.test(l))).toHaveLength(5);
+
+    // The change feed of commits 2..4: commit 2's rows, nothing for the replay (3), one insert (4).
+    const ch = parseNdjson((await scdOk(['changes', p.flowFile, '--from-version', '2', '--to-version', '4', '--format', 'ndjson'], p.dir)).stdout);
+    expect(Object.keys(ch[0]!)).toEqual(['id', 'v', 'seq', '__START_AT', '__END_AT', '_change_type', '_commit_version', '_commit_timestamp']);
+    expect(noTs(ch)).toEqual([
+      ...LOG_FEED_2,
+      { id: 2, v: 'b0', seq: 0, __START_AT: 0, __END_AT: 1, _change_type: 'insert', _commit_version: 4 },
+    ]);
+  });
+
+  it('`export --version N --format ndjson` prints the target exactly as exported right after commit N', async ({ expect }) => {
+    const p = project('tt', TT_FLOW, TT_BATCHES);
+    // What `scd export --format ndjson` printed after each commit (the e2e suite proves the two are the same text).
+    const captured = (await applyAll(loadFlowFile(p.flowFile), TT_BATCHES)).map((rows) => rows.map((r) => JSON.stringify(r) + '\n').join(''));
+    for (const n of [3, 4, 6]) {
+      const out = await scdOk(['export', p.flowFile, '--version', String(n), '--format', 'ndjson'], p.dir);
+      expect(out.stdout, `--version ${n}`).toBe(captured[n - 1]);
+      expect(parseNdjson(out.stdout), `--version ${n}`).toEqual(ttRows(TT_STATES[n - 1]!));
+    }
+  });
+
+  it('`as-of FLOW 2026-03-10` (boundary: the versions starting that day) and `show FLOW --key customer_id=501`', async ({ expect }) => {
+    const p = project('customers', CUSTOMER_FLOW, CUSTOMER_BATCHES);
+    const after = await applyAll(loadFlowFile(p.flowFile), CUSTOMER_BATCHES);
+    expect(after.at(-1)).toEqual(CUSTOMER_TARGET.map(customerRow));
+
+    const asOf = await scdOk(['as-of', p.flowFile, '2026-03-10', '--format', 'ndjson'], p.dir);
+    expect(parseNdjson(asOf.stdout)).toEqual([customerRow(CUSTOMER_TARGET[1]!), customerRow(CUSTOMER_TARGET[3]!), customerRow(CUSTOMER_TARGET[5]!)]);
+
+    const show = await scdOk(['show', p.flowFile, '--key', 'customer_id=501', '--format', 'ndjson'], p.dir);
+    expect(parseNdjson(show.stdout)).toEqual([
+      { ...customerRow(CUSTOMER_TARGET[0]!), _changed: '(first)' },
+      { ...customerRow(CUSTOMER_TARGET[1]!), _changed: 'city, effective_date' },
+      { ...customerRow(CUSTOMER_TARGET[2]!), _changed: 'customer_name, effective_date' },
+    ]);
+  });
+});

@@ -1,0 +1,78 @@
+/**
+ * PostgreSQL connections: credentials never appear in messages; the location shows host and
+ * database only; SCD_DATABASE_URL is used when the flow names no database; pglite:// works
+ * from a flow file.
+ */
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { databaseOf, defineFlow, openDriver, ScdError } from '../../src/index.js';
+import { safeLocation } from '../../src/dialects/postgres/postgres-driver.js';
+import { ndjson, parseNdjson, scd, tempDir } from '../e2e/fixtures/cli.js';
+
+const SECRET = 'S3cret-Pa55';
+
+describe('postgres connections', () => {
+  it('a refused connection names host and database, never the user or password', async () => {
+    const e = await openDriver(`postgres://alice:${SECRET}@127.0.0.1:1/warehouse`).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(ScdError);
+    const err = e as ScdError;
+    expect(err.code).toBe('DB_UNREACHABLE');
+    expect(err.message).toContain('postgres://127.0.0.1:1/warehouse');
+    expect(err.oneLine()).not.toContain(SECRET);
+    expect(err.oneLine()).not.toContain('alice');
+  });
+
+  it('the CLI prints one line without the credentials', async () => {
+    const { dir, cleanup } = tempDir();
+    try {
+      writeFileSync(path.join(dir, 'flow.yaml'), 'target: t\nkeys: id\nsequenceBy: seq\n');
+      writeFileSync(path.join(dir, 'a.ndjson'), ndjson([{ id: 1, seq: 1 }]));
+      const r = await scd(['apply', 'flow.yaml', '--db', `postgres://bob:${SECRET}@127.0.0.1:1/db`, '--input', 'a.ndjson'], dir, {
+        PGPASSWORD: SECRET,
+      });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain('cannot connect to postgres://127.0.0.1:1/db');
+      expect(r.stderr + r.stdout).not.toContain(SECRET);
+      expect(r.stderr).not.toContain('bob');
+    } finally {
+      cleanup();
+    }
+  });
+
+  it('location: host, port and database, from the URL or the PG* variables', () => {
+    expect(safeLocation(`postgresql://u:${SECRET}@db.example:6543/dw?sslmode=require`)).toBe('postgres://db.example:6543/dw');
+    expect(safeLocation('postgres:///dw')).toMatch(/^postgres:\/\/[^@]+:\d+\/dw$/);
+  });
+
+  it('SCD_DATABASE_URL is the database of a flow that names none', () => {
+    const before = process.env.SCD_DATABASE_URL;
+    try {
+      process.env.SCD_DATABASE_URL = 'postgres://h/dw';
+      expect(databaseOf(defineFlow({ target: 't', keys: 'id', sequenceBy: 's' }))).toBe('postgres://h/dw');
+      expect(databaseOf(defineFlow({ target: 't', keys: 'id', sequenceBy: 's', database: ':memory:' }))).toBe(':memory:');
+      expect(databaseOf(defineFlow({ target: 't', keys: 'id', sequenceBy: 's' }), { database: 'postgres://other/x' })).toBe('postgres://other/x');
+    } finally {
+      if (before === undefined) delete process.env.SCD_DATABASE_URL;
+      else process.env.SCD_DATABASE_URL = before;
+    }
+  });
+
+  it('a flow on pglite:// applies and exports through the CLI (schema from the flow)', async () => {
+    const { dir, cleanup } = tempDir();
+    try {
+      writeFileSync(path.join(dir, 'flow.yaml'), 'target: t\nkeys: id\nsequenceBy: seq\nschema: dw\ndatabase: pglite://data\n');
+      writeFileSync(path.join(dir, 'a.ndjson'), ndjson([{ id: 1, v: 'a', seq: 1 }, { id: 1, v: 'b', seq: 2 }]));
+      const a = await scd(['apply', 'flow.yaml', '--input', 'a.ndjson'], dir);
+      expect(a.code, a.stderr).toBe(0);
+      const e = await scd(['export', 'flow.yaml', '--format', 'ndjson'], dir);
+      expect(e.code, e.stderr).toBe(0);
+      expect(parseNdjson(e.stdout)).toEqual([
+        { id: 1, v: 'a', seq: 1, __START_AT: 1, __END_AT: 2 },
+        { id: 1, v: 'b', seq: 2, __START_AT: 2, __END_AT: null },
+      ]);
+    } finally {
+      cleanup();
+    }
+  }, 120_000);
+});
