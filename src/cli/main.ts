@@ -7,6 +7,7 @@ import type { Flow } from '../flow/flow.js';
 import { loadFlowFile } from '../flow/load.js';
 import type { ApplyResult } from '../plan/apply.js';
 import { rebuild } from '../plan/rebuild.js';
+import { compact } from '../plan/compact.js';
 import { targetQuery } from '../query/export.js';
 import { asOfQuery, changesQuery, commitLogQuery, keyHistory, quarantineQuery, versionQuery } from '../query/history.js';
 import { readRows, writeRows, type OutputFormat, type RowQuery } from '../query/output.js';
@@ -202,6 +203,23 @@ export function buildProgram(): Command {
       else process.stdout.write(text);
     });
   });
+
+  program
+    .command('compact')
+    .description('fold kept events older than T into the fewest that give the same history; later events older than T are quarantined')
+    .argument('<flow>', 'flow file (.yaml or .json)')
+    .requiredOption('--before <T>', 'a value of the sequence (its first part), e.g. 2025-01-01')
+    .option('--db <path>', 'database file (default: the flow\'s "database")')
+    .option('--json', 'print the result as one JSON line')
+    .action(async (flowFile: string, opts: { db?: string; before: string; json?: boolean }) => {
+      const flow = loadFlowFile(flowFile);
+      const r = await withDatabase(flow, { database: opts.db }, (driver) =>
+        compact(driver, flow, opts.before, opts.json ? undefined : (m) => process.stderr.write(`  ${m}\n`)),
+      );
+      process.stdout.write(
+        opts.json ? JSON.stringify(r) + '\n' : `commit ${r.version}: compact: ${plural(r.eventsFolded, 'event')} before ${opts.before} folded into ${r.eventsWritten} (${r.durationMs} ms)\n`,
+      );
+    });
 
   program
     .command('rebuild')

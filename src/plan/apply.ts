@@ -124,7 +124,8 @@ export async function applyCommit(driver: Driver, flow: Flow, spec: CommitSpec):
     progress(`mapping ${stagedRows} records to events`);
     // An empty input has no columns worth reading: every model column is then null.
     const stagedNow = stagedRows > 0 || spec.prepare ? ((await driver.columns(TMP.stage)) ?? staged) : staged.filter((c) => c.name === FILE_COLUMN || c.name === LINE_COLUMN);
-    await driver.run(batchSql(flow, model, d, stagedNow));
+    const compactedBefore = record?.compactedBefore;
+    await driver.run(batchSql(flow, model, d, stagedNow, compactedBefore), compactedBefore === undefined ? [] : [compactedBefore]);
     const expectations = await countExpectations(driver, flow);
     await driver.run(quarantineSql(d, names, staged), [version]);
     await driver.run(

@@ -7,6 +7,8 @@ import { INTERNAL_PREFIX, type ColumnModel } from './model.js';
 import { COMMIT, HASH, OP, OP_DELETE, OP_TRUNCATE, OP_UPSERT } from './target.js';
 
 export const REASON = `${INTERNAL_PREFIX}reason`;
+/** The commit number of events that compaction folded (their operation is kept as stored). */
+export const FOLDED_COMMIT = 0;
 const FIT = `${INTERNAL_PREFIX}fit`;
 
 /** The operation of a record, from the flow's expressions over its source columns. */
@@ -42,13 +44,19 @@ export function castTo(d: Dialect, expr: string, stagedType: string, type: strin
  * cannot become events, a quarantine reason (SPEC §2, §6). Expectations are evaluated on the
  * source columns: a failed "quarantine" expectation is a reason, a failed "drop" one sets DROP.
  */
-export function batchSql(flow: Flow, model: ColumnModel, d: Dialect, staged: ColumnInfo[]): string {
+export function batchSql(flow: Flow, model: ColumnModel, d: Dialect, staged: ColumnInfo[], compactedBefore?: string): string {
   const q = d.quote;
+  // Events older than a compaction cannot be placed exactly any more: quarantined, never wrong.
+  const tooOld =
+    compactedBefore === undefined
+      ? []
+      : [`WHEN ${q(model.seq[0]!.name)} < CAST($1 AS ${model.seq[0]!.type}) THEN 'older than the compaction watermark (' || $1 || ')'`];
   const expectations = Object.entries(flow.expect);
   const checks = expectations.map(([, e], i) => `coalesce((${e.sql}), false) AS ${q(expectationColumn(i))}`);
   const reason = [
     ...model.seq.map((s) => `WHEN ${q(s.name)} IS NULL THEN 'sequence column ${text(s.name)} is null'`),
     ...model.keys.map((k) => `WHEN ${q(OP)} <> ${OP_TRUNCATE} AND ${q(k.name)} IS NULL THEN 'key column ${text(k.name)} is null'`),
+    ...tooOld,
     ...expectations.flatMap(([name, e], i) =>
       e.action === 'quarantine' ? [`WHEN NOT ${q(expectationColumn(i))} THEN 'expectation ${text(name)} failed'`] : [],
     ),
@@ -125,7 +133,8 @@ export function relogSql(flow: Flow, model: ColumnModel, d: Dialect, from: strin
   const q = d.quote;
   const cols = logColumns(model);
   return `CREATE TABLE ${q(into)} AS
-WITH c AS (SELECT ${model.source.map((c) => q(c.name)).join(', ')}, ${opExpr(flow)} AS ${q(OP)}, ${q(COMMIT)} FROM ${q(from)}),
+WITH c AS (SELECT ${model.source.map((c) => q(c.name)).join(', ')},
+  CASE WHEN ${q(COMMIT)} = ${FOLDED_COMMIT} THEN ${q(OP)} ELSE ${opExpr(flow)} END AS ${q(OP)}, ${q(COMMIT)} FROM ${q(from)}),
 e AS (SELECT ${eventProjection(model, d).join(', ')}, ${q(COMMIT)} FROM c)
 SELECT DISTINCT ON (${identity(model, d, 'e').join(', ')}) ${[...cols, COMMIT].map((c) => `e.${q(c)}`).join(', ')}
 FROM e ORDER BY ${[...identity(model, d, 'e'), `e.${q(COMMIT)}`].join(', ')}`;

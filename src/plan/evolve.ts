@@ -88,7 +88,7 @@ export async function evolveModel(
   }
   if (changed) {
     await driver.run(currentViewSql(flow, model, d, names));
-    await writeFlowRecord(driver, names, { model, settings: record.settings }, at);
+    await writeFlowRecord(driver, names, { ...record, model }, at);
   }
   return model;
 }

@@ -76,7 +76,7 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
     }
     await driver.run(`DROP VIEW IF EXISTS ${q(names.current)}`);
     await driver.run(currentViewSql(flow, model, d, names));
-    await writeFlowRecord(driver, names, { model, settings: semanticSettings(flow) }, at);
+    await writeFlowRecord(driver, names, { model, settings: semanticSettings(flow), compactedBefore: record.compactedBefore }, at);
     const result: CommitResult = {
       version,
       operation: 'rebuild',

@@ -5,6 +5,8 @@ import type { StoreNames } from './names.js';
 export interface FlowRecord {
   model: ColumnModel;
   settings: Record<string, unknown>;
+  /** Events with a sequence (first part) older than this were folded by `compact`. */
+  compactedBefore?: string;
 }
 
 /** Create the shared catalog tables if they are missing. */
@@ -32,14 +34,15 @@ export async function readFlowRecord(driver: Driver, names: StoreNames): Promise
   if (!(await driver.columns(names.flows))) return undefined;
   const rows = await driver.query(`SELECT model, settings FROM ${driver.dialect.quote(names.flows)} WHERE target = $1`, [names.target]);
   if (!rows.length) return undefined;
-  return { model: JSON.parse(String(rows[0]!.model)), settings: JSON.parse(String(rows[0]!.settings)) };
+  const model = JSON.parse(String(rows[0]!.model));
+  return { model: model.columns ?? model, settings: JSON.parse(String(rows[0]!.settings)), compactedBefore: model.compactedBefore ?? undefined };
 }
 
 export async function writeFlowRecord(driver: Driver, names: StoreNames, record: FlowRecord, at: string): Promise<void> {
   await driver.run(`DELETE FROM ${driver.dialect.quote(names.flows)} WHERE target = $1`, [names.target]);
   await driver.run(`INSERT INTO ${driver.dialect.quote(names.flows)} VALUES ($1, $2, $3, CAST($4 AS ${driver.dialect.types.timestamptz}))`, [
     names.target,
-    JSON.stringify(record.model),
+    JSON.stringify(record.compactedBefore === undefined ? record.model : { columns: record.model, compactedBefore: record.compactedBefore }),
     JSON.stringify(record.settings),
     at,
   ]);

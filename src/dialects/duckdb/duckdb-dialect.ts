@@ -4,7 +4,8 @@ const INTEGER_RANK: Record<string, number> = { TINYINT: 1, SMALLINT: 2, INTEGER:
 const UNSIGNED_RANK: Record<string, number> = { UTINYINT: 1, USMALLINT: 2, UINTEGER: 3, UBIGINT: 4 };
 
 function norm(t: string): string {
-  return t.trim().toUpperCase().replace(/\s+/g, ' ');
+  // information_schema spells STRUCT("a" BIGINT) as STRUCT(a BIGINT): compare without the quotes.
+  return t.trim().toUpperCase().replace(/\s+/g, ' ').replace(/"/g, '');
 }
 
 export const duckdbDialect: Dialect = {

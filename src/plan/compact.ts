@@ -1,0 +1,171 @@
+import { ScdError } from '../errors.js';
+import type { Driver } from '../dialects/driver.js';
+import type { Flow } from '../flow/flow.js';
+import { ensureCatalog, readFlowRecord, writeFlowRecord } from '../store/catalog.js';
+import { nextVersion, recordCommit, type CommitResult } from '../store/commits.js';
+import { storeNames, TMP } from '../store/names.js';
+import { dropTemps, type Progress } from './apply.js';
+import { FOLDED_COMMIT } from './events-sql.js';
+import { INTERNAL_PREFIX, seqParts } from './model.js';
+import { COMMIT, HASH, OP, OP_DELETE, OP_TRUNCATE, OP_UPSERT } from './target.js';
+import { CURRENT, walkSql } from './walk-sql.js';
+
+const VS = `${INTERNAL_PREFIX}vs`;
+const VE = `${INTERNAL_PREFIX}ve`;
+const VD = `${INTERNAL_PREFIX}vd`;
+
+export interface CompactResult extends CommitResult {
+  /** Events folded away, and the events that now stand for them. */
+  eventsFolded: number;
+  eventsWritten: number;
+}
+
+/**
+ * Fold the kept events whose sequence (its first part) is older than `before` into the fewest
+ * events that give the same history: per key, one upsert per version that starts before it (two
+ * when a kept sequence column moved inside the version) and one delete per deletion. The target
+ * does not change. Later events older than the watermark are quarantined ("older than the
+ * compaction watermark"): exact, never silently wrong. A key with a tie before T is not folded
+ * (the order of tied events depends on their payloads), and truncates are kept. A rebuild after
+ * compaction cannot split folded versions more finely than they were.
+ */
+export async function compact(driver: Driver, flow: Flow, before: string, progress: Progress = () => {}): Promise<CompactResult> {
+  const started = Date.now();
+  const names = storeNames(flow.target);
+  const d = driver.dialect;
+  const q = d.quote;
+  await ensureCatalog(driver, names);
+  return driver.transaction(async () => {
+    await dropTemps(driver);
+    const record = await readFlowRecord(driver, names);
+    if (!record)
+      throw new ScdError('NOT_APPLIED', `target "${flow.target}" does not exist in ${driver.location} yet`, { file: flow.origin, fix: 'run `scd apply` first' });
+    const model = record.model;
+    const first = model.seq[0]!;
+    const T = `CAST($1 AS ${first.type})`;
+    try {
+      await driver.query(`SELECT ${T} AS t`, [before]);
+    } catch {
+      throw new ScdError('USAGE', `"${before}" is not a value of the sequence column "${first.name}" (${first.type})`, { fix: 'give --before in the sequence\'s type, e.g. 2025-01-01' });
+    }
+    if (record.compactedBefore !== undefined) {
+      const older = (await driver.query(`SELECT ${T} <= CAST($2 AS ${first.type}) AS o`, [before, record.compactedBefore]))[0]!;
+      if (older.o)
+        throw new ScdError('USAGE', `events before ${record.compactedBefore} are already compacted`, { fix: `give a later --before than ${record.compactedBefore}` });
+    }
+    const version = await nextVersion(driver, names);
+    const at = new Date().toISOString();
+    const K = model.keys.map((k) => q(k.name));
+    const S = seqParts(model);
+    const P = model.payload.map((p) => q(p.name));
+    const old = `${q(first.name)} < ${T}`;
+
+    // The walk over the old events only, as versions with tombstones (deletions made explicit).
+    progress('walking the events to fold');
+    const seqAs = (a: string) => model.seq.map((c, i) => `${a}.${q(c.name)} AS ${q(S[i]!)}`);
+    // Keys with a tie before T (two events at one sequence, or an event at a truncate's sequence)
+    // are left as they are: a tie's order depends on the payloads that folding would replace.
+    const seqCols = model.seq.map((c) => q(c.name)).join(', ');
+    await driver.run(
+      `CREATE TEMP TABLE ${q(TMP.keys)} AS SELECT ${K.join(', ')} FROM (
+         SELECT ${K.join(', ')}, ${seqCols}, count(*) AS n,
+           bool_or(EXISTS (SELECT 1 FROM ${q(names.events)} t WHERE t.${q(OP)} = ${OP_TRUNCATE} AND ${model.seq.map((c) => `t.${q(c.name)} = l.${q(c.name)}`).join(' AND ')})) AS at_truncate
+         FROM ${q(names.events)} l WHERE ${q(OP)} <> ${OP_TRUNCATE} AND ${old}
+         GROUP BY ${K.join(', ')}, ${seqCols}) g
+       GROUP BY ${K.join(', ')} HAVING max(n) = 1 AND NOT bool_or(at_truncate)`,
+      [before],
+    );
+    await driver.run(
+      `CREATE TEMP TABLE ${q(TMP.events)} AS
+       SELECT ${[...K.map((k) => `l.${k}`), ...seqAs('l'), `l.${q(OP)}`, ...P.map((p) => `l.${p}`), `l.${q(HASH)}`].join(', ')}
+         FROM ${q(names.events)} l JOIN ${q(TMP.keys)} k ON ${model.keys.map((c) => `k.${q(c.name)} = l.${q(c.name)}`).join(' AND ')}
+         WHERE l.${q(OP)} <> ${OP_TRUNCATE} AND l.${old}
+       UNION ALL
+       SELECT ${[...K.map((k) => `k.${k}`), ...seqAs('t'), `t.${q(OP)}`, ...model.payload.map((p) => `CAST(NULL AS ${p.type})`), `t.${q(HASH)}`].join(', ')}
+         FROM ${q(TMP.keys)} k CROSS JOIN (SELECT * FROM ${q(names.events)} x WHERE x.${q(OP)} = ${OP_TRUNCATE} AND x.${old}) t`,
+      [before],
+    );
+    const folded = Number((await driver.query(`SELECT CAST(count(*) AS INTEGER) AS n FROM ${q(TMP.events)} WHERE ${q(OP)} <> ${OP_TRUNCATE}`))[0]!.n);
+    const pseudo: Flow = {
+      ...flow,
+      storedAs: 'scd2',
+      deletes: 'tombstone',
+      startAtColumn: VS,
+      endAtColumn: VE,
+      deletedColumn: VD,
+      endSentinel: undefined,
+      isCurrentColumn: undefined,
+      surrogateKey: undefined,
+    };
+    await driver.run(walkSql(pseudo, model, d, TMP.events, TMP.next));
+
+    // Versions → events. A kept sequence column holds the version's LAST event's sequence: when it
+    // differs from the version's start, a second upsert at that sequence restores it in place.
+    const part = (col: string, i: number) => (model.seq.length === 1 ? `v.${q(col)}` : `(v.${q(col)}).${q(model.seq[i]!.name)}`);
+    const keptSeq = model.seq.filter((c) => model.payload.some((p) => p.name === c.name));
+    const srcCols = model.source.map((c) => c.name);
+    const select = (op: number, seqOf: (c: string, i: number) => string, withPayload: boolean) => {
+      const cols = srcCols.map((c) => {
+        const si = model.seq.findIndex((s) => s.name === c);
+        if (si >= 0) return `${seqOf(c, si)} AS ${q(c)}`;
+        if (model.keys.some((k) => k.name === c)) return `v.${q(c)}`;
+        if (withPayload && model.payload.some((p) => p.name === c)) return `v.${q(c)}`;
+        return `CAST(NULL AS ${model.source.find((s) => s.name === c)!.type}) AS ${q(c)}`;
+      });
+      const payload = model.payload.map((p) => {
+        const si = model.seq.findIndex((s) => s.name === p.name);
+        return si >= 0 ? seqOf(p.name, si) : withPayload ? `v.${q(p.name)}` : `CAST(NULL AS ${p.type})`;
+      });
+      return `${cols.join(', ')}, ${op}, ${d.rowHash(payload)}, ${FOLDED_COMMIT}`;
+    };
+    const atStart = (_c: string, i: number) => part(VS, i);
+    const lastSeq = (c: string) => `v.${q(c)}`;
+    const list = [...srcCols, OP, HASH, COMMIT].map(q).join(', ');
+    // Truncates stay: keys left unfolded still need them, and on folded keys they change nothing.
+    await driver.run(
+      `DELETE FROM ${q(names.events)} WHERE ${q(OP)} <> ${OP_TRUNCATE} AND ${old}
+         AND EXISTS (SELECT 1 FROM ${q(TMP.keys)} k WHERE ${model.keys.map((c) => `k.${q(c.name)} = ${q(names.events)}.${q(c.name)}`).join(' AND ')})`,
+      [before],
+    );
+    await driver.run(`INSERT INTO ${q(names.events)} (${list}) SELECT ${select(OP_UPSERT, atStart, true)} FROM ${q(TMP.next)} v WHERE NOT v.${q(VD)}`);
+    await driver.run(`INSERT INTO ${q(names.events)} (${list}) SELECT ${select(OP_DELETE, atStart, false)} FROM ${q(TMP.next)} v WHERE v.${q(VD)}`);
+    if (keptSeq.length) {
+      const moved = model.seq
+        .map((c, i) => (keptSeq.includes(c) ? `v.${q(c.name)} IS DISTINCT FROM ${part(VS, i)}` : 'false'))
+        .join(' OR ');
+      await driver.run(
+        `INSERT INTO ${q(names.events)} (${list}) SELECT ${select(OP_UPSERT, (c, i) => (keptSeq.some((k) => k.name === c) ? lastSeq(c) : part(VS, i)), true)}
+         FROM ${q(TMP.next)} v WHERE NOT v.${q(VD)} AND (${moved})`,
+      );
+    }
+    const written = Number((await driver.query(`SELECT CAST(count(*) AS INTEGER) AS n FROM ${q(names.events)} WHERE ${q(COMMIT)} = ${FOLDED_COMMIT} AND ${old}`, [before]))[0]!.n);
+    await writeFlowRecord(driver, names, { ...record, compactedBefore: before }, at);
+    void CURRENT;
+    const result: CompactResult = {
+      version,
+      operation: 'compact',
+      committedAt: at,
+      inputs: [`before ${before}`],
+      rowsRead: 0,
+      eventsApplied: 0,
+      duplicates: 0,
+      ties: 0,
+      quarantined: 0,
+      dropped: 0,
+      skipped: 0,
+      expectations: {},
+      keysAffected: 0,
+      rowsInserted: 0,
+      rowsUpdated: 0,
+      rowsDeleted: 0,
+      versionsClosed: 0,
+      durationMs: Date.now() - started,
+      eventsFolded: folded,
+      eventsWritten: written,
+    };
+    const { eventsFolded: _f, eventsWritten: _w, ...commit } = result;
+    await recordCommit(driver, names, commit);
+    await dropTemps(driver);
+    return result;
+  });
+}
