@@ -6,7 +6,7 @@ import { nextVersion, recordCommit, type CommitResult } from '../store/commits.j
 import { storeNames, TMP } from '../store/names.js';
 import { dropTemps, type Progress } from './apply.js';
 import { FOLDED_COMMIT } from './events-sql.js';
-import { INTERNAL_PREFIX, seqParts } from './model.js';
+import { INTERNAL_PREFIX, seqParts, sequenceType } from './model.js';
 import { COMMIT, HASH, OP, OP_DELETE, OP_TRUNCATE, OP_UPSERT } from './target.js';
 import { CURRENT, walkSql } from './walk-sql.js';
 
@@ -97,6 +97,8 @@ export async function compact(driver: Driver, flow: Flow, before: string, progre
       isCurrentColumn: undefined,
       surrogateKey: undefined,
     };
+    // An scd1 target never needed the type of a tuple sequence's versions; the walk here does.
+    for (const sql of d.prepareTypes([sequenceType(d, model)])) await driver.run(sql);
     await driver.run(walkSql(pseudo, model, d, TMP.events, TMP.next));
 
     // Versions → events. A kept sequence column holds the version's LAST event's sequence: when it

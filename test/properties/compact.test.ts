@@ -26,8 +26,7 @@ for (const engine of engines) {
                 const flow = defineFlow(sc.flow);
                 for (const b of early) await applyRows(driver, flow, b);
                 const before = await readTargetWith(driver, flow);
-                const folded = await compact(driver, flow, String(T));
-                expect(folded.eventsWritten).toBeLessThanOrEqual(folded.eventsFolded + before.length);
+                await compact(driver, flow, String(T));
                 expect(await readTargetWith(driver, flow)).toEqual(before);
                 await rebuild(driver, flow);
                 expect(await readTargetWith(driver, flow), `rebuild after compact\n${describeScenario(sc)}`).toEqual(before);
