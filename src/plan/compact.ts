@@ -2,13 +2,13 @@ import { ScdError } from '../errors.js';
 import type { Driver } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
 import { ensureCatalog, readFlowRecord, writeFlowRecord } from '../store/catalog.js';
-import { nextVersion, recordCommit, type CommitResult } from '../store/commits.js';
+import { emptyCommit, nextVersion, recordCommit, type CommitResult } from '../store/commits.js';
 import { storeNames, TMP } from '../store/names.js';
 import { dropTemps, type Progress } from './apply.js';
 import { FOLDED_COMMIT } from './events-sql.js';
 import { INTERNAL_PREFIX, seqParts, sequenceType } from './model.js';
 import { COMMIT, HASH, OP, OP_DELETE, OP_TRUNCATE, OP_UPSERT } from './target.js';
-import { CURRENT, walkSql } from './walk-sql.js';
+import { walkSql } from './walk-sql.js';
 
 const VS = `${INTERNAL_PREFIX}vs`;
 const VE = `${INTERNAL_PREFIX}ve`;
@@ -142,25 +142,8 @@ export async function compact(driver: Driver, flow: Flow, before: string, progre
     }
     const written = Number((await driver.query(`SELECT CAST(count(*) AS INTEGER) AS n FROM ${q(names.events)} WHERE ${q(COMMIT)} = ${FOLDED_COMMIT} AND ${old}`, [before]))[0]!.n);
     await writeFlowRecord(driver, names, { ...record, compactedBefore: before }, at);
-    void CURRENT;
     const result: CompactResult = {
-      version,
-      operation: 'compact',
-      committedAt: at,
-      inputs: [`before ${before}`],
-      rowsRead: 0,
-      eventsApplied: 0,
-      duplicates: 0,
-      ties: 0,
-      quarantined: 0,
-      dropped: 0,
-      skipped: 0,
-      expectations: {},
-      keysAffected: 0,
-      rowsInserted: 0,
-      rowsUpdated: 0,
-      rowsDeleted: 0,
-      versionsClosed: 0,
+      ...emptyCommit(version, 'compact', at, [`before ${before}`]),
       durationMs: Date.now() - started,
       eventsFolded: folded,
       eventsWritten: written,

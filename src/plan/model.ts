@@ -72,34 +72,6 @@ export function deriveModel(flow: Flow, staged: ColumnInfo[]): ColumnModel {
   return { source, keys, seq, payload, tracked };
 }
 
-/** Check a later input against the stored model; returns the model to use (unchanged for now). */
-export function checkInput(flow: Flow, model: ColumnModel, staged: ColumnInfo[]): void {
-  const source = staged.filter((c) => c.name !== FILE_COLUMN && c.name !== LINE_COLUMN);
-  if (source.length === 0) return;
-  const has = (n: string) => source.some((c) => c.name === n);
-  for (const [field, cols] of [
-    ['keys', model.keys],
-    ['sequenceBy', model.seq],
-  ] as const) {
-    for (const c of cols)
-      if (!has(c.name))
-        throw new ScdError('SOURCE_INVALID', `column "${c.name}" is not in this input`, {
-          file: flow.origin,
-          field,
-          fix: 'every input must carry the key and sequence columns',
-        });
-  }
-  const known = new Set(model.source.map((c) => c.name));
-  const fresh = source.filter((c) => !known.has(c.name));
-  if (fresh.length) {
-    const list = fresh.map((c) => `"${c.name}"`).join(', ');
-    throw new ScdError('SCHEMA_CHANGE', `new source column ${list} is not in the flow's stored columns`, {
-      file: flow.origin,
-      fix: `drop it from the input, or set schemaEvolution: add-columns in the flow`,
-    });
-  }
-}
-
 /** Column names scdkit adds to the target. */
 export function reservedNames(flow: Flow): string[] {
   const out = flow.storedAs === 'scd2' ? [flow.startAtColumn, flow.endAtColumn] : [];

@@ -2,7 +2,7 @@ import { ScdError } from '../errors.js';
 import type { Driver } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
 import { ensureCatalog, readFlowRecord, writeFlowRecord } from '../store/catalog.js';
-import { nextVersion, recordCommit, type CommitResult } from '../store/commits.js';
+import { emptyCommit, nextVersion, recordCommit, type CommitResult } from '../store/commits.js';
 import { storeNames, TMP } from '../store/names.js';
 import { dropTemps, NO_CHANGES, recompute, type Progress } from './apply.js';
 import { createStateSql, eventsSql, keysSql, slowLogSql, stateSql } from './incremental.js';
@@ -78,18 +78,7 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
     await driver.run(currentViewSql(flow, model, d, names));
     await writeFlowRecord(driver, names, { model, settings: semanticSettings(flow), compactedBefore: record.compactedBefore }, at);
     const result: CommitResult = {
-      version,
-      operation: 'rebuild',
-      committedAt: at,
-      inputs: [],
-      rowsRead: 0,
-      eventsApplied: 0,
-      duplicates: 0,
-      ties: 0,
-      quarantined: 0,
-      dropped: 0,
-      skipped: 0,
-      expectations: {},
+      ...emptyCommit(version, 'rebuild', at),
       keysAffected,
       rowsInserted: counts.inserted,
       rowsUpdated: counts.updated,

@@ -1,6 +1,6 @@
-import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import { LINE_COLUMN } from '../dialects/driver.js';
-import { MAX_RECORD_BYTES } from './line-scan.js';
+import { decodeLine, eachLine, end, write } from './lines.js';
 
 /** Columns a Debezium envelope adds to the row it carries. */
 export const DEBEZIUM_COLUMNS = { op: '_op', tsMs: '_ts_ms', lsn: '_lsn' } as const;
@@ -24,24 +24,15 @@ const OPS = new Set(['c', 'r', 'u', 'd', 't']);
 export async function flattenDebezium(file: string, goodOut: string, badOut: string): Promise<DebeziumScan> {
   const good = createWriteStream(goodOut);
   const bad = createWriteStream(badOut);
-  const decoder = new TextDecoder('utf-8', { fatal: true });
-  const lossy = new TextDecoder('utf-8');
   const counts: DebeziumScan = { good: 0, bad: 0, tombstones: 0 };
-  let line = 0;
-  const handle = async (bytes: Buffer) => {
-    line++;
-    if (bytes.length && bytes[bytes.length - 1] === 0x0d) bytes = bytes.subarray(0, bytes.length - 1);
+  await eachLine(file, (bytes, line) => {
     const reject = (reason: string, raw: string) => {
       counts.bad++;
       return write(bad, JSON.stringify({ line, reason, raw }) + '\n');
     };
-    if (bytes.length > MAX_RECORD_BYTES) return reject(`record larger than ${MAX_RECORD_BYTES >> 20} MB`, lossy.decode(bytes.subarray(0, 1000)) + '…');
-    let text: string;
-    try {
-      text = decoder.decode(bytes);
-    } catch {
-      return reject('invalid UTF-8', lossy.decode(bytes));
-    }
+    const decoded = decodeLine(bytes);
+    if ('reason' in decoded) return reject(decoded.reason, decoded.raw);
+    const text = decoded.text;
     if (text.trim() === '') return;
     let value: unknown;
     try {
@@ -57,20 +48,7 @@ export async function flattenDebezium(file: string, goodOut: string, badOut: str
     if (typeof row === 'string') return reject(row, text);
     counts.good++;
     return write(good, JSON.stringify({ ...row, [LINE_COLUMN]: line }) + '\n');
-  };
-  let pending: Buffer[] = [];
-  for await (const chunk of createReadStream(file) as AsyncIterable<Buffer>) {
-    let start = 0;
-    for (let i = chunk.indexOf(0x0a); i >= 0; i = chunk.indexOf(0x0a, start)) {
-      const piece = chunk.subarray(start, i);
-      const bytes = pending.length ? Buffer.concat([...pending, piece]) : piece;
-      pending = [];
-      await handle(bytes);
-      start = i + 1;
-    }
-    if (start < chunk.length) pending.push(chunk.subarray(start));
-  }
-  if (pending.length) await handle(Buffer.concat(pending));
+  });
   await Promise.all([end(good), end(bad)]);
   return counts;
 }
@@ -115,12 +93,4 @@ function position(source: Obj): number {
   }
   if (typeof source.scn === 'string' && /^\d+$/.test(source.scn)) return Number(source.scn);
   return 0;
-}
-
-function write(stream: WriteStream, text: string): Promise<void> | void {
-  if (!stream.write(text)) return new Promise((resolve) => stream.once('drain', () => resolve()));
-}
-
-function end(stream: WriteStream): Promise<void> {
-  return new Promise((resolve, reject) => stream.end((err?: Error | null) => (err ? reject(err) : resolve())));
 }

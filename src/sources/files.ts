@@ -2,7 +2,6 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { ScdError } from '../errors.js';
 import type { FileFormat, InputFile } from '../dialects/driver.js';
-import type { Flow } from '../flow/flow.js';
 
 const BY_EXTENSION: Record<string, FileFormat> = {
   '.ndjson': 'ndjson',
@@ -45,15 +44,4 @@ export function folderFiles(dir: string, declared?: FileFormat | 'debezium'): In
     .map((n) => path.join(dir, n))
     .filter((p) => statSync(p).isFile())
     .map((p) => ({ path: p, format: formatOf(p, declared) }));
-}
-
-/** The flow's own source files, when no input is named. */
-export function sourceInputs(flow: Flow): InputFile[] {
-  const p = flow.source?.path;
-  if (!p)
-    throw new ScdError('USAGE', 'no input: the flow has no source.path and no --input was given', {
-      file: flow.origin,
-      fix: 'add --input FILE, or set source: { path: ... } in the flow',
-    });
-  return resolveInputs([p], flow.source?.format);
 }

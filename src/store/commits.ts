@@ -65,3 +65,27 @@ export async function recordCommit(driver: Driver, names: StoreNames, r: CommitR
     ],
   );
 }
+
+/** A commit that read nothing: every count zero (rebuild, compact). */
+export function emptyCommit(version: number, operation: CommitResult['operation'], committedAt: string, inputs: string[] = []): CommitResult {
+  return {
+    version,
+    operation,
+    committedAt,
+    inputs,
+    rowsRead: 0,
+    eventsApplied: 0,
+    duplicates: 0,
+    ties: 0,
+    quarantined: 0,
+    dropped: 0,
+    skipped: 0,
+    expectations: {},
+    keysAffected: 0,
+    rowsInserted: 0,
+    rowsUpdated: 0,
+    rowsDeleted: 0,
+    versionsClosed: 0,
+    durationMs: 0,
+  };
+}

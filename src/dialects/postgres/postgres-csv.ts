@@ -1,4 +1,5 @@
-import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { end, write } from '../../sources/lines.js';
 
 /**
  * CSV records that PostgreSQL's COPY refuses (a row with too many or too few fields, an unclosed
@@ -64,12 +65,4 @@ export async function splitCsv(file: string, fields: number, goodOut: string, ba
   if (record !== '' || quoted) await finish(!quoted);
   await Promise.all([end(good), end(bad)]);
   return counts;
-}
-
-function write(stream: WriteStream, text: string): Promise<void> | void {
-  if (!stream.write(text)) return new Promise((resolve) => stream.once('drain', () => resolve()));
-}
-
-function end(stream: WriteStream): Promise<void> {
-  return new Promise((resolve, reject) => stream.end((err?: Error | null) => (err ? reject(err) : resolve())));
 }
