@@ -16,7 +16,7 @@ export { resolveInputs } from './sources/files.js';
 export { asOfJoin } from './query/as-of-join.js';
 export type { AsOfJoinOptions } from './query/as-of-join.js';
 export { rebuild } from './plan/rebuild.js';
-export { asOfQuery, changesQuery, commitLogQuery, keyHistory, versionQuery, latestVersion } from './query/history.js';
+export { asOfQuery, changesQuery, commitLogQuery, keyHistory, keyHistoryQuery, quarantineQuery, versionQuery, latestVersion } from './query/history.js';
 export type { CommitResult } from './store/commits.js';
 export { compact } from './plan/compact.js';
 export type { CompactResult } from './plan/compact.js';

@@ -9,7 +9,7 @@ import type { ApplyResult } from '../plan/apply.js';
 import { rebuild } from '../plan/rebuild.js';
 import { compact } from '../plan/compact.js';
 import { targetQuery } from '../query/export.js';
-import { asOfQuery, changesQuery, commitLogQuery, keyHistory, quarantineQuery, versionQuery } from '../query/history.js';
+import { asOfQuery, changesQuery, commitLogQuery, keyHistoryQuery, quarantineQuery, versionQuery } from '../query/history.js';
 import { readRows, writeRows, type OutputFormat, type RowQuery } from '../query/output.js';
 import { resolveInputs } from '../sources/files.js';
 import { plural, renderTable } from './print.js';
@@ -172,18 +172,7 @@ export function buildProgram(): Command {
       if (i < 1) throw new ScdError('USAGE', `--key ${kv} is not col=value`, { fix: 'write --key customer_id=501' });
       key[kv.slice(0, i)] = kv.slice(i + 1);
     }
-    const flow = loadFlowFile(flowFile);
-    const format = defaultFormat(opts.format, opts.out);
-    await withDatabase(flow, { database: opts.db }, async (driver) => {
-      const rows = await keyHistory(driver, flow, key);
-      const columns = rows.length ? Object.keys(rows[0]!) : ['_changed'];
-      if (format === 'table') process.stdout.write(rows.length ? renderTable(columns, rows) : '(no versions for that key)\n');
-      else if (format === 'ndjson') {
-        const text = rows.map((r) => JSON.stringify(r) + '\n').join('');
-        if (opts.out) (await import('node:fs')).writeFileSync(opts.out, text);
-        else process.stdout.write(text);
-      } else throw new ScdError('USAGE', `show prints table or ndjson`, { fix: 'use --format table or --format ndjson' });
-    });
+    return printQuery(flowFile, opts, (driver, flow) => keyHistoryQuery(driver, flow, key));
   });
 
   outputOptions(

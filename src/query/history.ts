@@ -6,6 +6,7 @@ import { readFlowRecord } from '../store/catalog.js';
 import { storeNames } from '../store/names.js';
 import { targetColumnsOf, targetQuery } from './export.js';
 import { readRows, type RowQuery } from './output.js';
+import { sqlString } from '../dialects/dialect.js';
 
 const COMMIT_COLUMNS: ColumnInfo[] = [
   ['version', 'INTEGER'],
@@ -125,7 +126,7 @@ export async function asOfQuery(driver: Driver, flow: Flow, at: string): Promise
 }
 
 /** Every version of one key, oldest first, each with the columns that changed from the previous. */
-export async function keyHistory(driver: Driver, flow: Flow, key: Record<string, string>): Promise<Array<Record<string, unknown>>> {
+export async function keyHistoryQuery(driver: Driver, flow: Flow, key: Record<string, string>): Promise<RowQuery> {
   const model = await modelOf(driver, flow);
   const d = driver.dialect;
   const q = d.quote;
@@ -137,19 +138,25 @@ export async function keyHistory(driver: Driver, flow: Flow, key: Record<string,
       fix: `give --key ${model.keys.map((k) => `${k.name}=VALUE`).join(' --key ')}`,
     });
   const base = await targetQuery(driver, flow);
-  const rows = await readRows(driver, {
-    ...base,
-    where: model.keys.map((k, i) => `${d.toText(q(k.name))} = $${i + 1}`).join(' AND '),
-    params: model.keys.map((k) => key[k.name]),
-  });
   const skip = new Set([flow.startAtColumn, flow.endAtColumn, flow.isCurrentColumn, flow.surrogateKey, ...model.keys.map((k) => k.name)]);
-  return rows.map((r, i) => {
-    const prev = rows[i - 1];
-    const changed = prev
-      ? Object.keys(r).filter((c) => !skip.has(c) && JSON.stringify(r[c]) !== JSON.stringify(prev[c]))
-      : [];
-    return { ...r, _changed: prev ? changed.join(', ') : '(first)' };
-  });
+  const order = flow.storedAs === 'scd2' ? q(flow.startAtColumn) : q(model.keys[0]!.name);
+  const diffs = base.columns
+    .filter((c) => !skip.has(c.name))
+    .map((c) => `CASE WHEN ${q(c.name)} IS DISTINCT FROM lag(${q(c.name)}) OVER (ORDER BY ${order}) THEN ${sqlString(c.name)} END`);
+  const changed = `CASE WHEN row_number() OVER (ORDER BY ${order}) = 1 THEN '(first)' ELSE ${diffs.length ? `concat_ws(', ', ${diffs.join(', ')})` : "''"} END`;
+  const list = base.columns.map((c) => q(c.name)).join(', ');
+  return {
+    columns: [...base.columns, { name: '_changed', type: d.types.text }],
+    from: `(SELECT ${list}, ${changed} AS ${q('_changed')} FROM ${q(flow.target)}
+      WHERE ${model.keys.map((k, i) => `${d.toText(q(k.name))} = $${i + 1}`).join(' AND ')}) kh`,
+    params: model.keys.map((k) => key[k.name]),
+    orderBy: base.orderBy,
+  };
+}
+
+/** Every version of one key, oldest first, each with the columns that changed from the previous. */
+export async function keyHistory(driver: Driver, flow: Flow, key: Record<string, string>): Promise<Array<Record<string, unknown>>> {
+  return readRows(driver, await keyHistoryQuery(driver, flow, key));
 }
 
 /** Quarantined records, newest commit first; `raw` is the record as read (fix it, re-feed it). */

@@ -56,8 +56,16 @@ export async function readRows(driver: Driver, query: RowQuery): Promise<Array<R
 export async function writeRows(driver: Driver, query: RowQuery, options: OutputOptions): Promise<number> {
   const format = options.format ?? 'ndjson';
   if (format === 'parquet' && !options.out) throw new ScdError('USAGE', 'parquet output needs a file', { fix: 'add --out FILE.parquet' });
-  if (format !== 'ndjson' && options.out && !query.params?.length) {
-    await driver.copyToFile(selectOf(driver, query), format as 'csv' | 'parquet', path.resolve(options.out));
+  if (format === 'parquet' || (format === 'csv' && options.out && !query.params?.length)) {
+    // The engine writes the file; a parameterised query is materialised first (COPY takes none).
+    let select = selectOf(driver, query);
+    if (query.params?.length) {
+      const q = driver.dialect.quote;
+      await driver.run(`DROP TABLE IF EXISTS ${q('_scd_out')}`);
+      await driver.run(`CREATE TEMP TABLE ${q('_scd_out')} AS ${select}`, query.params);
+      select = `SELECT * FROM ${q('_scd_out')}`;
+    }
+    await driver.copyToFile(select, format, path.resolve(options.out!));
     return -1;
   }
   const file = options.out ? createWriteStream(path.resolve(options.out)) : undefined;
