@@ -44,7 +44,7 @@ for (const engine of engines) {
                 await driver.close();
               }
             }),
-            fcParams(20),
+            fcParams(20, engine.name),
           );
         },
         PROPERTY_TIMEOUT_MS,

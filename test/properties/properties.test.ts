@@ -54,7 +54,7 @@ for (const engine of engines) {
                 expect(r.rowsRead).toBe(counts.rowsRead);
               });
             }),
-            fcParams(RUNS.equality),
+            fcParams(RUNS.equality, engine.name),
           );
         },
         PROPERTY_TIMEOUT_MS,
@@ -75,7 +75,7 @@ for (const engine of engines) {
                 expect(await db.read(), describeScenario(sc)).toEqual(model.target());
               });
             }),
-            fcParams(RUNS.batches),
+            fcParams(RUNS.batches, engine.name),
           );
         },
         PROPERTY_TIMEOUT_MS,
@@ -110,7 +110,7 @@ for (const engine of engines) {
                 expect(r.rowsRead, why).toBe(r.duplicates + r.quarantined);
               });
             }),
-            fcParams<[Scenario, number]>(RUNS.replay),
+            fcParams<[Scenario, number]>(RUNS.replay, engine.name),
           );
         },
         PROPERTY_TIMEOUT_MS,
@@ -134,7 +134,7 @@ for (const engine of engines) {
                 }
               });
             }),
-            fcParams(RUNS.accounting),
+            fcParams(RUNS.accounting, engine.name),
           );
         },
         PROPERTY_TIMEOUT_MS,
