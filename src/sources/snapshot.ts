@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { ScdError } from '../errors.js';
 import type { Driver, InputFile } from '../dialects/driver.js';
-import { FILE_COLUMN } from '../dialects/driver.js';
+import { FILE_COLUMN, LINE_COLUMN } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
 import { castTo } from '../plan/events-sql.js';
 import type { ColumnModel } from '../plan/model.js';
@@ -51,6 +51,18 @@ export function snapshotSpec(flow: Flow, driver: Driver, file: InputFile, stageF
       return out;
     },
     prepare: async (drv: Driver, model: ColumnModel, names: StoreNames, existed: boolean) => {
+      // A snapshot is a full image: a record it cannot identify would read as a deleted key.
+      const bad = (await drv.query(
+        `SELECT ${q(FILE_COLUMN)} AS f, CAST(${q(LINE_COLUMN)} AS ${d.types.bigint}) AS l, reason FROM ${q(TMP.rejects)}
+         UNION ALL SELECT ${q(FILE_COLUMN)}, CAST(${q(LINE_COLUMN)} AS ${d.types.bigint}), 'a key column is null' FROM ${q(TMP.stage)}
+           WHERE ${model.keys.map((k) => `${q(k.name)} IS NULL`).join(' OR ')}
+         ORDER BY 2 LIMIT 1`,
+      ))[0];
+      if (bad)
+        throw new ScdError('NOT_APPLIED', `snapshot ${path.basename(file.path)} has a record it cannot identify (line ${bad.l}: ${bad.reason}); a snapshot must be complete, so nothing was applied`, {
+          file: flow.origin,
+          fix: 'correct that line (or replace the file) and apply again',
+        });
       if (!existed) return { implied: 0, unchanged: 0 };
       const seqType = model.seq[0]!.type;
       const stagedCols = (await drv.columns(TMP.stage)) ?? [];

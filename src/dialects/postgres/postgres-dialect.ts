@@ -173,7 +173,12 @@ export function tryCastFunctionSql(): string {
     BEGIN
       t := v;
     EXCEPTION WHEN others THEN
-      t := NULL;
+      -- A JSON string ("12") converts through its text, as DuckDB's TRY_CAST does.
+      BEGIN
+        IF pg_typeof(v) IN ('jsonb'::regtype, 'json'::regtype) THEN t := (to_jsonb(v) #>> '{}'); ELSE t := NULL; END IF;
+      EXCEPTION WHEN others THEN
+        t := NULL;
+      END;
     END $f$;
   END IF;
 EXCEPTION WHEN duplicate_function OR unique_violation THEN NULL;
