@@ -6,5 +6,7 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Both cores: the suite is mostly engine work, one worker per core.
+    maxWorkers: 2,
   },
 });

@@ -14,7 +14,9 @@ export function diffSql(flow: Flow, model: ColumnModel, d: Dialect, names: Store
   const q = d.quote;
   const cols = targetColumns(flow, model, d).map((c) => c.name);
   const id = identityColumns(flow, model);
-  const same = (a: string, b: string) => cols.map((c) => `${a}.${q(c)} IS NOT DISTINCT FROM ${b}.${q(c)}`).join(' AND ');
+  // The identity (never null) as plain equalities first, so that every engine can hash the join.
+  const same = (a: string, b: string) =>
+    [...id.map((c) => `${a}.${q(c)} = ${b}.${q(c)}`), ...cols.filter((c) => !id.includes(c)).map((c) => `${a}.${q(c)} IS NOT DISTINCT FROM ${b}.${q(c)}`)].join(' AND ');
   const sameId = (a: string, b: string) => id.map((c) => `${a}.${q(c)} = ${b}.${q(c)}`).join(' AND ');
   const list = cols.map(q).join(', ');
   const ts = `CAST($2 AS ${d.types.timestamptz})`;

@@ -94,9 +94,11 @@ FROM ${q(names.events)} l JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'l', 'k')
 export function freshSql(model: ColumnModel, d: Dialect, names: StoreNames): string {
   const q = d.quote;
   const cols = logCols(model).map((c) => `v.${q(c)}`).join(', ');
-  const same = (other: string) =>
+  // Plain equalities only (hashable on every engine): slow keys are never null, truncates have none.
+  const same = (other: string, withKeys = true) =>
     identity(model)
-      .map((c) => (model.keys.some((k) => k.name === c) ? `${other}.${q(c)} IS NOT DISTINCT FROM v.${q(c)}` : `${other}.${q(c)} = v.${q(c)}`))
+      .filter((c) => withKeys || !model.keys.some((k) => k.name === c))
+      .map((c) => `${other}.${q(c)} = v.${q(c)}`)
       .join(' AND ');
   return `CREATE TEMP TABLE ${q(TMP.fresh)} AS
 SELECT ${cols} FROM ${q(TMP.valid)} v JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'v', 'k')} WHERE NOT k.${q(SLOW)}
@@ -105,7 +107,7 @@ SELECT ${cols} FROM ${q(TMP.valid)} v JOIN ${q(TMP.keys)} k ON ${keyJoin(model, 
   WHERE k.${q(SLOW)} AND NOT EXISTS (SELECT 1 FROM ${q(TMP.slowLog)} l WHERE ${same('l')})
 UNION ALL
 SELECT ${cols} FROM ${q(TMP.valid)} v WHERE v.${q(OP)} = ${OP_TRUNCATE}
-  AND NOT EXISTS (SELECT 1 FROM ${q(names.events)} l WHERE l.${q(OP)} = ${OP_TRUNCATE} AND ${same('l')})`;
+  AND NOT EXISTS (SELECT 1 FROM ${q(names.events)} l WHERE l.${q(OP)} = ${OP_TRUNCATE} AND ${same('l', false)})`;
 }
 
 /**
@@ -118,11 +120,11 @@ export function tiesSql(model: ColumnModel, d: Dialect, names: StoreNames): stri
   const sameSeq = (a: string, b: string) => model.seq.map((c) => `${a}.${q(c.name)} = ${b}.${q(c.name)}`).join(' AND ');
   const sameKey = model.keys.map((c) => `o.${q(c.name)} = n.${q(c.name)}`).join(' AND ');
   const others = `(SELECT ${idc} FROM ${q(TMP.fresh)} UNION ALL SELECT ${idc} FROM ${q(TMP.slowLog)})`;
-  return `SELECT CAST(count(*) AS ${d.types.int}) AS n FROM ${q(TMP.fresh)} n WHERE
-  (n.${q(OP)} <> ${OP_TRUNCATE} AND EXISTS (SELECT 1 FROM ${others} o
+  // Two counts, each a plain EXISTS (an EXISTS under OR cannot become a semi-join in PostgreSQL).
+  return `SELECT CAST((SELECT count(*) FROM ${q(TMP.fresh)} n WHERE n.${q(OP)} <> ${OP_TRUNCATE} AND EXISTS (SELECT 1 FROM ${others} o
      WHERE ${sameKey} AND ${sameSeq('o', 'n')} AND (o.${q(OP)} <> n.${q(OP)} OR o.${q(HASH)} <> n.${q(HASH)})))
-  OR (n.${q(OP)} = ${OP_TRUNCATE} AND EXISTS (SELECT 1 FROM ${q(names.events)} t
-     WHERE t.${q(OP)} = ${OP_TRUNCATE} AND ${sameSeq('t', 'n')} AND t.${q(HASH)} <> n.${q(HASH)}))`;
+  + (SELECT count(*) FROM ${q(TMP.fresh)} n WHERE n.${q(OP)} = ${OP_TRUNCATE} AND EXISTS (SELECT 1 FROM ${q(names.events)} t
+     WHERE t.${q(OP)} = ${OP_TRUNCATE} AND ${sameSeq('t', 'n')} AND t.${q(HASH)} <> n.${q(HASH)})) AS ${d.types.int}) AS n`;
 }
 
 /**
