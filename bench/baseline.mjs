@@ -67,3 +67,34 @@ export function baselineSteps(file) {
     ['drop staging', `DROP TABLE stg`],
   ];
 }
+
+/**
+ * The same two steps on PostgreSQL. The file is loaded with COPY (one line per row into a jsonb
+ * column, the usual way to bulk-load NDJSON: a delimiter and a quote character JSON text never
+ * holds), then typed with jsonb_to_record (explicit types, as on DuckDB) and deduplicated with
+ * DISTINCT ON (PostgreSQL has no QUALIFY); staging is ANALYZEd (temporary tables are never
+ * auto-analyzed) so the joins get a sane plan. A step is [name, sql] or [name, {copy, file}].
+ */
+export function baselineStepsPostgres(file) {
+  const columns = Object.entries(COLUMNS)
+    .map(([n, t]) => `${n} ${t}`)
+    .join(', ');
+  const [, close] = baselineSteps(file)[1];
+  const [, insert] = baselineSteps(file)[2];
+  return [
+    ['load', `CREATE TEMP TABLE raw (doc jsonb)`],
+    ['load', { copy: `COPY raw (doc) FROM STDIN WITH (FORMAT csv, DELIMITER E'\\x01', QUOTE E'\\x02', ESCAPE E'\\x02')`, file }],
+    [
+      'dedupe',
+      `CREATE TEMP TABLE stg AS
+       SELECT DISTINCT ON (r.id) r.*
+       FROM raw, jsonb_to_record(raw.doc) AS r(${columns})
+       ORDER BY r.id, r.updated_at DESC`,
+    ],
+    ['dedupe', `ANALYZE stg`],
+    ['close', close],
+    ['insert', insert],
+    ['drop staging', `DROP TABLE stg`],
+    ['drop staging', `DROP TABLE raw`],
+  ];
+}

@@ -8,11 +8,15 @@
 //   sort     {db}               time a DuckDB sort of the flow's event log (rebuild reference)
 //   rebuild  {db}               time scdkit's rebuild, if the library exports one (else available: false)
 //   check    {scdDb, baseDb}    compare scdkit's target with the baseline table (untimed)
+// `db` is a DuckDB file or a postgres:// URL (PostgreSQL cases). On PostgreSQL, setup takes
+// `files` (the initial events in chunks, one commit each), "close" is a CHECKPOINT then the
+// disconnect (the deferred writes, as DuckDB's checkpoint on close), and `serverRssMb` is the
+// peak RSS of the session's server backend process (VmHWM; it counts the shared buffers it touched).
 
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { BASE_TABLE, baselineSteps, createBaseTableSql } from './baseline.mjs';
+import { BASE_TABLE, baselineSteps, baselineStepsPostgres, createBaseTableSql } from './baseline.mjs';
 import { ATTRS } from './generate.mjs';
 import { benchFlow, TARGET } from './flow.mjs';
 
@@ -34,10 +38,37 @@ function vmHwmMb() {
   }
 }
 
+const isPg = (db) => /^postgres(ql)?:\/\//i.test(String(db));
+
+/** Peak RSS of another process of this machine (the PostgreSQL backend of a session), MB. */
+function procHwmMb(pid) {
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
 async function open(db) {
   const driver = await scdkit.openDriver(db);
-  for (const s of task.settings ?? []) await driver.run(s);
+  if (isPg(db)) {
+    // its server process, to read that process's peak memory at the end (same machine only)
+    driver.backendPid = Number((await driver.query('SELECT pg_backend_pid() AS pid'))[0].pid);
+  } else for (const s of task.settings ?? []) await driver.run(s);
   return driver;
+}
+
+/** Close, timed: on PostgreSQL a CHECKPOINT first (work the server deferred), on DuckDB the checkpoint on close. */
+async function closeTimed(driver, out) {
+  const t1 = now();
+  if (driver.backendPid) {
+    out.serverRssMb = procHwmMb(driver.backendPid);
+    await driver.run('CHECKPOINT');
+  }
+  await driver.close();
+  out.closeSeconds = now() - t1;
+  return out;
 }
 
 async function eventsTable(driver) {
@@ -47,9 +78,38 @@ async function eventsTable(driver) {
   return names[0];
 }
 
+/**
+ * Time every statement scdkit sends through the driver (run / query), grouped by the start of its
+ * text: where the apply's time goes. Work the driver does without run/query (e.g. DuckDB's file
+ * reader) shows up as the remainder.
+ */
+function profileStatements(driver) {
+  const stats = new Map();
+  for (const m of ['run', 'query']) {
+    const orig = driver[m].bind(driver);
+    driver[m] = async (sql, params) => {
+      const t = now();
+      try {
+        return await orig(sql, params);
+      } finally {
+        const label = String(sql).replace(/\s+/g, ' ').trim().slice(0, 90);
+        const e = stats.get(label) ?? [0, 0];
+        e[0] += now() - t;
+        e[1] += 1;
+        stats.set(label, e);
+      }
+    };
+  }
+  return () =>
+    [...stats.entries()]
+      .sort((a, b) => b[1][0] - a[1][0])
+      .map(([sql, [secs, n]]) => ({ sql, seconds: +secs.toFixed(3), n }));
+}
+
 async function runScdkit(db, file) {
   const flow = benchFlow(scdkit, db);
   const driver = await open(db);
+  const statements = profileStatements(driver);
   const phases = [];
   const t0 = now();
   let last = t0;
@@ -63,13 +123,43 @@ async function runScdkit(db, file) {
   const result = await scdkit.applyFiles(driver, flow, scdkit.resolveInputs([file]), progress);
   const t1 = now();
   phases.push([lastName, +(t1 - last).toFixed(3)]);
-  await driver.close();
-  const t2 = now();
-  return { seconds: t1 - t0, closeSeconds: t2 - t1, phases, result };
+  const all = statements();
+  const top = all.slice(0, 15);
+  const inStatements = all.reduce((a, s) => a + s.seconds, 0);
+  return closeTimed(driver, { seconds: t1 - t0, phases, result, statements: top, statementSeconds: +inStatements.toFixed(3), statementCount: all.reduce((a, s) => a + s.n, 0) });
+}
+
+/** PostgreSQL setup: the initial events applied chunk after chunk (one commit each), timed as a whole. */
+async function setupPostgres() {
+  const flow = benchFlow(scdkit, task.db);
+  const driver = await open(task.db);
+  const t0 = now();
+  let events = 0;
+  let maxCommit = 0;
+  for (const [i, file] of task.files.entries()) {
+    const c0 = now();
+    const r = await scdkit.applyFiles(driver, flow, scdkit.resolveInputs([file]));
+    events += r.eventsApplied;
+    maxCommit = Math.max(maxCommit, now() - c0);
+    if (i % 25 === 0 || i === task.files.length - 1)
+      process.stderr.write(`  setup commit ${i + 1}/${task.files.length}: ${events} events, ${(now() - t0).toFixed(0)} s\n`);
+  }
+  const seconds = now() - t0;
+  await driver.run(createBaseTableSql());
+  await driver.run(
+    `INSERT INTO ${BASE_TABLE} SELECT id, ${ATTRS.join(', ')}, "__START_AT", coalesce("__END_AT", TIMESTAMP '9999-12-31'), "__END_AT" IS NULL FROM ${TARGET}`,
+  );
+  const [counts] = await driver.query(
+    `SELECT count(*)::BIGINT AS versions, count(*) FILTER (WHERE "__END_AT" IS NULL)::BIGINT AS current FROM ${TARGET}`,
+  );
+  const out = { seconds, commits: task.files.length, slowestCommitSeconds: maxCommit, result: { eventsApplied: events } };
+  await closeTimed(driver, out);
+  return { ...out, versions: Number(counts.versions), current: Number(counts.current) };
 }
 
 const tasks = {
   async setup() {
+    if (isPg(task.db)) return setupPostgres();
     const r = await runScdkit(task.db, task.file);
     // The baseline table, in the same file, from scdkit's target: both sides start from the same data.
     const driver = await open(task.db);
@@ -91,21 +181,27 @@ const tasks = {
 
   async baseline() {
     const driver = await open(task.db);
+    const pg = isPg(task.db);
     if (task.create) await driver.run(createBaseTableSql());
     const phases = [];
+    const phase = (name, secs) => {
+      const last = phases.at(-1);
+      if (last && last[0] === name) last[1] = +(last[1] + secs).toFixed(3);
+      else phases.push([name, +secs.toFixed(3)]);
+    };
     const t0 = now();
-    await driver.run('BEGIN TRANSACTION');
-    for (const [name, sql] of baselineSteps(task.file)) {
+    await driver.run('BEGIN');
+    for (const [name, step] of pg ? baselineStepsPostgres(task.file) : baselineSteps(task.file)) {
       const t = now();
-      await driver.run(sql);
-      phases.push([name, +(now() - t).toFixed(3)]);
+      if (typeof step === 'string') await driver.run(step);
+      else await driver.copyFrom(step.copy, { file: step.file }); // COPY ... FROM STDIN through the same pg client
+      phase(name, now() - t);
     }
     let t = now();
     await driver.run('COMMIT');
-    phases.push(['commit', +(now() - t).toFixed(3)]);
+    phase('commit', now() - t);
     const t1 = now();
-    await driver.close();
-    return { seconds: t1 - t0, closeSeconds: now() - t1, phases };
+    return closeTimed(driver, { seconds: t1 - t0, phases });
   },
 
   async sort() {
@@ -134,6 +230,7 @@ const tasks = {
   },
 
   async check() {
+    if (isPg(task.scdDb)) return checkPostgres();
     const instance = await DuckDBInstance.create(task.scdDb);
     const con = await instance.connect();
     await con.run(`ATTACH '${task.baseDb.replace(/'/g, "''")}' AS b (READ_ONLY)`);
@@ -151,6 +248,44 @@ const tasks = {
     return Object.fromEntries(Object.entries(row).map(([k, v]) => [k, Number(v)]));
   },
 };
+
+/**
+ * PostgreSQL check: the baseline's rows are copied (COPY TO STDOUT → COPY FROM STDIN, streamed)
+ * from its database into a table of scdkit's database, then compared with EXCEPT ALL both ways.
+ */
+async function checkPostgres() {
+  const { default: pg } = await import('pg');
+  const copy = await import('pg-copy-streams');
+  const { pipeline } = await import('node:stream/promises');
+  const connect = async (url) => {
+    const c = new pg.Client({ connectionString: url });
+    c.on('error', () => undefined);
+    await c.connect();
+    await c.query(`SET TimeZone = 'UTC'`);
+    return c;
+  };
+  const s = await connect(task.scdDb);
+  const b = await connect(task.baseDb);
+  try {
+    const cols = `id, ${ATTRS.join(', ')}`;
+    await s.query(`CREATE TEMP TABLE _bench_b (id BIGINT, name TEXT, email TEXT, city TEXT, segment TEXT, score BIGINT, f TIMESTAMP, t TIMESTAMP)`);
+    await pipeline(
+      b.query(copy.to(`COPY (SELECT ${cols}, effective_from, effective_to FROM ${BASE_TABLE}) TO STDOUT`)),
+      s.query(copy.from(`COPY _bench_b FROM STDIN`)),
+    );
+    const { rows } = await s.query(`
+      WITH ss AS (SELECT ${cols}, CAST("__START_AT" AS TIMESTAMP) AS f, coalesce(CAST("__END_AT" AS TIMESTAMP), TIMESTAMP '9999-12-31') AS t FROM ${TARGET}),
+           bb AS (SELECT ${cols}, f, t FROM _bench_b)
+      SELECT (SELECT count(*) FROM ss)::BIGINT AS rows_scdkit,
+             (SELECT count(*) FROM bb)::BIGINT AS rows_baseline,
+             (SELECT count(*) FROM (SELECT * FROM ss EXCEPT ALL SELECT * FROM bb) x)::BIGINT AS only_scdkit,
+             (SELECT count(*) FROM (SELECT * FROM bb EXCEPT ALL SELECT * FROM ss) x)::BIGINT AS only_baseline`);
+    return Object.fromEntries(Object.entries(rows[0]).map(([k, v]) => [k, Number(v)]));
+  } finally {
+    await s.end();
+    await b.end();
+  }
+}
 
 try {
   const fn = tasks[task.kind];

@@ -11,7 +11,9 @@
 // city and score differ between any two generations of one key, so "changed" always means a
 // tracked column differs.
 
-import { existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { createReadStream, createWriteStream, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 
@@ -164,6 +166,46 @@ export async function ensureFile(dataDir, kind, params, log = () => {}) {
   const size = await writeNdjson(sql, file);
   log(`  ${(size / 1e6).toFixed(0)} MB in ${((Date.now() - t) / 1000).toFixed(1)} s`);
   return file;
+}
+
+/**
+ * The initial file split into files of `chunk` lines, in sequence order (every 2023 event before
+ * every 2024 event), for an engine that sets up the initial dimension in several commits: each
+ * key's events then arrive in order, one commit after the other. Returns the files, in order.
+ */
+export async function ensureInitialChunks(dataDir, N, chunk, log = () => {}) {
+  const dir = path.join(dataDir, `v${GEN_VERSION}`, `initial_n${sizeLabel(N)}_chunks_${sizeLabel(chunk)}`);
+  const list = () => readdirSync(dir).filter((f) => f.endsWith('.ndjson')).sort().map((f) => path.join(dir, f));
+  if (existsSync(path.join(dir, 'DONE'))) return list();
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const t = Date.now();
+  log(`generating ${path.relative(process.cwd(), dir)}/ (${sizeLabel(chunk)} events per file) ...`);
+  const sorted = path.join(dir, '_sorted.ndjson');
+  await writeNdjson(`SELECT ${projection} FROM (${initialSql(N)}) ORDER BY updated_at, id`, sorted);
+  const lines = createInterface({ input: createReadStream(sorted), crlfDelay: Infinity });
+  let out;
+  let n = 0;
+  for await (const line of lines) {
+    if (n % chunk === 0) {
+      if (out) {
+        out.end();
+        await once(out, 'finish');
+      }
+      out = createWriteStream(path.join(dir, `part_${String(n / chunk).padStart(5, '0')}.ndjson`));
+    }
+    if (!out.write(line + '\n')) await once(out, 'drain');
+    n++;
+  }
+  if (out) {
+    out.end();
+    await once(out, 'finish');
+  }
+  rmSync(sorted);
+  const { writeFileSync } = await import('node:fs');
+  writeFileSync(path.join(dir, 'DONE'), `${n}\n`);
+  log(`  ${n} events in ${Math.ceil(n / chunk)} files in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+  return list();
 }
 
 /** Lines of a landing file of about `bytes` bytes, from the average line length of a sample. */

@@ -3,10 +3,11 @@
 
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { batchMix, ensureFile, GEN_VERSION, landingLinesFor, parseSize, sizeLabel } from './generate.mjs';
+import { batchMix, ensureFile, ensureInitialChunks, GEN_VERSION, landingLinesFor, parseSize, sizeLabel } from './generate.mjs';
+import * as PG from './postgres.mjs';
 
 const here = path.dirname(new URL(import.meta.url).pathname);
 const root = path.join(here, '..');
@@ -32,6 +33,18 @@ const HELP = `npm run bench -- [options]        (or: node bench/run.mjs [options
   --no-check        skip the row-by-row comparison of the in-order results
   --fresh           rebuild the cached initial databases even if scdkit's build did not change
   --keep-work       keep the database copies of the last repetition in bench/data/work
+  --build ID        run the snapshot bench/data/builds/ID of an earlier run (same build in two runs)
+  --engines LIST    duckdb,postgres                                  default duckdb  env BENCH_ENGINES
+PostgreSQL cases (--engines ...,postgres): batch cases only, scdkit vs the same two-step SQL, both
+through \`pg\` on one server (a throwaway one on 127.0.0.1, started and stopped by the harness):
+  --pg-sizes LIST   initial dimension sizes                          default 1m
+  --pg-batches LIST batch sizes                                      default 100k
+  --pg-modes LIST   in,out                                           default: --modes
+  --pg-reps N       repetitions                                      default: --reps
+  --pg-url URL      use this server instead (a role that may CREATE DATABASE and CHECKPOINT)
+  --pg-conf LIST    name=value,... settings of the throwaway server (added to the defaults:
+                    ${Object.entries(PG.DEFAULT_PG_CONF).map(([k, v]) => `${k}=${v}`).join(' ')})
+  --pg-chunk N      setup: initial events per commit                 default 5k
 Sizes: 1k, 100k, 1m, 10m, ... Data is generated once into bench/data/ (gitignored).`;
 
 // ---------- options ----------
@@ -50,6 +63,14 @@ function parseArgs(argv) {
     check: true,
     fresh: false,
     keepWork: false,
+    engines: process.env.BENCH_ENGINES ?? 'duckdb',
+    pgSizes: '1m',
+    pgBatches: '100k',
+    pgModes: undefined,
+    pgReps: undefined,
+    pgUrl: undefined,
+    pgConf: '',
+    pgChunk: '5k',
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -78,6 +99,15 @@ function parseArgs(argv) {
     else if (a === '--no-check') o.check = false;
     else if (a === '--fresh') o.fresh = true;
     else if (a === '--keep-work') o.keepWork = true;
+    else if (a === '--engines') o.engines = val();
+    else if (a === '--build') o.build = val();
+    else if (a === '--pg-sizes') o.pgSizes = val();
+    else if (a === '--pg-batches') o.pgBatches = val();
+    else if (a === '--pg-modes') o.pgModes = val();
+    else if (a === '--pg-reps') o.pgReps = Number(val());
+    else if (a === '--pg-url') o.pgUrl = val();
+    else if (a === '--pg-conf') o.pgConf = val();
+    else if (a === '--pg-chunk') o.pgChunk = val();
     else throw new Error(`unknown option ${a} (see --help)`);
   }
   const list = (s) => (s === 'none' || s === '' ? [] : String(s).split(',').map((x) => x.trim()).filter(Boolean));
@@ -88,6 +118,16 @@ function parseArgs(argv) {
   o.landing = list(o.landing).map(parseSize);
   o.rebuild = o.rebuild === undefined ? (o.sizes.length ? [Math.max(...o.sizes)] : []) : list(o.rebuild).map(parseSize);
   if (!(o.reps >= 1)) throw new Error('--reps must be at least 1');
+  o.engines = list(o.engines);
+  for (const e of o.engines) if (e !== 'duckdb' && e !== 'postgres') throw new Error(`--engines: "${e}" is not duckdb or postgres`);
+  o.pgSizes = list(o.pgSizes).map(parseSize);
+  o.pgBatches = list(o.pgBatches).map(parseSize);
+  o.pgModes = o.pgModes === undefined ? o.modes : list(o.pgModes);
+  for (const m of o.pgModes) if (m !== 'in' && m !== 'out') throw new Error(`--pg-modes: "${m}" is not in or out`);
+  o.pgReps = o.pgReps ?? o.reps;
+  if (!(o.pgReps >= 1)) throw new Error('--pg-reps must be at least 1');
+  o.pgConfig = PG.parsePgConf(o.pgConf);
+  o.pgChunk = parseSize(o.pgChunk);
   o.settings = [];
   if (o.threads) o.settings.push(`SET threads = ${o.threads}`);
   if (o.memoryLimit) o.settings.push(`SET memory_limit = '${o.memoryLimit.replace(/'/g, '')}'`);
@@ -138,7 +178,10 @@ function runChild(task, opts) {
     let out = '';
     let err = '';
     child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
+    child.stderr.on('data', (d) => {
+      err += d;
+      if (task.echo) for (const l of String(d).split('\n')) if (l.startsWith('  setup commit')) log(l);
+    });
     const timer = setTimeout(() => {
       try {
         process.kill(-child.pid, 'SIGKILL');
@@ -201,6 +244,7 @@ function sideSummary(runs) {
     closeMedian: ok.length === runs.length ? median(ok.map((r) => r.closeSeconds)) : null,
     runs: runs.map((r) => r.seconds ?? null),
     peakRssMb: max(runs.map((r) => r.rssMb)),
+    peakServerRssMb: max(runs.map((r) => r.serverRssMb)),
     error: runs.find((r) => r.error)?.error,
     detail: runs,
   };
@@ -280,19 +324,105 @@ async function rebuildCase(c, base, opts) {
   };
 }
 
-const fmtRun = (r) => (!r ? '-' : r.error ? `ERROR (${r.error.code ?? r.error.name ?? ''})` : `${r.seconds.toFixed(2)} s / ${r.rssMb?.toFixed(0)} MB`);
+// ---------- PostgreSQL ----------
+/**
+ * The initial database of size N on the server, as a template database. scdkit applies the
+ * initial events in commits of --pg-chunk events (see bench/README.md: one commit of 1.25M events
+ * does not finish on PostgreSQL); the baseline table is made from scdkit's target, as on DuckDB.
+ * The result is cached as a pg_dump per scdkit build, restored into later runs' servers.
+ */
+async function ensurePgBase(N, server, opts, fp, setups) {
+  const template = `bench_base_n${sizeLabel(N).toLowerCase()}`;
+  if (setups.has(N)) return template;
+  const prefix = `pg_base_n${sizeLabel(N)}_`;
+  const key = `${prefix}${fp}_c${sizeLabel(opts.pgChunk)}`;
+  const dump = path.join(genDir, `${key}.dump`);
+  const meta = `${dump}.json`;
+  for (const f of readdirSync(genDir)) if (f.startsWith(prefix) && !f.startsWith(`${key}.`)) rmSync(path.join(genDir, f), { force: true });
+  if (opts.fresh) [dump, meta].forEach((f) => rmSync(f, { force: true }));
+  await PG.createDatabase(server, template);
+  let info;
+  if (existsSync(dump) && existsSync(meta)) {
+    const t = Date.now();
+    PG.restoreDatabase(server, template, dump);
+    info = { ...JSON.parse(readFileSync(meta, 'utf8')), cached: true, restoreSeconds: (Date.now() - t) / 1000 };
+    log(`setup (postgres) ${sizeLabel(N)}: restored from ${path.relative(root, dump)} in ${info.restoreSeconds.toFixed(1)} s`);
+  } else {
+    const files = await ensureInitialChunks(dataDir, N, opts.pgChunk, log);
+    log(`setup (postgres) ${sizeLabel(N)}: scdkit applies the initial events in ${files.length} commits of ${sizeLabel(opts.pgChunk)} (timed separately, not part of the cases) ...`);
+    const r = await runChild({ kind: 'setup', db: PG.dbUrl(server, template), files, echo: true }, { ...opts, timeout: Math.max(opts.timeout, 4 * 3600) });
+    if (r.error) throw new Error(`postgres setup of the ${sizeLabel(N)} dimension failed: ${JSON.stringify(r.error)}`);
+    info = {
+      N,
+      engine: 'postgres',
+      seconds: r.seconds,
+      commits: r.commits,
+      chunk: opts.pgChunk,
+      slowestCommitSeconds: r.slowestCommitSeconds,
+      rssMb: r.rssMb,
+      serverRssMb: r.serverRssMb,
+      versions: r.versions,
+      current: r.current,
+      events: r.result?.eventsApplied,
+      server: server.version,
+    };
+    log(`  ${r.seconds.toFixed(1)} s in ${r.commits} commits (slowest ${r.slowestCommitSeconds.toFixed(1)} s), ${r.versions} versions (${r.current} current)`);
+    PG.dumpDatabase(server, template, `${dump}.tmp`);
+    renameSync(`${dump}.tmp`, dump);
+    writeFileSync(meta, JSON.stringify(info));
+  }
+  await PG.vacuumAnalyze(server, template);
+  setups.set(N, info);
+  return template;
+}
+
+async function pgBatchCase(c, template, server, opts) {
+  const sDb = 'bench_scdkit';
+  const bDb = 'bench_baseline';
+  const sRuns = [];
+  const bRuns = [];
+  let check;
+  for (let rep = 0; rep < opts.pgReps; rep++) {
+    await PG.copyDatabase(server, template, sDb);
+    await PG.copyDatabase(server, template, bDb);
+    const runS = async () => sRuns.push(await runChild({ kind: 'scdkit', db: PG.dbUrl(server, sDb), file: c.file }, opts));
+    const runB = async () => bRuns.push(await runChild({ kind: 'baseline', db: PG.dbUrl(server, bDb), file: c.file }, opts));
+    if (rep % 2 === 0) await runS().then(runB);
+    else await runB().then(runS);
+    log(`  rep ${rep + 1}: scdkit ${fmtRun(sRuns.at(-1))}, baseline ${fmtRun(bRuns.at(-1))}`);
+    if (rep === 0 && c.mode === 'in' && opts.check && !sRuns[0].error && !bRuns[0].error) {
+      check = await runChild({ kind: 'check', scdDb: PG.dbUrl(server, sDb), baseDb: PG.dbUrl(server, bDb) }, opts);
+      log(`  check: ${fmtCheck(check)}`);
+    }
+    if (!(opts.keepWork && rep === opts.pgReps - 1)) for (const db of [sDb, bDb]) await PG.dropDatabase(server, db);
+    if (sRuns.at(-1).error && bRuns.at(-1).error) break;
+  }
+  return { scdkit: sideSummary(sRuns), baseline: sideSummary(bRuns), pairedRatio: pairedRatio(sRuns, bRuns), check };
+}
+
+const fmtRun = (r) =>
+  !r
+    ? '-'
+    : r.error
+      ? `ERROR (${r.error.code ?? r.error.name ?? ''}${/killed after/.test(r.error.message) ? ' timeout' : ''})`
+      : `${r.seconds.toFixed(2)} s / ${r.rssMb?.toFixed(0)} MB${r.serverRssMb != null ? ` + server ${r.serverRssMb.toFixed(0)} MB` : ''}`;
 const fmtCheck = (c) =>
   !c ? '-' : c.error ? `ERROR ${c.error.message}` : c.only_scdkit === 0 && c.only_baseline === 0 ? `same ${c.rows_scdkit} rows` : `${c.only_scdkit + c.only_baseline} rows differ`;
 
 // ---------- report ----------
-function table(rows) {
-  const head = ['case', 'scdkit s', 'baseline s', 'ratio', 'scdkit MB', 'baseline MB', 'in-order check'];
+function table(rows, { server = false } = {}) {
+  const head = ['case', 'scdkit s', 'baseline s', 'ratio', server ? 'scdkit MB node/server' : 'scdkit MB', server ? 'baseline MB node/server' : 'baseline MB', 'in-order check'];
   const cells = rows.map((r) => {
     const s = r.scdkit;
     const b = r.baseline;
     const sec = (x) =>
       x.available === false ? 'n/a' : x.error ? 'ERROR' : x.median == null ? '-' : `${x.median.toFixed(2)} (+${x.closeMedian.toFixed(2)})`;
-    const mb = (x) => (x.available === false || x.peakRssMb == null ? 'n/a' : x.peakRssMb.toFixed(0));
+    const mb = (x) =>
+      x.available === false || x.peakRssMb == null
+        ? 'n/a'
+        : server
+          ? `${x.peakRssMb.toFixed(0)} / ${x.peakServerRssMb == null ? '?' : x.peakServerRssMb.toFixed(0)}`
+          : x.peakRssMb.toFixed(0);
     const ratio = s.median != null && b.median ? `${(s.median / b.median).toFixed(2)}×` : 'n/a';
     return [r.name, sec(s), sec(b), ratio, mb(s), mb(b), r.check ? fmtCheck(r.check) : ''];
   });
@@ -330,22 +460,37 @@ async function main() {
   mkdirSync(workDir, { recursive: true });
   mkdirSync(resultsDir, { recursive: true });
   mkdirSync(genDir, { recursive: true });
-  const fp = buildFingerprint();
+  const buildsDir = path.join(dataDir, 'builds');
+  if (opts.build && !existsSync(path.join(buildsDir, opts.build, 'index.js'))) throw new Error(`--build: no snapshot ${path.join(buildsDir, opts.build)}`);
+  const fp = opts.build ?? buildFingerprint();
   // Snapshot the build: children import this copy, so a rebuild of dist/ mid-run changes nothing.
   // (It sits under bench/ so that its imports still resolve to the project's node_modules.)
-  const buildsDir = path.join(dataDir, 'builds');
-  for (const f of existsSync(buildsDir) ? readdirSync(buildsDir) : []) if (f !== fp) rmSync(path.join(buildsDir, f), { recursive: true, force: true });
+  // Snapshots of other builds are removed after a day (a later run may still want one: --build).
+  for (const f of existsSync(buildsDir) ? readdirSync(buildsDir) : [])
+    if (f !== fp && Date.now() - statSync(path.join(buildsDir, f)).mtimeMs > 864e5) rmSync(path.join(buildsDir, f), { recursive: true, force: true });
   opts.dist = path.join(buildsDir, fp);
-  if (!existsSync(path.join(opts.dist, 'index.js'))) cpSync(path.join(root, 'dist'), opts.dist, { recursive: true });
-  const m = machine();
+  let m = machine();
+  const buildInfo = path.join(opts.dist, 'BUILD.json');
+  if (!existsSync(path.join(opts.dist, 'index.js'))) {
+    cpSync(path.join(root, 'dist'), opts.dist, { recursive: true });
+    // the commit the snapshot was built from (as far as git can tell: HEAD, and whether src/ differed)
+    writeFileSync(buildInfo, JSON.stringify({ commit: m.commit, dirty: m.dirty, snapshotAt: m.date }));
+  }
+  if (existsSync(buildInfo)) {
+    const b = JSON.parse(readFileSync(buildInfo, 'utf8'));
+    m = { ...m, commit: b.commit, dirty: b.dirty, snapshotAt: b.snapshotAt };
+  }
   log(`scdkit bench — ${m.cpus} × ${m.cpuModel}, ${m.memGb} GB, load ${m.loadavgAtStart.join(' ')}; scdkit build ${fp}${m.dirty ? ' (uncommitted src changes)' : ''}`);
-  log(`sizes ${opts.sizes.map(sizeLabel).join(',') || '-'}; batches ${opts.batches.map(sizeLabel).join(',') || '-'}; modes ${opts.modes.join(',')}; reps ${opts.reps}`);
+  if (opts.engines.includes('duckdb'))
+    log(`duckdb: sizes ${opts.sizes.map(sizeLabel).join(',') || '-'}; batches ${opts.batches.map(sizeLabel).join(',') || '-'}; modes ${opts.modes.join(',')}; reps ${opts.reps}`);
 
   const setups = new Map();
+  const pgSetups = new Map();
   const rows = [];
   const t0 = Date.now();
+  const duck = opts.engines.includes('duckdb');
 
-  for (const N of opts.sizes) {
+  for (const N of duck ? opts.sizes : []) {
     if (!opts.batches.length || !opts.modes.length) break;
     const base = await ensureBase(N, opts, fp, setups);
     for (const B of opts.batches) {
@@ -355,12 +500,12 @@ async function main() {
         log(`case: ${name}`);
         const load = os.loadavg()[0];
         const r = await batchCase({ file, mode }, base, opts);
-        rows.push({ name, kind: 'batch', N, B, mode, mix: batchMix(B, mode), file: path.relative(root, file), loadavg: [load, os.loadavg()[0]], ...r });
+        rows.push({ engine: 'duckdb', name, kind: 'batch', N, B, mode, mix: batchMix(B, mode), file: path.relative(root, file), loadavg: [load, os.loadavg()[0]], ...r });
       }
     }
   }
-  const landings = opts.landing.map((L) => ({ L, huge: false }));
-  if (opts.huge) landings.push({ L: await landingLinesFor(opts.huge * 1e9, dataDir), huge: true });
+  const landings = duck ? opts.landing.map((L) => ({ L, huge: false })) : [];
+  if (duck && opts.huge) landings.push({ L: await landingLinesFor(opts.huge * 1e9, dataDir), huge: true });
   for (const { L, huge } of landings) {
     const file = await ensureFile(dataDir, 'landing', { L }, log);
     const gb = statSync(file).size / 1e9;
@@ -368,15 +513,40 @@ async function main() {
     log(`case: ${name}`);
     const load = os.loadavg()[0];
     const r = await landingCase({ file, huge }, opts);
-    rows.push({ name, kind: 'landing', L, fileGb: gb, file: path.relative(root, file), loadavg: [load, os.loadavg()[0]], ...r });
+    rows.push({ engine: 'duckdb', name, kind: 'landing', L, fileGb: gb, file: path.relative(root, file), loadavg: [load, os.loadavg()[0]], ...r });
   }
-  for (const N of opts.rebuild) {
+  for (const N of duck ? opts.rebuild : []) {
     const base = await ensureBase(N, opts, fp, setups);
     const name = `rebuild ${sizeLabel(N)}-key log (baseline = DuckDB sort)`;
     log(`case: ${name}`);
     const load = os.loadavg()[0];
     const r = await rebuildCase({}, base, opts);
-    rows.push({ name, kind: 'rebuild', N, loadavg: [load, os.loadavg()[0]], ...r });
+    rows.push({ engine: 'duckdb', name, kind: 'rebuild', N, loadavg: [load, os.loadavg()[0]], ...r });
+  }
+
+  let pgServer;
+  if (opts.engines.includes('postgres') && opts.pgSizes.length && opts.pgBatches.length && opts.pgModes.length) {
+    pgServer = opts.pgUrl ? PG.existingServer(opts.pgUrl) : await PG.startServer({ conf: opts.pgConfig, log, keepLog: path.join(workDir, 'pg-server.log') });
+    try {
+      if (!pgServer.version)
+        pgServer.version = await PG.admin(pgServer, async (c) => (await c.query('SELECT version() AS v')).rows[0].v.split(' on ')[0]);
+      log(`postgres cases: sizes ${opts.pgSizes.map(sizeLabel).join(',')}; batches ${opts.pgBatches.map(sizeLabel).join(',')}; modes ${opts.pgModes.join(',')}; reps ${opts.pgReps}`);
+      for (const N of opts.pgSizes) {
+        const template = await ensurePgBase(N, pgServer, opts, fp, pgSetups);
+        for (const B of opts.pgBatches) {
+          for (const mode of opts.pgModes) {
+            const file = await ensureFile(dataDir, 'batch', { N, B, mode }, log);
+            const name = `postgres: ${mode === 'in' ? 'in order' : 'out of order'}, ${sizeLabel(B)} onto ${sizeLabel(N)}`;
+            log(`case: ${name}`);
+            const load = os.loadavg()[0];
+            const r = await pgBatchCase({ file, mode }, template, pgServer, opts);
+            rows.push({ engine: 'postgres', name, kind: 'batch', N, B, mode, mix: batchMix(B, mode), file: path.relative(root, file), loadavg: [load, os.loadavg()[0]], ...r });
+          }
+        }
+      }
+    } finally {
+      pgServer.stop();
+    }
   }
 
   const elapsed = (Date.now() - t0) / 1000;
@@ -384,7 +554,8 @@ async function main() {
     machine: { ...m, loadavgAtEnd: os.loadavg().map((x) => +x.toFixed(2)) },
     scdkitBuild: fp,
     options: { ...opts, settings: opts.settings },
-    setups: [...setups.values()],
+    setups: [...[...setups.values()].map((x) => ({ engine: 'duckdb', ...x })), ...pgSetups.values()],
+    postgres: pgServer ? { version: pgServer.version, conf: pgServer.conf, own: pgServer.own, chunk: opts.pgChunk } : undefined,
     cases: rows,
     elapsedSeconds: elapsed,
   };
@@ -392,13 +563,27 @@ async function main() {
   writeFileSync(out, JSON.stringify(results, null, 2));
 
   console.log(`\nscdkit bench ${m.date.slice(0, 10)} — ${m.cpus} × ${m.cpuModel}, ${m.memGb} GB RAM, ${m.platform}, node ${m.node}, @duckdb/node-api ${m.duckdbNodeApi}, commit ${m.commit}${m.dirty ? '+changes' : ''}`);
-  console.log(`median of ${opts.reps} runs, in seconds: the apply (scdkit: applyFiles; baseline: BEGIN … COMMIT), load of the input file included`);
-  console.log(`on both sides; (+x) = closing the database afterwards (its checkpoint). ratio = scdkit / baseline, apply only. MB = peak RSS of the process.\n`);
-  console.log(table(rows));
+  console.log(`in seconds: the apply (scdkit: applyFiles; baseline: BEGIN … COMMIT), load of the input file included on both sides;`);
+  console.log(`ratio = scdkit / baseline, apply only.`);
+  const duckRows = rows.filter((r) => r.engine === 'duckdb');
+  const pgRows = rows.filter((r) => r.engine === 'postgres');
+  if (duckRows.length) {
+    console.log(`\nDuckDB, median of ${opts.reps} runs. (+x) = closing the database afterwards (its checkpoint). MB = peak RSS of the process.\n`);
+    console.log(table(duckRows));
+  }
   for (const s of setups.values())
     console.log(
       `\nsetup ${sizeLabel(s.N)}: scdkit initial load of ${s.events ?? '?'} events → ${s.versions} versions (${s.current} current): ${s.seconds.toFixed(1)} s, ${s.rssMb.toFixed(0)} MB${s.cached ? ' (cached from an earlier run of this build)' : ''}`,
     );
+  if (pgRows.length) {
+    console.log(`\nPostgreSQL (${pgServer.version}${pgServer.own ? `, throwaway server: ${Object.entries(pgServer.conf).map(([k, v]) => `${k}=${v}`).join(' ')}` : ''}), median of ${opts.pgReps} runs.`);
+    console.log(`(+x) = CHECKPOINT + disconnect afterwards; MB = peak RSS of the node process / of the session's server backend (VmHWM, counts the shared buffers it touched).\n`);
+    console.log(table(pgRows, { server: true }));
+    for (const s of pgSetups.values())
+      console.log(
+        `\nsetup postgres ${sizeLabel(s.N)}: scdkit initial load of ${s.events ?? '?'} events in ${s.commits} commits of ${sizeLabel(s.chunk)} → ${s.versions} versions (${s.current} current): ${s.seconds.toFixed(1)} s (slowest commit ${s.slowestCommitSeconds?.toFixed(1)} s)${s.cached ? ` (restored from the dump of an earlier run of this build in ${s.restoreSeconds.toFixed(1)} s)` : ''}`,
+      );
+  }
   const errors = rows.flatMap((r) => ['scdkit', 'baseline'].filter((k) => r[k].error).map((k) => [r.name, k, r[k].error]));
   for (const [name, side, e] of errors) console.log(`\nERROR ${name} — ${side}: ${e.code ? `[${e.code}] ` : ''}${e.message}${e.stderr ? `\n${e.stderr}` : ''}`);
   console.log(`\nresults: ${path.relative(process.cwd(), out)}  (${(elapsed / 60).toFixed(1)} min)`);
