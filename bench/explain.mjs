@@ -93,6 +93,8 @@ const base = runs[0];
 lines.push(`apply of ${file} onto ${db}: ${base.seconds.toFixed(2)} s, ${base.stats.length} statements, ${base.stats.reduce((a, s) => a + s.seconds, 0).toFixed(2)} s in them`);
 lines.push('', 'slowest statements:');
 for (const s of [...base.stats].sort((a, b) => b.seconds - a.seconds).slice(0, 15)) lines.push(`${s.seconds.toFixed(3).padStart(8)} s  ${s.sql.slice(0, 160)}`);
+lines.push('', 'every statement, in order:');
+for (const s of base.stats) lines.push(`${s.seconds.toFixed(3).padStart(8)} s  ${s.sql.slice(0, 160)}`);
 for (const p of second.plans) lines.push('', '='.repeat(100), `EXPLAIN ANALYZE (${p.seconds.toFixed(2)} s): ${p.sql}`, '', p.plan);
 writeFileSync(out, lines.join('\n') + '\n');
 console.log(lines.slice(0, 20).join('\n'));

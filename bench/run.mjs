@@ -44,7 +44,7 @@ through \`pg\` on one server (a throwaway one on 127.0.0.1, started and stopped 
   --pg-url URL      use this server instead (a role that may CREATE DATABASE and CHECKPOINT)
   --pg-conf LIST    name=value,... settings of the throwaway server (added to the defaults:
                     ${Object.entries(PG.DEFAULT_PG_CONF).map(([k, v]) => `${k}=${v}`).join(' ')})
-  --pg-chunk N      setup: initial events per commit                 default 5k
+  --pg-chunk N|all  setup: initial events per commit (all: one commit, as on DuckDB)  default all
 Sizes: 1k, 100k, 1m, 10m, ... Data is generated once into bench/data/ (gitignored).`;
 
 // ---------- options ----------
@@ -70,7 +70,7 @@ function parseArgs(argv) {
     pgReps: undefined,
     pgUrl: undefined,
     pgConf: '',
-    pgChunk: '5k',
+    pgChunk: 'all',
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -127,7 +127,7 @@ function parseArgs(argv) {
   o.pgReps = o.pgReps ?? o.reps;
   if (!(o.pgReps >= 1)) throw new Error('--pg-reps must be at least 1');
   o.pgConfig = PG.parsePgConf(o.pgConf);
-  o.pgChunk = parseSize(o.pgChunk);
+  o.pgChunk = o.pgChunk === 'all' ? 0 : parseSize(o.pgChunk);
   o.settings = [];
   if (o.threads) o.settings.push(`SET threads = ${o.threads}`);
   if (o.memoryLimit) o.settings.push(`SET memory_limit = '${o.memoryLimit.replace(/'/g, '')}'`);
@@ -327,15 +327,16 @@ async function rebuildCase(c, base, opts) {
 // ---------- PostgreSQL ----------
 /**
  * The initial database of size N on the server, as a template database. scdkit applies the
- * initial events in commits of --pg-chunk events (see bench/README.md: one commit of 1.25M events
- * does not finish on PostgreSQL); the baseline table is made from scdkit's target, as on DuckDB.
+ * initial file in one commit, as on DuckDB (or in commits of --pg-chunk events, in sequence
+ * order); the baseline table is made from scdkit's target, as on DuckDB.
  * The result is cached as a pg_dump per scdkit build, restored into later runs' servers.
  */
 async function ensurePgBase(N, server, opts, fp, setups) {
   const template = `bench_base_n${sizeLabel(N).toLowerCase()}`;
   if (setups.has(N)) return template;
   const prefix = `pg_base_n${sizeLabel(N)}_`;
-  const key = `${prefix}${fp}_c${sizeLabel(opts.pgChunk)}`;
+  const chunkLabel = opts.pgChunk ? sizeLabel(opts.pgChunk) : 'all';
+  const key = `${prefix}${fp}_c${chunkLabel}`;
   const dump = path.join(genDir, `${key}.dump`);
   const meta = `${dump}.json`;
   for (const f of readdirSync(genDir)) if (f.startsWith(prefix) && !f.startsWith(`${key}.`)) rmSync(path.join(genDir, f), { force: true });
@@ -348,8 +349,10 @@ async function ensurePgBase(N, server, opts, fp, setups) {
     info = { ...JSON.parse(readFileSync(meta, 'utf8')), cached: true, restoreSeconds: (Date.now() - t) / 1000 };
     log(`setup (postgres) ${sizeLabel(N)}: restored from ${path.relative(root, dump)} in ${info.restoreSeconds.toFixed(1)} s`);
   } else {
-    const files = await ensureInitialChunks(dataDir, N, opts.pgChunk, log);
-    log(`setup (postgres) ${sizeLabel(N)}: scdkit applies the initial events in ${files.length} commits of ${sizeLabel(opts.pgChunk)} (timed separately, not part of the cases) ...`);
+    const files = opts.pgChunk ? await ensureInitialChunks(dataDir, N, opts.pgChunk, log) : [await ensureFile(dataDir, 'initial', { N }, log)];
+    log(
+      `setup (postgres) ${sizeLabel(N)}: scdkit applies ${opts.pgChunk ? `the initial events in ${files.length} commits of ${chunkLabel}` : path.basename(files[0])} (timed separately, not part of the cases) ...`,
+    );
     const r = await runChild({ kind: 'setup', db: PG.dbUrl(server, template), files, echo: true }, { ...opts, timeout: Math.max(opts.timeout, 4 * 3600) });
     if (r.error) throw new Error(`postgres setup of the ${sizeLabel(N)} dimension failed: ${JSON.stringify(r.error)}`);
     info = {
@@ -357,7 +360,7 @@ async function ensurePgBase(N, server, opts, fp, setups) {
       engine: 'postgres',
       seconds: r.seconds,
       commits: r.commits,
-      chunk: opts.pgChunk,
+      chunk: opts.pgChunk || 'all',
       slowestCommitSeconds: r.slowestCommitSeconds,
       rssMb: r.rssMb,
       serverRssMb: r.serverRssMb,
@@ -555,7 +558,7 @@ async function main() {
     scdkitBuild: fp,
     options: { ...opts, settings: opts.settings },
     setups: [...[...setups.values()].map((x) => ({ engine: 'duckdb', ...x })), ...pgSetups.values()],
-    postgres: pgServer ? { version: pgServer.version, conf: pgServer.conf, own: pgServer.own, chunk: opts.pgChunk } : undefined,
+    postgres: pgServer ? { version: pgServer.version, conf: pgServer.conf, own: pgServer.own, chunk: opts.pgChunk || 'all' } : undefined,
     cases: rows,
     elapsedSeconds: elapsed,
   };
@@ -581,7 +584,7 @@ async function main() {
     console.log(table(pgRows, { server: true }));
     for (const s of pgSetups.values())
       console.log(
-        `\nsetup postgres ${sizeLabel(s.N)}: scdkit initial load of ${s.events ?? '?'} events in ${s.commits} commits of ${sizeLabel(s.chunk)} → ${s.versions} versions (${s.current} current): ${s.seconds.toFixed(1)} s (slowest commit ${s.slowestCommitSeconds?.toFixed(1)} s)${s.cached ? ` (restored from the dump of an earlier run of this build in ${s.restoreSeconds.toFixed(1)} s)` : ''}`,
+        `\nsetup postgres ${sizeLabel(s.N)}: scdkit initial load of ${s.events ?? '?'} events in ${s.commits === 1 ? 'one commit' : `${s.commits} commits of ${sizeLabel(s.chunk)}`} → ${s.versions} versions (${s.current} current): ${s.seconds.toFixed(1)} s (slowest commit ${s.slowestCommitSeconds?.toFixed(1)} s)${s.cached ? ` (restored from the dump of an earlier run of this build in ${s.restoreSeconds.toFixed(1)} s)` : ''}`,
       );
   }
   const errors = rows.flatMap((r) => ['scdkit', 'baseline'].filter((k) => r[k].error).map((k) => [r.name, k, r[k].error]));

@@ -13,7 +13,7 @@ import { stageInputs } from '../sources/stage.js';
 import { diffSql } from './diff-sql.js';
 import { evolveModel } from './evolve.js';
 import { appendEventsSql, batchSql, DROP, expectationColumn, quarantineSql, REASON, typedStageSql } from './events-sql.js';
-import { eventsSql, freshSql, keysSql, prevSql, slowLogSql, stateSql, tiesSql, validSql } from './incremental.js';
+import { eventsSql, freshSql, keysSql, prevSql, simpleSql, slowLogSql, stateSql, tiesSql, validSql } from './incremental.js';
 import { checkSingleExpression } from './expression.js';
 import { deriveModel, type ColumnModel } from './model.js';
 import { changedSettings, semanticSettings } from './settings.js';
@@ -196,6 +196,7 @@ export async function recompute(driver: Driver, flow: Flow, model: ColumnModel, 
   await driver.run(prevSql(flow, model, d, names, columns));
   await driver.run(eventsSql(flow, model, d, names));
   await driver.run(walkSql(flow, model, d, TMP.events, TMP.next));
+  await driver.run(simpleSql(flow, model, d));
   const counts = await writeDiff(driver, flow, model, names, version, at);
   for (const sql of stateSql(model, d, names)) await driver.run(sql);
   return counts;

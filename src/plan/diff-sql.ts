@@ -1,7 +1,7 @@
 import type { Dialect } from '../dialects/dialect.js';
 import type { Flow } from '../flow/flow.js';
 import { TMP, type StoreNames } from '../store/names.js';
-import type { ColumnModel } from './model.js';
+import { INTERNAL_PREFIX, type ColumnModel } from './model.js';
 import { identityColumns, targetColumns } from './target.js';
 import { ROWID } from './incremental.js';
 import { CURRENT } from './walk-sql.js';
@@ -21,25 +21,32 @@ export function diffSql(flow: Flow, model: ColumnModel, d: Dialect, names: Store
   const list = cols.map(q).join(', ');
   const ts = `CAST($2 AS ${d.types.timestamptz})`;
   const ver = `CAST($1 AS ${d.types.int})`;
+  // Identity is unique among stored rows and among recomputed rows, so a removed row has at most
+  // one added row of its identity: the update pairs are found once, as flags on the added rows.
+  const upd = q(UPDATE);
+  const updCur = q(UPDATE_OF_CURRENT);
   return {
     statements: [
       `CREATE TEMP TABLE ${q(TMP.removed)} AS SELECT * FROM ${q(TMP.prev)} p
        WHERE NOT EXISTS (SELECT 1 FROM ${q(TMP.next)} n WHERE ${same('n', 'p')})`,
-      `CREATE TEMP TABLE ${q(TMP.added)} AS SELECT * FROM ${q(TMP.next)} n
+      `CREATE TEMP TABLE ${q(TMP.added)} AS SELECT n.*, r.${q(id[0]!)} IS NOT NULL AS ${upd}, coalesce(r.${q(CURRENT)}, false) AS ${updCur}
+       FROM ${q(TMP.next)} n LEFT JOIN ${q(TMP.removed)} r ON ${sameId('n', 'r')}
        WHERE NOT EXISTS (SELECT 1 FROM ${q(TMP.prev)} p WHERE ${same('n', 'p')})`,
       `INSERT INTO ${q(names.changes)} (${list}, _change_type, _commit_version, _commit_timestamp)
-       SELECT ${list}, CASE WHEN EXISTS (SELECT 1 FROM ${q(TMP.added)} a WHERE ${sameId('a', 'r')}) THEN 'update_preimage' ELSE 'delete' END, ${ver}, ${ts}
+       SELECT ${list}, CASE WHEN EXISTS (SELECT 1 FROM ${q(TMP.added)} a WHERE a.${upd} AND ${sameId('a', 'r')}) THEN 'update_preimage' ELSE 'delete' END, ${ver}, ${ts}
        FROM ${q(TMP.removed)} r
        UNION ALL
-       SELECT ${list}, CASE WHEN EXISTS (SELECT 1 FROM ${q(TMP.removed)} r WHERE ${sameId('a', 'r')}) THEN 'update_postimage' ELSE 'insert' END, ${ver}, ${ts}
+       SELECT ${list}, CASE WHEN ${upd} THEN 'update_postimage' ELSE 'insert' END, ${ver}, ${ts}
        FROM ${q(TMP.added)} a`,
       `DELETE FROM ${q(names.target)} WHERE ${d.rowId} IN (SELECT ${q(ROWID)} FROM ${q(TMP.removed)})`,
       `INSERT INTO ${q(names.target)} (${list}) SELECT ${list} FROM ${q(TMP.added)}`,
     ],
-    counts: `SELECT
-      (SELECT CAST(count(*) AS ${d.types.int}) FROM ${q(TMP.added)} a WHERE NOT EXISTS (SELECT 1 FROM ${q(TMP.removed)} r WHERE ${sameId('a', 'r')})) AS inserted,
-      (SELECT CAST(count(*) AS ${d.types.int}) FROM ${q(TMP.added)} a WHERE EXISTS (SELECT 1 FROM ${q(TMP.removed)} r WHERE ${sameId('a', 'r')})) AS updated,
-      (SELECT CAST(count(*) AS ${d.types.int}) FROM ${q(TMP.removed)} r WHERE NOT EXISTS (SELECT 1 FROM ${q(TMP.added)} a WHERE ${sameId('a', 'r')})) AS deleted,
-      (SELECT CAST(count(*) AS ${d.types.int}) FROM ${q(TMP.removed)} r WHERE r.${q(CURRENT)} AND NOT EXISTS (SELECT 1 FROM ${q(TMP.added)} a WHERE ${sameId('a', 'r')} AND a.${q(CURRENT)})) AS closed`,
+    counts: `SELECT i.inserted, i.updated, r.removed - i.updated AS deleted, r.current_removed - i.current_kept AS closed FROM
+      (SELECT CAST(count(*) FILTER (WHERE NOT ${upd}) AS ${d.types.int}) AS inserted, CAST(count(*) FILTER (WHERE ${upd}) AS ${d.types.int}) AS updated,
+        CAST(count(*) FILTER (WHERE ${updCur} AND ${q(CURRENT)}) AS ${d.types.int}) AS current_kept FROM ${q(TMP.added)}) i,
+      (SELECT CAST(count(*) AS ${d.types.int}) AS removed, CAST(count(*) FILTER (WHERE ${q(CURRENT)}) AS ${d.types.int}) AS current_removed FROM ${q(TMP.removed)}) r`,
   };
 }
+
+const UPDATE = `${INTERNAL_PREFIX}upd`;
+const UPDATE_OF_CURRENT = `${INTERNAL_PREFIX}updcur`;

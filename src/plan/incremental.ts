@@ -4,8 +4,8 @@ import type { Flow } from '../flow/flow.js';
 import { TMP, type StoreNames } from '../store/names.js';
 import { DROP, REASON } from './events-sql.js';
 import { INTERNAL_PREFIX, seqParts, type ColumnModel } from './model.js';
-import { currentCondition, HASH, OP, OP_TRUNCATE, OP_UPSERT } from './target.js';
-import { CURRENT } from './walk-sql.js';
+import { currentCondition, HASH, OP, OP_TRUNCATE, OP_UPSERT, targetColumns } from './target.js';
+import { CURRENT, endPart, TOMB, versionsSelect } from './walk-sql.js';
 
 /**
  * Cost that follows the batch (issue "performance"): a per-key state (the sequence of the key's
@@ -19,6 +19,8 @@ import { CURRENT } from './walk-sql.js';
  */
 export const SLOW = `${INTERNAL_PREFIX}slow`;
 export const LIVE = `${INTERNAL_PREFIX}live`;
+/** A fast key with exactly one new event: its rows come from one join, without the walk. */
+export const SIMPLE = `${INTERNAL_PREFIX}simple`;
 export const ROWID = `${INTERNAL_PREFIX}rowid`;
 const lastPart = (i: number) => `${INTERNAL_PREFIX}l${i}`;
 
@@ -59,7 +61,7 @@ export function keysSql(flow: Flow, model: ColumnModel, d: Dialect, names: Store
   const nullLast = model.seq.map((s, i) => `CAST(NULL AS ${s.type}) AS ${q(lastPart(i))}`);
   if (allSlow)
     return `CREATE TEMP TABLE ${q(TMP.keys)} AS
-SELECT ${K.join(', ')}, true AS ${q(SLOW)}, ${nullLast.join(', ')} FROM (
+SELECT ${K.join(', ')}, true AS ${q(SLOW)}, false AS ${q(SIMPLE)}, ${nullLast.join(', ')} FROM (
   SELECT ${K.join(', ')} FROM ${q(names.events)} WHERE ${q(OP)} <> ${OP_TRUNCATE}
   UNION SELECT ${K.join(', ')} FROM ${q(TMP.valid)} WHERE ${q(OP)} <> ${OP_TRUNCATE}) a`;
   const on = model.keys.map((k) => `s.${q(k.name)} = v.${q(k.name)}`).join(' AND ');
@@ -72,7 +74,8 @@ SELECT ${K.join(', ')}, true AS ${q(SLOW)}, ${nullLast.join(', ')} FROM (
     ORDER BY ${model.seq.map((c) => `${q(c.name)} DESC`).join(', ')} LIMIT 1)`;
   const reopen = flow.deletes === 'tombstone' ? ` OR (s.${K[0]} IS NOT NULL AND NOT s.${q(LIVE)})` : '';
   return `CREATE TEMP TABLE ${q(TMP.keys)} AS
-SELECT ${K.map((k) => `v.${k}`).join(', ')}, bool_or(${late}${reopen}) AS ${q(SLOW)}, ${last.map((l, i) => `${l} AS ${q(lastPart(i))}`).join(', ')}
+SELECT ${K.map((k) => `v.${k}`).join(', ')}, bool_or(${late}${reopen}) AS ${q(SLOW)},
+  (count(*) = 1 AND NOT bool_or(${late}${reopen})) AS ${q(SIMPLE)}, ${last.map((l, i) => `${l} AS ${q(lastPart(i))}`).join(', ')}
 FROM ${q(TMP.valid)} v LEFT JOIN ${q(names.state)} s ON ${on} LEFT JOIN ${lastTruncate} t ON true
 GROUP BY ${[...K.map((k) => `v.${k}`), ...last, `s.${q(LIVE)}`].join(', ')}`;
 }
@@ -157,14 +160,14 @@ export function eventsSql(flow: Flow, model: ColumnModel, d: Dialect, names: Sto
       : model.seq.map((_, i) => `k.${q(lastPart(i))}`);
   const parts = [
     `SELECT ${row('l')} FROM ${q(TMP.slowLog)} l`,
-    `SELECT ${row('n')} FROM ${q(TMP.fresh)} n WHERE n.${q(OP)} <> ${OP_TRUNCATE}`,
+    `SELECT ${row('n')} FROM ${q(TMP.fresh)} n JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'n', 'k')} WHERE n.${q(OP)} <> ${OP_TRUNCATE} AND NOT k.${q(SIMPLE)}`,
     `SELECT ${K.map((c) => `k.${c}`).join(', ')}, ${model.seq.map((c, i) => `t.${q(c.name)} AS ${S[i]}`).join(', ')}, t.${q(OP)}, ${[...nullPayload, `t.${q(HASH)}`].join(', ')}
   FROM ${q(TMP.keys)} k CROSS JOIN (SELECT * FROM ${q(names.events)} x WHERE x.${q(OP)} = ${OP_TRUNCATE}) t WHERE k.${q(SLOW)}`,
   ];
   // A fast key starts from its live version, as one upsert at that version's start.
   if (fastKeys)
     parts.push(`SELECT ${K.map((c) => `p.${c}`).join(', ')}, ${start.map((s, i) => `${s} AS ${S[i]}`).join(', ')}, ${OP_UPSERT}, ${P.map((c) => `p.${c}`).join(', ')}${P.length ? ', ' : ''}CAST(0 AS ${d.types.hash})
-  FROM ${q(TMP.prev)} p JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'p', 'k')} WHERE NOT p.${q(SLOW)} AND p.${q(CURRENT)}`);
+  FROM ${q(TMP.prev)} p JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'p', 'k')} WHERE NOT p.${q(SLOW)} AND p.${q(CURRENT)} AND NOT k.${q(SIMPLE)}`);
   return `CREATE TEMP TABLE ${q(TMP.events)} AS\n${parts.join('\nUNION ALL\n')}`;
 }
 
@@ -179,8 +182,77 @@ export function stateSql(model: ColumnModel, d: Dialect, names: StoreNames): str
       .join(' AND ')})`,
     `INSERT INTO ${q(names.state)} (${stateColumns(model, d).map((c) => q(c.name)).join(', ')})
 SELECT ${K.map((k) => `e.${k}`).join(', ')}, ${S.map((s) => `e.${s}`).join(', ')}, coalesce(c.live, false)
-FROM (SELECT DISTINCT ON (${K.join(', ')}) ${[...K, ...S].join(', ')} FROM ${q(TMP.events)} ORDER BY ${[...K, ...S.map((s) => `${s} DESC`)].join(', ')}) e
+FROM (SELECT DISTINCT ON (${K.join(', ')}) ${[...K, ...S].join(', ')} FROM (
+    SELECT ${[...K, ...S].join(', ')} FROM ${q(TMP.events)}
+    UNION ALL SELECT ${[...K.map((k) => `n.${k}`), ...model.seq.map((c, i) => `n.${q(c.name)} AS ${S[i]}`)].join(', ')}
+      FROM ${q(TMP.fresh)} n JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'n', 'k')} WHERE k.${q(SIMPLE)}) x
+  ORDER BY ${[...K, ...S.map((s) => `${s} DESC`)].join(', ')}) e
 LEFT JOIN (SELECT ${K.join(', ')}, bool_or(${q(CURRENT)}) AS live FROM ${q(TMP.next)} GROUP BY ${K.join(', ')}) c
   ON ${model.keys.map((k) => `c.${q(k.name)} = e.${q(k.name)}`).join(' AND ')}`,
   ];
+}
+
+/**
+ * The rows of the SIMPLE keys (fast, one new event), appended to TMP.next: what the walk gives
+ * for a live version L (or none) followed by one newer event e, written as one join.
+ * - e upserts, no L, or tracked values differ: a new version from e (with ignoreNullUpdates, e's
+ *   nulls take L's values);
+ * - e upserts and tracked values are the same: L with e's values, still open;
+ * - e deletes or changes tracked values: L closed at e's sequence;
+ * - e deletes L: a tombstone version from e (dropped unless the flow keeps tombstones).
+ * A delete without L changes nothing. Property tests compare it with the walk and the model.
+ */
+export function simpleSql(flow: Flow, model: ColumnModel, d: Dialect): string {
+  const q = d.quote;
+  const K = model.keys.map((k) => q(k.name));
+  const S = seqParts(model).map(q);
+  const E = model.seq.map((_, i) => q(endPart(i)));
+  const I = (name: string) => q(`${INTERNAL_PREFIX}${name}`);
+  const start =
+    flow.storedAs === 'scd2'
+      ? model.seq.length === 1
+        ? [`p.${q(flow.startAtColumn)}`]
+        : model.seq.map((c) => `(p.${q(flow.startAtColumn)}).${q(c.name)}`)
+      : model.seq.map((_, i) => `k.${q(lastPart(i))}`);
+  const eff = (name: string) => (flow.ignoreNullUpdates ? `coalesce(n.${q(name)}, p.${q(name)})` : `n.${q(name)}`);
+  const P = model.payload.map((c) => c.name);
+  const changed = model.tracked.length ? model.tracked.map((t) => `p.${q(t)} IS DISTINCT FROM ${eff(t)}`).join(' OR ') : 'false';
+  // One join of the new events with the live versions; four kinds of rows read it.
+  const j = `SELECT ${[
+    ...K.map((k) => `n.${k}`),
+    ...model.seq.map((c, i) => `n.${q(c.name)} AS ${I(`ns${i}`)}`),
+    ...start.map((x, i) => `${x} AS ${I(`ps${i}`)}`),
+    `n.${q(OP)} = ${OP_UPSERT} AS ${I('up')}`,
+    `p.${K[0]} IS NOT NULL AS ${I('has')}`,
+    `(${changed}) AS ${I('chg')}`,
+    ...P.map((c) => `${eff(c)} AS ${I(`f_${c}`)}`),
+    ...P.map((c) => `p.${q(c)} AS ${I(`l_${c}`)}`),
+    ...P.map((c) => `n.${q(c)} AS ${I(`n_${c}`)}`),
+  ].join(', ')}
+  FROM ${q(TMP.fresh)} n JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'n', 'k')}
+  LEFT JOIN ${q(TMP.prev)} p ON ${keyJoin(model, d, 'p', 'k')} AND p.${q(CURRENT)}
+  WHERE k.${q(SIMPLE)}`;
+  const ns = model.seq.map((_, i) => I(`ns${i}`));
+  const ps = model.seq.map((_, i) => I(`ps${i}`));
+  const nullEnd = model.seq.map((c) => `CAST(NULL AS ${c.type})`);
+  const row = (st: string[], end: string[], tomb: string, payload: string, where: string) =>
+    `SELECT ${[
+      ...K,
+      ...st.map((x, i) => `${x} AS ${S[i]}`),
+      ...end.map((x, i) => `${x} AS ${E[i]}`),
+      `${tomb} AS ${q(TOMB)}`,
+      ...P.map((c) => `${I(`${payload}_${c}`)} AS ${q(c)}`),
+    ].join(', ')} FROM j WHERE ${where}`;
+  const [up, has, chg] = [I('up'), I('has'), I('chg')];
+  const v = [
+    row(ns, nullEnd, 'false', 'f', `${up} AND (NOT ${has} OR ${chg})`),
+    row(ps, nullEnd, 'false', 'f', `${up} AND ${has} AND NOT ${chg}`),
+    row(ps, ns, 'false', 'l', `${has} AND (NOT ${up} OR ${chg})`),
+    row(ns, nullEnd, 'true', 'n', `${has} AND NOT ${up}`),
+  ];
+  const cols = [...targetColumns(flow, model, d).map((c) => q(c.name)), q(CURRENT)].join(', ');
+  return `INSERT INTO ${q(TMP.next)} (${cols})
+WITH j AS (${j}),
+v AS (${v.join('\nUNION ALL\n')})
+${versionsSelect(flow, model, d, 'v')}`;
 }

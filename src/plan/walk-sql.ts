@@ -69,12 +69,6 @@ export function walkSql(flow: Flow, model: ColumnModel, d: Dialect, events: stri
       ${P.map((p) => `${d.lastBy(p, q(I))} AS ${p}`).join(', ')}
     FROM n WHERE ${q(V)} > 0 GROUP BY ${K.join(', ')}, ${q(V)}`;
   const ended = `SELECT *, ${S.map((s, i) => `lead(${s}) OVER (PARTITION BY ${partK} ORDER BY ${q(V)}) AS ${q(endPart(i))}`).join(', ')} FROM g`;
-  const keep = [
-    flow.deletes === 'tombstone' && flow.storedAs === 'scd2' ? 'true' : `NOT ${q(TOMB)}`,
-    flow.storedAs === 'scd1'
-      ? `${q(endPart(0))} IS NULL`
-      : `(${q(endPart(0))} IS NULL OR NOT (${S.map((s, i) => `${s} = ${q(endPart(i))}`).join(' AND ')}))`,
-  ];
   return `CREATE TEMP TABLE ${q(into)} AS
 WITH ev AS (${ev}),
 o AS (${ordered}),
@@ -84,9 +78,28 @@ b AS (${bounded}),
 n AS (${numbered}),
 g AS (${grouped}),
 v AS (${ended})
-SELECT ${projection(flow, model, d).join(', ')}, (${q(endPart(0))} IS NULL AND NOT ${q(TOMB)}) AS ${q(CURRENT)}
-FROM v WHERE ${keep.join(' AND ')}`;
+${versionsSelect(flow, model, d, 'v')}`;
 }
+
+/**
+ * Target rows from walked versions: `from` has the key, the start's sequence parts, the end's
+ * (endPart(i), null while open), TOMB and the payload. Drops what the flow does not keep
+ * (deletions unless tombstones, zero-length versions, closed versions of scd1).
+ */
+export function versionsSelect(flow: Flow, model: ColumnModel, d: Dialect, from: string): string {
+  const q = d.quote;
+  const S = seqParts(model).map(q);
+  const keep = [
+    flow.deletes === 'tombstone' && flow.storedAs === 'scd2' ? 'true' : `NOT ${q(TOMB)}`,
+    flow.storedAs === 'scd1'
+      ? `${q(endPart(0))} IS NULL`
+      : `(${q(endPart(0))} IS NULL OR NOT (${S.map((s, i) => `${s} = ${q(endPart(i))}`).join(' AND ')}))`,
+  ];
+  return `SELECT ${projection(flow, model, d).join(', ')}, (${q(endPart(0))} IS NULL AND NOT ${q(TOMB)}) AS ${q(CURRENT)}
+FROM ${from} WHERE ${keep.join(' AND ')}`;
+}
+
+export { TOMB, endPart };
 
 /** Target columns from a walked version (columns of `v`), in target order. */
 function projection(flow: Flow, model: ColumnModel, d: Dialect): string[] {

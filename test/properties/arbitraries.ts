@@ -107,6 +107,8 @@ const streamArb = fc.record({
   rest: fc.array(recordArb, { minLength: 2, maxLength: 24, size: 'medium' }),
   /** [from, to]: copy record `from` (exact duplicate) and insert it at `to`. */
   duplicates: fc.array(fc.tuple(fc.nat(40), fc.nat(40)), { maxLength: 4 }),
+  /** [from, seq, to]: copy record `from` at another sequence (same values later or earlier: a re-delivery). */
+  restamps: fc.array(fc.tuple(fc.nat(40), pick(DOMAIN.seq), fc.nat(40)), { maxLength: 4 }),
   /** [from, column, to]: copy record `from` with one payload column changed (a tie). */
   variants: fc.array(fc.tuple(fc.nat(40), fc.constantFrom<Column>('a', 'b', 'c', 'op'), fc.nat(40)), { maxLength: 3 }),
   /** Batch split: shuffle ranks of the records, cut points, and the order the batches are applied. */
@@ -177,6 +179,7 @@ function buildStream(s: ValueOf<typeof streamArb>, sourceColumns: string[]): { r
   base.splice(s.seedAt % (base.length + 1), 0, s.seed);
   const records = [...base];
   for (const [from, c, to] of s.variants) records.splice(to % (records.length + 1), 0, variantOf(base[from % base.length]!, c));
+  for (const [from, seq, to] of s.restamps) records.splice(to % (records.length + 1), 0, { ...base[from % base.length]!, seq });
   for (const [from, to] of s.duplicates) records.splice(to % (records.length + 1), 0, { ...records[from % records.length]! });
   // Every record has the same columns, in the stream's source order.
   const ordered = records.map((r) => Object.fromEntries(sourceColumns.map((c) => [c, r[c] ?? null])) as Rec);

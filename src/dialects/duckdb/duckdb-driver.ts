@@ -129,8 +129,12 @@ export class DuckDBDriver implements Driver {
         ? parts.map((p) => `SELECT * FROM ${q(p)}`).join(' UNION ALL BY NAME ')
         : `SELECT NULL::VARCHAR AS ${q(FILE_COLUMN)}, NULL::BIGINT AS ${q(LINE_COLUMN)} WHERE false`;
       await this.run(`DROP TABLE IF EXISTS ${q(table)}`);
-      await this.run(`CREATE TEMP TABLE ${q(table)} AS ${union}`);
-      for (const p of parts) await this.run(`DROP TABLE ${q(p)}`);
+      if (parts.length === 1) {
+        await this.run(`ALTER TABLE ${q(parts[0]!)} RENAME TO ${q(table)}`);
+      } else {
+        await this.run(`CREATE TEMP TABLE ${q(table)} AS ${union}`);
+        for (const p of parts) await this.run(`DROP TABLE ${q(p)}`);
+      }
     } finally {
       rmSync(scratch, { recursive: true, force: true });
     }
@@ -143,15 +147,26 @@ export class DuckDBDriver implements Driver {
    */
   private async keepZones(file: string, part: string, cols: ColumnInfo[]): Promise<void> {
     const q = this.dialect.quote;
-    for (const c of cols) {
-      if (c.type !== 'TIMESTAMP') continue;
-      const rows = await this.query(
-        `SELECT CAST(count(*) AS INTEGER) AS n, CAST(count(*) FILTER (WHERE regexp_matches(v, '(Z|[+-][0-9][0-9](:?[0-9][0-9])?)$')) AS INTEGER) AS z
-         FROM (SELECT ${q(c.name)} AS v FROM read_json($1, columns = {${sqlString(c.name)}: 'VARCHAR'}, format = 'auto', maximum_object_size = ${MAX_RECORD_BYTES}) WHERE ${q(c.name)} IS NOT NULL LIMIT 1000)`,
-        [file],
-      );
-      const r = rows[0]!;
-      if (Number(r.n) > 0 && Number(r.z) === Number(r.n)) await this.run(`ALTER TABLE ${q(part)} ALTER COLUMN ${q(c.name)} TYPE TIMESTAMPTZ`);
+    const stamps = cols.filter((c) => c.type === 'TIMESTAMP');
+    if (!stamps.length) return;
+    const sample = firstRecords(file, 1000);
+    for (const c of stamps) {
+      let n: number;
+      let z: number;
+      if (sample) {
+        const texts = sample.map((r) => r[c.name]).filter((v): v is string => typeof v === 'string');
+        n = texts.length;
+        z = texts.filter((v) => ZONE.test(v)).length;
+      } else {
+        const r = (await this.query(
+          `SELECT CAST(count(*) AS INTEGER) AS n, CAST(count(*) FILTER (WHERE regexp_matches(v, '${ZONE.source}')) AS INTEGER) AS z
+           FROM (SELECT ${q(c.name)} AS v FROM read_json($1, columns = {${sqlString(c.name)}: 'VARCHAR'}, format = 'auto', maximum_object_size = ${MAX_RECORD_BYTES}) WHERE ${q(c.name)} IS NOT NULL LIMIT 1000)`,
+          [file],
+        ))[0]!;
+        n = Number(r.n);
+        z = Number(r.z);
+      }
+      if (n > 0 && z === n) await this.run(`ALTER TABLE ${q(part)} ALTER COLUMN ${q(c.name)} TYPE TIMESTAMPTZ`);
     }
   }
 
@@ -248,6 +263,38 @@ function unreadable(file: InputFile, e: unknown): ScdError {
 }
 
 /** Whether a JSON file holds an array (its first non-blank byte is '['). */
+/** A zone at the end of a timestamp text: Z, ±hh, ±hhmm or ±hh:mm. */
+const ZONE = /(Z|[+-][0-9][0-9](:?[0-9][0-9])?)$/;
+
+/**
+ * The first records of an NDJSON file whose first `limit` lines (within 4 MB) all parse as JSON
+ * objects; undefined otherwise (a JSON array, or a line the engine reads better), and then the
+ * caller asks the engine.
+ */
+function firstRecords(file: string, limit: number): Array<Record<string, unknown>> | undefined {
+  const fd = openSync(file, 'r');
+  try {
+    const buf = Buffer.alloc(4 * 1024 * 1024);
+    const n = readSync(fd, buf, 0, buf.length, 0);
+    const text = buf.subarray(0, n).toString('utf8');
+    const lines = text.split('\n');
+    if (n === buf.length) lines.pop(); // the last line may be cut
+    const out: Array<Record<string, unknown>> = [];
+    for (const line of lines) {
+      if (out.length >= limit) break;
+      if (!line.trim()) continue;
+      const v: unknown = JSON.parse(line);
+      if (typeof v !== 'object' || v === null || Array.isArray(v)) return undefined;
+      out.push(v as Record<string, unknown>);
+    }
+    return out.length ? out : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
+
 async function startsWithBracket(file: string): Promise<boolean> {
   const fd = openSync(file, 'r');
   try {
