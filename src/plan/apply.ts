@@ -13,7 +13,7 @@ import { stageInputs } from '../sources/stage.js';
 import { diffSql } from './diff-sql.js';
 import { evolveModel } from './evolve.js';
 import { appendEventsSql, batchSql, DROP, expectationColumn, quarantineSql, REASON, typedStageSql } from './events-sql.js';
-import { eventsSql, freshSql, keysSql, prevSql, simpleSql, slowLogSql, stateSql, tiesSql, validSql } from './incremental.js';
+import { eventsSql, freshSql, keysSql, prevSql, SLOW, slowLogSql, stateSql, tiesSql, validSql } from './incremental.js';
 import { checkSingleExpression } from './expression.js';
 import { deriveModel, type ColumnModel } from './model.js';
 import { changedSettings, semanticSettings } from './settings.js';
@@ -182,7 +182,8 @@ export async function applyCommit(driver: Driver, flow: Flow, spec: CommitSpec):
 async function dropKeysWithoutNews(driver: Driver, model: ColumnModel): Promise<void> {
   const q = driver.dialect.quote;
   const on = (a: string) => model.keys.map((k) => `n.${q(k.name)} = ${a}.${q(k.name)}`).join(' AND ');
-  await driver.run(`DELETE FROM ${q(TMP.keys)} WHERE NOT EXISTS (SELECT 1 FROM ${q(TMP.fresh)} n WHERE ${on(q(TMP.keys))})`);
+  // Only a slow key can have no new event (a fast key's events are all new).
+  await driver.run(`DELETE FROM ${q(TMP.keys)} WHERE ${q(SLOW)} AND NOT EXISTS (SELECT 1 FROM ${q(TMP.fresh)} n WHERE ${on(q(TMP.keys))})`);
   await driver.run(`DELETE FROM ${q(TMP.slowLog)} WHERE NOT EXISTS (SELECT 1 FROM ${q(TMP.keys)} n WHERE ${on(q(TMP.slowLog))})`);
 }
 
@@ -196,7 +197,6 @@ export async function recompute(driver: Driver, flow: Flow, model: ColumnModel, 
   await driver.run(prevSql(flow, model, d, names, columns));
   await driver.run(eventsSql(flow, model, d, names));
   await driver.run(walkSql(flow, model, d, TMP.events, TMP.next));
-  await driver.run(simpleSql(flow, model, d));
   const counts = await writeDiff(driver, flow, model, names, version, at);
   for (const sql of stateSql(model, d, names)) await driver.run(sql);
   return counts;

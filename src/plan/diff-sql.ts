@@ -3,7 +3,7 @@ import type { Flow } from '../flow/flow.js';
 import { TMP, type StoreNames } from '../store/names.js';
 import { INTERNAL_PREFIX, type ColumnModel } from './model.js';
 import { identityColumns, targetColumns } from './target.js';
-import { ROWID } from './incremental.js';
+import { ROWID, SIMPLE, simpleDiffSql } from './incremental.js';
 import { CURRENT } from './walk-sql.js';
 
 /**
@@ -24,22 +24,40 @@ export function diffSql(flow: Flow, model: ColumnModel, d: Dialect, names: Store
   // Identity is unique among stored rows and among recomputed rows, so a removed row has at most
   // one added row of its identity: the update pairs are found once, as flags on the added rows.
   const upd = q(UPDATE);
+  // Columns a close changes; a pair that differs in nothing else is a close.
+  const closing = flow.storedAs === 'scd2' ? [flow.endAtColumn, ...(flow.isCurrentColumn ? [flow.isCurrentColumn] : [])] : [];
+  const others = cols.filter((c) => !id.includes(c) && !closing.includes(c));
+  const closeOnly = closing.length
+    ? `(r.${q(id[0]!)} IS NOT NULL${others.map((c) => ` AND n.${q(c)} IS NOT DISTINCT FROM r.${q(c)}`).join('')})`
+    : 'false';
   const updCur = q(UPDATE_OF_CURRENT);
   return {
     statements: [
+      // The walked keys by anti-joins; the simple keys (incremental.ts) directly.
       `CREATE TEMP TABLE ${q(TMP.removed)} AS SELECT * FROM ${q(TMP.prev)} p
-       WHERE NOT EXISTS (SELECT 1 FROM ${q(TMP.next)} n WHERE ${same('n', 'p')})`,
-      `CREATE TEMP TABLE ${q(TMP.added)} AS SELECT n.*, r.${q(id[0]!)} IS NOT NULL AS ${upd}, coalesce(r.${q(CURRENT)}, false) AS ${updCur}
+       WHERE NOT p.${q(SIMPLE)} AND NOT EXISTS (SELECT 1 FROM ${q(TMP.next)} n WHERE ${same('n', 'p')})`,
+      `CREATE TEMP TABLE ${q(TMP.added)} AS SELECT n.*, r.${q(id[0]!)} IS NOT NULL AS ${upd}, coalesce(r.${q(CURRENT)}, false) AS ${updCur},
+         r.${q(ROWID)} AS ${q(OF_ROW)}, ${closeOnly} AS ${q(CLOSE)}
        FROM ${q(TMP.next)} n LEFT JOIN ${q(TMP.removed)} r ON ${sameId('n', 'r')}
        WHERE NOT EXISTS (SELECT 1 FROM ${q(TMP.prev)} p WHERE ${same('n', 'p')})`,
+      ...simpleDiffSql(flow, model, d, { update: UPDATE, updateOfCurrent: UPDATE_OF_CURRENT, ofRow: OF_ROW, close: CLOSE }),
       `INSERT INTO ${q(names.changes)} (${list}, _change_type, _commit_version, _commit_timestamp)
        SELECT ${list}, CASE WHEN EXISTS (SELECT 1 FROM ${q(TMP.added)} a WHERE a.${upd} AND ${sameId('a', 'r')}) THEN 'update_preimage' ELSE 'delete' END, ${ver}, ${ts}
        FROM ${q(TMP.removed)} r
        UNION ALL
        SELECT ${list}, CASE WHEN ${upd} THEN 'update_postimage' ELSE 'insert' END, ${ver}, ${ts}
        FROM ${q(TMP.added)} a`,
-      `DELETE FROM ${q(names.target)} WHERE ${d.rowId} IN (SELECT ${q(ROWID)} FROM ${q(TMP.removed)})`,
-      `INSERT INTO ${q(names.target)} (${list}) SELECT ${list} FROM ${q(TMP.added)}`,
+      // A version only closed (its end, and is-current, change) is updated in place; other
+      // replaced rows are deleted and inserted again.
+      `DELETE FROM ${q(names.target)} WHERE ${d.rowId} IN (SELECT r.${q(ROWID)} FROM ${q(TMP.removed)} r
+         WHERE NOT EXISTS (SELECT 1 FROM ${q(TMP.added)} a WHERE a.${q(CLOSE)} AND ${sameId('a', 'r')}))`,
+      ...(closing.length
+        ? [
+            `UPDATE ${q(names.target)} SET ${closing.map((c) => `${q(c)} = a.${q(c)}`).join(', ')}
+             FROM ${q(TMP.added)} a WHERE a.${q(CLOSE)} AND ${q(names.target)}.${d.rowId} = a.${q(OF_ROW)}`,
+          ]
+        : []),
+      `INSERT INTO ${q(names.target)} (${list}) SELECT ${list} FROM ${q(TMP.added)} WHERE NOT ${q(CLOSE)}`,
     ],
     counts: `SELECT i.inserted, i.updated, r.removed - i.updated AS deleted, r.current_removed - i.current_kept AS closed FROM
       (SELECT CAST(count(*) FILTER (WHERE NOT ${upd}) AS ${d.types.int}) AS inserted, CAST(count(*) FILTER (WHERE ${upd}) AS ${d.types.int}) AS updated,
@@ -50,3 +68,6 @@ export function diffSql(flow: Flow, model: ColumnModel, d: Dialect, names: Store
 
 const UPDATE = `${INTERNAL_PREFIX}upd`;
 const UPDATE_OF_CURRENT = `${INTERNAL_PREFIX}updcur`;
+/** The row id of the stored row an added row replaces, and whether it only closes it. */
+const OF_ROW = `${INTERNAL_PREFIX}of_row`;
+const CLOSE = `${INTERNAL_PREFIX}close`;

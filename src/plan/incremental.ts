@@ -73,9 +73,12 @@ SELECT ${K.join(', ')}, true AS ${q(SLOW)}, false AS ${q(SIMPLE)}, ${nullLast.jo
   const lastTruncate = `(SELECT ${model.seq.map((c, i) => `${q(c.name)} AS ${q(lastPart(i))}`).join(', ')} FROM ${q(names.events)} WHERE ${q(OP)} = ${OP_TRUNCATE}
     ORDER BY ${model.seq.map((c) => `${q(c.name)} DESC`).join(', ')} LIMIT 1)`;
   const reopen = flow.deletes === 'tombstone' ? ` OR (s.${K[0]} IS NOT NULL AND NOT s.${q(LIVE)})` : '';
+  // An scd1 row does not store where its version started, and a surrogate key is made of that
+  // start: such a flow recomputes its keys from the log (correct, not fast).
+  const always = flow.storedAs === 'scd1' && flow.surrogateKey !== undefined ? ' OR true' : '';
   return `CREATE TEMP TABLE ${q(TMP.keys)} AS
-SELECT ${K.map((k) => `v.${k}`).join(', ')}, bool_or(${late}${reopen}) AS ${q(SLOW)},
-  (count(*) = 1 AND NOT bool_or(${late}${reopen})) AS ${q(SIMPLE)}, ${last.map((l, i) => `${l} AS ${q(lastPart(i))}`).join(', ')}
+SELECT ${K.map((k) => `v.${k}`).join(', ')}, bool_or(${late}${reopen}${always}) AS ${q(SLOW)},
+  (count(*) = 1 AND NOT bool_or(${late}${reopen}${always})) AS ${q(SIMPLE)}, ${last.map((l, i) => `${l} AS ${q(lastPart(i))}`).join(', ')}
 FROM ${q(TMP.valid)} v LEFT JOIN ${q(names.state)} s ON ${on} LEFT JOIN ${lastTruncate} t ON true
 GROUP BY ${[...K.map((k) => `v.${k}`), ...last, `s.${q(LIVE)}`].join(', ')}`;
 }
@@ -124,7 +127,9 @@ export function tiesSql(model: ColumnModel, d: Dialect, names: StoreNames): stri
   const sameKey = model.keys.map((c) => `o.${q(c.name)} = n.${q(c.name)}`).join(' AND ');
   const others = `(SELECT ${idc} FROM ${q(TMP.fresh)} UNION ALL SELECT ${idc} FROM ${q(TMP.slowLog)})`;
   // Two counts, each a plain EXISTS (an EXISTS under OR cannot become a semi-join in PostgreSQL).
-  return `SELECT CAST((SELECT count(*) FROM ${q(TMP.fresh)} n WHERE n.${q(OP)} <> ${OP_TRUNCATE} AND EXISTS (SELECT 1 FROM ${others} o
+  // A simple key's one new event ties with nothing (it is newer than the key's log).
+  return `SELECT CAST((SELECT count(*) FROM ${q(TMP.fresh)} n JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'n', 'k')}
+     WHERE NOT k.${q(SIMPLE)} AND n.${q(OP)} <> ${OP_TRUNCATE} AND EXISTS (SELECT 1 FROM ${others} o
      WHERE ${sameKey} AND ${sameSeq('o', 'n')} AND (o.${q(OP)} <> n.${q(OP)} OR o.${q(HASH)} <> n.${q(HASH)})))
   + (SELECT count(*) FROM ${q(TMP.fresh)} n WHERE n.${q(OP)} = ${OP_TRUNCATE} AND EXISTS (SELECT 1 FROM ${q(names.events)} t
      WHERE t.${q(OP)} = ${OP_TRUNCATE} AND ${sameSeq('t', 'n')} AND t.${q(HASH)} <> n.${q(HASH)})) AS ${d.types.int}) AS n`;
@@ -138,7 +143,7 @@ export function prevSql(flow: Flow, model: ColumnModel, d: Dialect, names: Store
   const q = d.quote;
   const current = currentCondition(flow, model, d, 't.');
   return `CREATE TEMP TABLE ${q(TMP.prev)} AS
-SELECT t.${d.rowId} AS ${q(ROWID)}, ${columns.map((c) => `t.${q(c)}`).join(', ')}, ${current} AS ${q(CURRENT)}, k.${q(SLOW)}
+SELECT t.${d.rowId} AS ${q(ROWID)}, ${columns.map((c) => `t.${q(c)}`).join(', ')}, ${current} AS ${q(CURRENT)}, k.${q(SLOW)}, k.${q(SIMPLE)}
 FROM ${q(names.target)} t JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 't', 'k')}
 WHERE k.${q(SLOW)} OR (${current})`;
 }
@@ -182,27 +187,27 @@ export function stateSql(model: ColumnModel, d: Dialect, names: StoreNames): str
       .join(' AND ')})`,
     `INSERT INTO ${q(names.state)} (${stateColumns(model, d).map((c) => q(c.name)).join(', ')})
 SELECT ${K.map((k) => `e.${k}`).join(', ')}, ${S.map((s) => `e.${s}`).join(', ')}, coalesce(c.live, false)
-FROM (SELECT DISTINCT ON (${K.join(', ')}) ${[...K, ...S].join(', ')} FROM (
-    SELECT ${[...K, ...S].join(', ')} FROM ${q(TMP.events)}
-    UNION ALL SELECT ${[...K.map((k) => `n.${k}`), ...model.seq.map((c, i) => `n.${q(c.name)} AS ${S[i]}`)].join(', ')}
-      FROM ${q(TMP.fresh)} n JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'n', 'k')} WHERE k.${q(SIMPLE)}) x
-  ORDER BY ${[...K, ...S.map((s) => `${s} DESC`)].join(', ')}) e
+FROM (SELECT DISTINCT ON (${K.join(', ')}) ${[...K, ...S].join(', ')} FROM ${q(TMP.events)} ORDER BY ${[...K, ...S.map((s) => `${s} DESC`)].join(', ')}) e
 LEFT JOIN (SELECT ${K.join(', ')}, bool_or(${q(CURRENT)}) AS live FROM ${q(TMP.next)} GROUP BY ${K.join(', ')}) c
-  ON ${model.keys.map((k) => `c.${q(k.name)} = e.${q(k.name)}`).join(' AND ')}`,
+  ON ${model.keys.map((k) => `c.${q(k.name)} = e.${q(k.name)}`).join(' AND ')}
+UNION ALL
+SELECT ${[...K.map((k) => `n.${k}`), ...model.seq.map((c) => `n.${q(c.name)}`)].join(', ')}, n.${q(OP)} = ${OP_UPSERT}
+FROM ${q(TMP.fresh)} n JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'n', 'k')} WHERE k.${q(SIMPLE)}`,
   ];
 }
 
 /**
- * The rows of the SIMPLE keys (fast, one new event), appended to TMP.next: what the walk gives
- * for a live version L (or none) followed by one newer event e, written as one join.
+ * The diff of the SIMPLE keys (fast, one new event), without the walk: what the walk gives for a
+ * live version L (or none) followed by one newer event e, compared with L directly.
  * - e upserts, no L, or tracked values differ: a new version from e (with ignoreNullUpdates, e's
  *   nulls take L's values);
- * - e upserts and tracked values are the same: L with e's values, still open;
- * - e deletes or changes tracked values: L closed at e's sequence;
+ * - e upserts and tracked values are the same: L with e's values, if any value differs;
+ * - e deletes, or changes tracked values: L closed at e's sequence (a close: updated in place);
  * - e deletes L: a tombstone version from e (dropped unless the flow keeps tombstones).
- * A delete without L changes nothing. Property tests compare it with the walk and the model.
+ * A delete without L changes nothing. Appends to TMP.removed and TMP.added (with the flags of
+ * diff-sql.ts); the paths property compares it with the walk and the model.
  */
-export function simpleSql(flow: Flow, model: ColumnModel, d: Dialect): string {
+export function simpleDiffSql(flow: Flow, model: ColumnModel, d: Dialect, flags: DiffFlags): string[] {
   const q = d.quote;
   const K = model.keys.map((k) => q(k.name));
   const S = seqParts(model).map(q);
@@ -217,14 +222,19 @@ export function simpleSql(flow: Flow, model: ColumnModel, d: Dialect): string {
   const eff = (name: string) => (flow.ignoreNullUpdates ? `coalesce(n.${q(name)}, p.${q(name)})` : `n.${q(name)}`);
   const P = model.payload.map((c) => c.name);
   const changed = model.tracked.length ? model.tracked.map((t) => `p.${q(t)} IS DISTINCT FROM ${eff(t)}`).join(' OR ') : 'false';
-  // One join of the new events with the live versions; four kinds of rows read it.
-  const j = `SELECT ${[
+  const differs = P.length ? P.map((c) => `p.${q(c)} IS DISTINCT FROM ${eff(c)}`).join(' OR ') : 'false';
+  const has = `p.${K[0]} IS NOT NULL`;
+  const up = `n.${q(OP)} = ${OP_UPSERT}`;
+  // One join of the new events with the live versions, kept for the two statements below.
+  const j = `CREATE TEMP TABLE ${q(TMP.simple)} AS SELECT ${[
     ...K.map((k) => `n.${k}`),
     ...model.seq.map((c, i) => `n.${q(c.name)} AS ${I(`ns${i}`)}`),
     ...start.map((x, i) => `${x} AS ${I(`ps${i}`)}`),
-    `n.${q(OP)} = ${OP_UPSERT} AS ${I('up')}`,
-    `p.${K[0]} IS NOT NULL AS ${I('has')}`,
+    `${up} AS ${I('up')}`,
+    `${has} AS ${I('has')}`,
     `(${changed}) AS ${I('chg')}`,
+    `(${differs}) AS ${I('dif')}`,
+    `p.${q(ROWID)} AS ${I('prow')}`,
     ...P.map((c) => `${eff(c)} AS ${I(`f_${c}`)}`),
     ...P.map((c) => `p.${q(c)} AS ${I(`l_${c}`)}`),
     ...P.map((c) => `n.${q(c)} AS ${I(`n_${c}`)}`),
@@ -235,24 +245,42 @@ export function simpleSql(flow: Flow, model: ColumnModel, d: Dialect): string {
   const ns = model.seq.map((_, i) => I(`ns${i}`));
   const ps = model.seq.map((_, i) => I(`ps${i}`));
   const nullEnd = model.seq.map((c) => `CAST(NULL AS ${c.type})`);
-  const row = (st: string[], end: string[], tomb: string, payload: string, where: string) =>
+  const [u, h, c, f] = [I('up'), I('has'), I('chg'), I('dif')];
+  const [upd, updCur, ofRow, close] = [flags.update, flags.updateOfCurrent, flags.ofRow, flags.close].map(q);
+  const row = (st: string[], end: string[], tomb: string, payload: string, isUpdate: string | boolean, isClose: boolean, where: string) =>
     `SELECT ${[
       ...K,
       ...st.map((x, i) => `${x} AS ${S[i]}`),
       ...end.map((x, i) => `${x} AS ${E[i]}`),
       `${tomb} AS ${q(TOMB)}`,
       ...P.map((c) => `${I(`${payload}_${c}`)} AS ${q(c)}`),
-    ].join(', ')} FROM j WHERE ${where}`;
-  const [up, has, chg] = [I('up'), I('has'), I('chg')];
+      `${isUpdate} AS ${upd}`,
+      `${isUpdate} AS ${updCur}`,
+      `${I('prow')} AS ${ofRow}`,
+      `${isClose} AS ${close}`,
+    ].join(', ')} FROM ${q(TMP.simple)} WHERE ${where}`;
+  // A new version replaces L's row when the identity is the key alone (scd1).
   const v = [
-    row(ns, nullEnd, 'false', 'f', `${up} AND (NOT ${has} OR ${chg})`),
-    row(ps, nullEnd, 'false', 'f', `${up} AND ${has} AND NOT ${chg}`),
-    row(ps, ns, 'false', 'l', `${has} AND (NOT ${up} OR ${chg})`),
-    row(ns, nullEnd, 'true', 'n', `${has} AND NOT ${up}`),
+    row(ns, nullEnd, 'false', 'f', flow.storedAs === 'scd1' ? h : false, false, `${u} AND (NOT ${h} OR ${c})`),
+    row(ps, nullEnd, 'false', 'f', true, false, `${u} AND ${h} AND NOT ${c} AND ${f}`),
+    row(ps, ns, 'false', 'l', true, flow.storedAs === 'scd2', `${h} AND (NOT ${u} OR ${c})`),
+    row(ns, nullEnd, 'true', 'n', false, false, `${h} AND NOT ${u}`),
   ];
-  const cols = [...targetColumns(flow, model, d).map((c) => q(c.name)), q(CURRENT)].join(', ');
-  return `INSERT INTO ${q(TMP.next)} (${cols})
-WITH j AS (${j}),
-v AS (${v.join('\nUNION ALL\n')})
-${versionsSelect(flow, model, d, 'v')}`;
+  const cols = [...targetColumns(flow, model, d).map((col) => q(col.name)), q(CURRENT), upd, updCur, ofRow, close].join(', ');
+  return [
+    j,
+    `INSERT INTO ${q(TMP.removed)} SELECT p.* FROM ${q(TMP.prev)} p JOIN ${q(TMP.simple)} j ON ${keyJoin(model, d, 'p', 'j')}
+     WHERE p.${q(SIMPLE)} AND p.${q(CURRENT)} AND (NOT j.${u} OR j.${c} OR j.${f})`,
+    `INSERT INTO ${q(TMP.added)} (${cols})
+WITH v AS (${v.join('\nUNION ALL\n')})
+${versionsSelect(flow, model, d, 'v', [flags.update, flags.updateOfCurrent, flags.ofRow, flags.close])}`,
+  ];
+}
+
+/** Names of the flag columns of TMP.added (diff-sql.ts). */
+export interface DiffFlags {
+  update: string;
+  updateOfCurrent: string;
+  ofRow: string;
+  close: string;
 }

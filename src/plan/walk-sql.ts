@@ -86,7 +86,7 @@ ${versionsSelect(flow, model, d, 'v')}`;
  * (endPart(i), null while open), TOMB and the payload. Drops what the flow does not keep
  * (deletions unless tombstones, zero-length versions, closed versions of scd1).
  */
-export function versionsSelect(flow: Flow, model: ColumnModel, d: Dialect, from: string): string {
+export function versionsSelect(flow: Flow, model: ColumnModel, d: Dialect, from: string, extra: string[] = []): string {
   const q = d.quote;
   const S = seqParts(model).map(q);
   const keep = [
@@ -95,7 +95,7 @@ export function versionsSelect(flow: Flow, model: ColumnModel, d: Dialect, from:
       ? `${q(endPart(0))} IS NULL`
       : `(${q(endPart(0))} IS NULL OR NOT (${S.map((s, i) => `${s} = ${q(endPart(i))}`).join(' AND ')}))`,
   ];
-  return `SELECT ${projection(flow, model, d).join(', ')}, (${q(endPart(0))} IS NULL AND NOT ${q(TOMB)}) AS ${q(CURRENT)}
+  return `SELECT ${projection(flow, model, d).join(', ')}, (${q(endPart(0))} IS NULL AND NOT ${q(TOMB)}) AS ${q(CURRENT)}${extra.map((c) => `, ${q(c)}`).join('')}
 FROM ${from} WHERE ${keep.join(' AND ')}`;
 }
 

@@ -45,4 +45,5 @@ export const TMP = {
   prev: '_scd_prev',
   removed: '_scd_removed',
   added: '_scd_added',
+  simple: '_scd_simple',
 } as const;

@@ -45,5 +45,17 @@ for (const engine of engines) {
       expect(results[1]!.eventsApplied).toBe(2);
       expect(results[1]!.ties).toBe(2);
     });
+
+    // SPEC §4 surrogateKey: "the same version has the same key after any rebuild or replay". An
+    // scd1 row does not store its version's start, so batch by batch must still name the version
+    // by the start the whole history gives it (found by the paths property).
+    it('scd1 surrogate key: three same-valued events in three batches = the same events at once', async () => {
+      const flow = { target: 't', keys: 'id', sequenceBy: 'seq', storedAs: 'scd1' as const, surrogateKey: 'sk' };
+      const events = [1, 2, 3].map((seq) => ({ id: 1, seq, a: 1 }));
+      const split = await applyBatches(flow, events.map((e) => [e]), engine);
+      const whole = await applyBatches(flow, [events], engine);
+      expect(split.rows).toEqual(whole.rows);
+      expect(split.rows).toHaveLength(1);
+    });
   });
 }
