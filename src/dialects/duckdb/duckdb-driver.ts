@@ -42,6 +42,16 @@ export class DuckDBDriver implements Driver {
     const driver = new DuckDBDriver(instance, connection, path);
     // Timestamps with a zone are read and written in UTC, whatever the machine's zone.
     await driver.run(`SET TimeZone = 'UTC'`);
+    // Bounded memory by default: DuckDB spills joins, sorts and aggregates to disk beyond it.
+    const limit = process.env.SCD_DUCKDB_MEMORY_LIMIT ?? DEFAULT_MEMORY_LIMIT;
+    try {
+      await driver.connection.run(`SET memory_limit = ${sqlString(limit)}`);
+    } catch (e) {
+      await driver.close();
+      throw new ScdError('USAGE', `SCD_DUCKDB_MEMORY_LIMIT=${limit} is not a memory size DuckDB accepts: ${firstLine(e instanceof Error ? e.message : String(e))}`, {
+        fix: "give a size such as 1GB or 512MB, or unset it for the default (1GB)",
+      });
+    }
     return driver;
   }
 
@@ -263,6 +273,9 @@ function unreadable(file: InputFile, e: unknown): ScdError {
 }
 
 /** Whether a JSON file holds an array (its first non-blank byte is '['). */
+/** DuckDB's memory limit unless SCD_DUCKDB_MEMORY_LIMIT says otherwise (docs/DECISIONS.md). */
+export const DEFAULT_MEMORY_LIMIT = '1GB';
+
 /** A zone at the end of a timestamp text: Z, ±hh, ±hhmm or ±hh:mm. */
 const ZONE = /(Z|[+-][0-9][0-9](:?[0-9][0-9])?)$/;
 
