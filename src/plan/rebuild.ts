@@ -8,7 +8,7 @@ import { dropTemps, NO_CHANGES, recompute, type Progress } from './apply.js';
 import { createStateSql, eventsSql, keysSql, slowLogSql, stateSql } from './incremental.js';
 import { relogSql } from './events-sql.js';
 import { deriveModel } from './model.js';
-import { semanticSettings } from './settings.js';
+import { changedSettings, semanticSettings } from './settings.js';
 import { currentViewSql, HASH, OP, targetColumns } from './target.js';
 import { walkSql } from './walk-sql.js';
 
@@ -37,12 +37,19 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
     const version = await nextVersion(driver, names);
     const at = new Date().toISOString();
 
-    progress('re-deriving the event log under the current flow');
-    const relog = `${names.events}_rebuild`;
-    await driver.run(`DROP TABLE IF EXISTS ${q(relog)}`);
-    await driver.run(relogSql(flow, model, d, names.events, relog));
-    await driver.run(`DROP TABLE ${q(names.events)}`);
-    await driver.run(`ALTER TABLE ${q(relog)} RENAME TO ${q(names.events)}`);
+    // The log is re-derived when what it derives from changed: the identity (keys, sequence),
+    // the operations, or the payload its hashes cover. Otherwise it already is its own re-derivation.
+    const logChanged =
+      changedSettings(record.settings, semanticSettings(flow)).some((k) => ['keys', 'sequenceBy', 'applyAsDeletes', 'applyAsTruncates'].includes(k)) ||
+      JSON.stringify(model.payload.map((c) => c.name)) !== JSON.stringify(record.model.payload.map((c) => c.name));
+    if (logChanged) {
+      progress('re-deriving the event log under the current flow');
+      const relog = `${names.events}_rebuild`;
+      await driver.run(`DROP TABLE IF EXISTS ${q(relog)}`);
+      await driver.run(relogSql(flow, model, d, names.events, relog));
+      await driver.run(`DROP TABLE ${q(names.events)}`);
+      await driver.run(`ALTER TABLE ${q(relog)} RENAME TO ${q(names.events)}`);
+    }
 
     // Every key is recomputed from the log: no batch, no fresh events, all keys slow.
     const logList = [...model.source.map((c) => c.name), OP, HASH].map(q).join(', ');

@@ -11,6 +11,8 @@ const V = `${INTERNAL_PREFIX}v`;
 const TOMB = `${INTERNAL_PREFIX}tomb`;
 export const CURRENT = `${INTERNAL_PREFIX}current`;
 const endPart = (i: number) => `${INTERNAL_PREFIX}e${i}`;
+const startPart = (i: number) => `${INTERNAL_PREFIX}st${i}`;
+const NB = `${INTERNAL_PREFIX}nb`;
 
 /**
  * The SPEC §3 walk, set-based (ARCHITECTURE "one way the apply works in SQL"):
@@ -32,8 +34,11 @@ export function walkSql(flow: Flow, model: ColumnModel, d: Dialect, events: stri
   const partK = K.join(', ');
   const ev = `SELECT * FROM ${q(events)}`;
   const canon = d.canonicalText(P);
-  const ordered = `SELECT *, row_number() OVER (PARTITION BY ${partK} ORDER BY ${[...S, q(OP), canon, q(HASH)].join(', ')}) AS ${q(I)} FROM ev`;
-  const segmented = `SELECT *, coalesce(sum(CASE WHEN ${q(OP)} > 0 THEN 1 ELSE 0 END) OVER (PARTITION BY ${partK} ORDER BY ${q(I)} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS ${q(SEG)} FROM o`;
+  // The order and the segments in one pass (one sort): the order is total (events are distinct).
+  const byOrder = `PARTITION BY ${partK} ORDER BY ${[...S, q(OP), canon, q(HASH)].join(', ')}`;
+  const ordered = `SELECT *, row_number() OVER (${byOrder}) AS ${q(I)},
+    coalesce(sum(CASE WHEN ${q(OP)} > 0 THEN 1 ELSE 0 END) OVER (${byOrder} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS ${q(SEG)} FROM ev`;
+  const segmented = `SELECT * FROM o`;
   const segWin = `PARTITION BY ${partK}, ${q(SEG)} ORDER BY ${q(I)}`;
 
   // Effective payload values.
@@ -62,22 +67,39 @@ export function walkSql(flow: Flow, model: ColumnModel, d: Dialect, events: stri
     : 'false';
   const bounded = `SELECT *, CASE WHEN ${q(OP)} > 0 THEN CASE WHEN ${q(RN)} > 1 THEN 1 ELSE 0 END
       WHEN ${q(RN)} = 1 THEN 1 WHEN ${changed} THEN 1 ELSE 0 END AS ${q(B)} FROM e`;
-  const numbered = `SELECT *, sum(${q(B)}) OVER (PARTITION BY ${partK} ORDER BY ${q(I)} ROWS UNBOUNDED PRECEDING) AS ${q(V)} FROM b`;
-  const grouped = `SELECT ${K.join(', ')}, ${q(V)},
+  const byI = `PARTITION BY ${partK} ORDER BY ${q(I)}`;
+  let versions: string;
+  if (d.capabilities.ignoreNullsInWindows) {
+    // One more pass: each row knows its version (V), where the version started (the last
+    // boundary's sequence so far) and what follows it. A version's last row (the next row opens
+    // another, or there is none) carries its values and its end (the next row's sequence). Every
+    // row of a version has the same kind (upserts, or deletes), so the last row tells a tombstone.
+    const numbered = `SELECT *, sum(${q(B)}) OVER (${byI} ROWS UNBOUNDED PRECEDING) AS ${q(V)}, lead(${q(B)}) OVER (${byI}) AS ${q(NB)},
+      ${S.map((s, i) => `last_value(CASE WHEN ${q(B)} = 1 THEN ${s} END IGNORE NULLS) OVER (${byI} ROWS UNBOUNDED PRECEDING) AS ${q(startPart(i))}`).join(', ')},
+      ${S.map((s, i) => `lead(${s}) OVER (${byI}) AS ${q(endPart(i))}`).join(', ')} FROM b`;
+    const last = `SELECT ${[...K, ...S.map((s, i) => `${q(startPart(i))} AS ${s}`), ...S.map((_, i) => q(endPart(i))), `${q(OP)} > 0 AS ${q(TOMB)}`, ...P].join(', ')}
+      FROM n WHERE ${q(V)} > 0 AND (${q(NB)} IS NULL OR ${q(NB)} = 1)`;
+    versions = `n AS (${numbered}),
+v AS (${last})`;
+  } else {
+    const numbered = `SELECT *, sum(${q(B)}) OVER (${byI} ROWS UNBOUNDED PRECEDING) AS ${q(V)} FROM b`;
+    const grouped = `SELECT ${K.join(', ')}, ${q(V)},
       ${S.map((s) => `${d.firstBy(s, q(I))} AS ${s}`).join(', ')},
       ${d.firstBy(q(OP), q(I))} > 0 AS ${q(TOMB)}${P.length ? ',' : ''}
       ${P.map((p) => `${d.lastBy(p, q(I))} AS ${p}`).join(', ')}
     FROM n WHERE ${q(V)} > 0 GROUP BY ${K.join(', ')}, ${q(V)}`;
-  const ended = `SELECT *, ${S.map((s, i) => `lead(${s}) OVER (PARTITION BY ${partK} ORDER BY ${q(V)}) AS ${q(endPart(i))}`).join(', ')} FROM g`;
+    const ended = `SELECT *, ${S.map((s, i) => `lead(${s}) OVER (PARTITION BY ${partK} ORDER BY ${q(V)}) AS ${q(endPart(i))}`).join(', ')} FROM g`;
+    versions = `n AS (${numbered}),
+g AS (${grouped}),
+v AS (${ended})`;
+  }
   return `CREATE TEMP TABLE ${q(into)} AS
 WITH ev AS (${ev}),
 o AS (${ordered}),
 s AS (${segmented}),
 ${ctes.map((c) => c + ',\n').join('')}e AS (${effective}),
 b AS (${bounded}),
-n AS (${numbered}),
-g AS (${grouped}),
-v AS (${ended})
+${versions}
 ${versionsSelect(flow, model, d, 'v')}`;
 }
 
