@@ -34,16 +34,18 @@ export function diffSql(flow: Flow, model: ColumnModel, d: Dialect, names: Store
   return {
     statements: [
       // The walked keys by anti-joins; the simple keys (incremental.ts) directly.
-      `CREATE TEMP TABLE ${q(TMP.removed)} AS SELECT * FROM ${q(TMP.prev)} p
-       WHERE NOT p.${q(SIMPLE)} AND NOT EXISTS (SELECT 1 FROM ${q(TMP.next)} n WHERE ${same('n', 'p')})`,
+      // Anti-joins as outer joins (identity is unique on both sides): a plain hash join on every
+      // engine, where a correlated NOT EXISTS over nullable columns is decorrelated expensively.
+      `CREATE TEMP TABLE ${q(TMP.removed)} AS SELECT p.* FROM ${q(TMP.prev)} p LEFT JOIN ${q(TMP.next)} n ON ${same('n', 'p')}
+       WHERE NOT p.${q(SIMPLE)} AND n.${q(id[0]!)} IS NULL`,
       `CREATE TEMP TABLE ${q(TMP.added)} AS SELECT n.*, r.${q(id[0]!)} IS NOT NULL AS ${upd}, coalesce(r.${q(CURRENT)}, false) AS ${updCur},
          r.${q(ROWID)} AS ${q(OF_ROW)}, ${closeOnly} AS ${q(CLOSE)}
-       FROM ${q(TMP.next)} n LEFT JOIN ${q(TMP.removed)} r ON ${sameId('n', 'r')}
-       WHERE NOT EXISTS (SELECT 1 FROM ${q(TMP.prev)} p WHERE ${same('n', 'p')})`,
+       FROM ${q(TMP.next)} n LEFT JOIN ${q(TMP.prev)} p ON ${same('n', 'p')} LEFT JOIN ${q(TMP.removed)} r ON ${sameId('n', 'r')}
+       WHERE p.${q(id[0]!)} IS NULL`,
       ...simpleDiffSql(flow, model, d, { update: UPDATE, updateOfCurrent: UPDATE_OF_CURRENT, ofRow: OF_ROW, close: CLOSE }),
       `INSERT INTO ${q(names.changes)} (${list}, _change_type, _commit_version, _commit_timestamp)
-       SELECT ${list}, CASE WHEN EXISTS (SELECT 1 FROM ${q(TMP.added)} a WHERE a.${upd} AND ${sameId('a', 'r')}) THEN 'update_preimage' ELSE 'delete' END, ${ver}, ${ts}
-       FROM ${q(TMP.removed)} r
+       SELECT ${cols.map((c) => `r.${q(c)}`).join(', ')}, CASE WHEN a.${q(id[0]!)} IS NOT NULL THEN 'update_preimage' ELSE 'delete' END, ${ver}, ${ts}
+       FROM ${q(TMP.removed)} r LEFT JOIN ${q(TMP.added)} a ON a.${upd} AND ${sameId('a', 'r')}
        UNION ALL
        SELECT ${list}, CASE WHEN ${upd} THEN 'update_postimage' ELSE 'insert' END, ${ver}, ${ts}
        FROM ${q(TMP.added)} a`,
