@@ -191,11 +191,11 @@ async function dropKeysWithoutNews(driver: Driver, model: ColumnModel): Promise<
  * Recompute the keys of TMP.keys (slow: from the log; fast: from their live version) and write
  * what changed: target rows, change feed, key state. Returns the change counts.
  */
-export async function recompute(driver: Driver, flow: Flow, model: ColumnModel, names: StoreNames, version: number, at: string) {
+export async function recompute(driver: Driver, flow: Flow, model: ColumnModel, names: StoreNames, version: number, at: string, wholeLog = false) {
   const d = driver.dialect;
   const columns = targetColumns(flow, model, d).map((c) => c.name);
   await driver.run(prevSql(flow, model, d, names, columns));
-  await driver.run(eventsSql(flow, model, d, names));
+  await driver.run(eventsSql(flow, model, d, names, true, wholeLog));
   await driver.run(walkSql(flow, model, d, TMP.events, TMP.next));
   const counts = await writeDiff(driver, flow, model, names, version, at);
   for (const sql of stateSql(model, d, names)) await driver.run(sql);

@@ -149,7 +149,7 @@ WHERE k.${q(SLOW)} OR (${current})`;
 }
 
 /** TMP.events: the walk's input, per key, truncates expanded to every slow key. */
-export function eventsSql(flow: Flow, model: ColumnModel, d: Dialect, names: StoreNames, fastKeys = true): string {
+export function eventsSql(flow: Flow, model: ColumnModel, d: Dialect, names: StoreNames, fastKeys = true, wholeLog = false): string {
   const q = d.quote;
   const K = model.keys.map((k) => q(k.name));
   const S = seqParts(model).map(q);
@@ -164,7 +164,8 @@ export function eventsSql(flow: Flow, model: ColumnModel, d: Dialect, names: Sto
         : model.seq.map((c) => `(p.${q(flow.startAtColumn)}).${q(c.name)}`)
       : model.seq.map((_, i) => `k.${q(lastPart(i))}`);
   const parts = [
-    `SELECT ${row('l')} FROM ${q(TMP.slowLog)} l`,
+    // Every key slow (rebuild): the log itself, not a copy of it.
+    wholeLog ? `SELECT ${row('l')} FROM ${q(names.events)} l WHERE l.${q(OP)} <> ${OP_TRUNCATE}` : `SELECT ${row('l')} FROM ${q(TMP.slowLog)} l`,
     `SELECT ${row('n')} FROM ${q(TMP.fresh)} n JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'n', 'k')} WHERE n.${q(OP)} <> ${OP_TRUNCATE} AND NOT k.${q(SIMPLE)}`,
     `SELECT ${K.map((c) => `k.${c}`).join(', ')}, ${model.seq.map((c, i) => `t.${q(c.name)} AS ${S[i]}`).join(', ')}, t.${q(OP)}, ${[...nullPayload, `t.${q(HASH)}`].join(', ')}
   FROM ${q(TMP.keys)} k CROSS JOIN (SELECT * FROM ${q(names.events)} x WHERE x.${q(OP)} = ${OP_TRUNCATE}) t WHERE k.${q(SLOW)}`,

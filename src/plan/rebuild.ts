@@ -5,7 +5,7 @@ import { ensureCatalog, readFlowRecord, writeFlowRecord } from '../store/catalog
 import { emptyCommit, nextVersion, recordCommit, type CommitResult } from '../store/commits.js';
 import { storeNames, TMP } from '../store/names.js';
 import { dropTemps, NO_CHANGES, recompute, type Progress } from './apply.js';
-import { createStateSql, eventsSql, keysSql, slowLogSql, stateSql } from './incremental.js';
+import { createStateSql, eventsSql, keysSql, stateSql } from './incremental.js';
 import { relogSql } from './events-sql.js';
 import { deriveModel } from './model.js';
 import { changedSettings, semanticSettings } from './settings.js';
@@ -56,7 +56,7 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
     await driver.run(`CREATE TEMP TABLE ${q(TMP.valid)} AS SELECT ${logList} FROM ${q(names.events)} WHERE false`);
     await driver.run(`CREATE TEMP TABLE ${q(TMP.fresh)} AS SELECT ${logList} FROM ${q(names.events)} WHERE false`);
     await driver.run(keysSql(flow, model, d, names, true));
-    await driver.run(slowLogSql(model, d, names));
+    // Every key is slow: the walk reads the log itself (no copy of it).
     const keysAffected = Number((await driver.query(`SELECT CAST(count(*) AS INTEGER) AS n FROM ${q(TMP.keys)}`))[0]!.n);
     progress(`recomputing the history of ${keysAffected} keys`);
 
@@ -74,9 +74,9 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
     await driver.run(createStateSql(model, d, names));
     let counts = NO_CHANGES;
     if (sameShape) {
-      counts = await recompute(driver, flow, model, names, version, at);
+      counts = await recompute(driver, flow, model, names, version, at, true);
     } else {
-      await driver.run(eventsSql(flow, model, d, names, false));
+      await driver.run(eventsSql(flow, model, d, names, false, true));
       await driver.run(walkSql(flow, model, d, TMP.events, TMP.next));
       counts = await reshape(driver, flow, model, names, version, at, record.settings);
       for (const sql of stateSql(model, d, names)) await driver.run(sql);
