@@ -18,7 +18,7 @@ import { checkSingleExpression } from './expression.js';
 import { deriveModel, type ColumnModel } from './model.js';
 import { changedSettings, semanticSettings } from './settings.js';
 import { COMMIT, createStoreSql, OP, OP_TRUNCATE, targetColumns } from './target.js';
-import { walkSql } from './walk-sql.js';
+import { tieCountSql, walkSql } from './walk-sql.js';
 
 export type ApplyResult = CommitResult;
 
@@ -134,7 +134,7 @@ export async function applyCommit(driver: Driver, flow: Flow, spec: CommitSpec):
     );
     const quarantined = rejected + (await num(`SELECT count(*) FROM ${q(TMP.batch)} WHERE ${q(REASON)} IS NOT NULL`));
     const dropped = await num(`SELECT count(*) FROM ${q(TMP.batch)} WHERE ${q(REASON)} IS NULL AND ${q(DROP)}`);
-    await driver.run(validSql(model, d));
+    for (const sql of validSql(model, d)) await driver.run(sql);
     const truncated = (await num(`SELECT count(*) FROM ${q(TMP.valid)} WHERE ${q(OP)} = ${OP_TRUNCATE}`)) > 0;
     await driver.run(keysSql(flow, model, d, names, truncated));
     await driver.run(slowLogSql(model, d, names));
@@ -196,10 +196,15 @@ export async function recompute(driver: Driver, flow: Flow, model: ColumnModel, 
   const columns = targetColumns(flow, model, d).map((c) => c.name);
   await driver.run(prevSql(flow, model, d, names, columns));
   await driver.run(eventsSql(flow, model, d, names, true, wholeLog));
-  await driver.run(walkSql(flow, model, d, TMP.events, TMP.next));
+  await driver.run(walkSql(flow, model, d, TMP.events, TMP.next, await tieFree(driver, model)));
   const counts = await writeDiff(driver, flow, model, names, version, at);
   for (const sql of stateSql(model, d, names)) await driver.run(sql);
   return counts;
+}
+
+/** Whether the walk's events have no ties (then it orders them without their payloads). */
+export async function tieFree(driver: Driver, model: ColumnModel): Promise<boolean> {
+  return Number((await driver.query(tieCountSql(model, driver.dialect, TMP.events)))[0]!.n) === 0;
 }
 
 /** Apply records given in code (library use): they are written to a temporary NDJSON file. */

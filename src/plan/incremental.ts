@@ -43,12 +43,27 @@ function greater(a: string[], b: string[]): string {
 const logCols = (model: ColumnModel) => [...model.source.map((c) => c.name), OP, HASH];
 const identity = (model: ColumnModel) => [...model.keys.map((k) => k.name), ...model.seq.map((s) => s.name), OP, HASH];
 
-/** Valid batch events, each once. */
-export function validSql(model: ColumnModel, d: Dialect): string {
+/**
+ * Valid batch events, each once. Duplicates are found by their identity alone (a narrow
+ * aggregate, which engines spill to disk) and only those are deduplicated row by row: a
+ * DISTINCT ON over whole rows must hold every row's values in memory at once.
+ */
+export function validSql(model: ColumnModel, d: Dialect): string[] {
   const q = d.quote;
-  return `CREATE TEMP TABLE ${q(TMP.valid)} AS
-SELECT DISTINCT ON (${identity(model).map((c) => `b.${q(c)}`).join(', ')}) ${logCols(model).map((c) => `b.${q(c)}`).join(', ')}
-FROM ${q(TMP.batch)} b WHERE b.${q(REASON)} IS NULL AND NOT b.${q(DROP)}`;
+  const id = identity(model).map(q);
+  const ok = `b.${q(REASON)} IS NULL AND NOT b.${q(DROP)}`;
+  // Keys and sequences of valid events are never null; truncates have a null key.
+  const same = identity(model)
+    .map((c) => (model.keys.some((k) => k.name === c) ? `x.${q(c)} IS NOT DISTINCT FROM b.${q(c)}` : `x.${q(c)} = b.${q(c)}`))
+    .join(' AND ');
+  const cols = logCols(model).map((c) => `b.${q(c)}`).join(', ');
+  return [
+    `CREATE TEMP TABLE ${q(TMP.dups)} AS SELECT ${id.join(', ')} FROM ${q(TMP.batch)} b WHERE ${ok} GROUP BY ${id.join(', ')} HAVING count(*) > 1`,
+    `CREATE TEMP TABLE ${q(TMP.valid)} AS
+SELECT ${cols} FROM ${q(TMP.batch)} b LEFT JOIN ${q(TMP.dups)} x ON ${same} WHERE ${ok} AND x.${q(model.seq[0]!.name)} IS NULL
+UNION ALL
+SELECT DISTINCT ON (${id.map((c) => `b.${c}`).join(', ')}) ${cols} FROM ${q(TMP.batch)} b JOIN ${q(TMP.dups)} x ON ${same} WHERE ${ok}`,
+  ];
 }
 
 /**

@@ -4,7 +4,7 @@ import type { Flow } from '../flow/flow.js';
 import { ensureCatalog, readFlowRecord, writeFlowRecord } from '../store/catalog.js';
 import { emptyCommit, nextVersion, recordCommit, type CommitResult } from '../store/commits.js';
 import { storeNames, TMP } from '../store/names.js';
-import { dropTemps, NO_CHANGES, recompute, type Progress } from './apply.js';
+import { dropTemps, NO_CHANGES, recompute, tieFree, type Progress } from './apply.js';
 import { createStateSql, eventsSql, keysSql, stateSql } from './incremental.js';
 import { relogSql } from './events-sql.js';
 import { deriveModel } from './model.js';
@@ -77,7 +77,7 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
       counts = await recompute(driver, flow, model, names, version, at, true);
     } else {
       await driver.run(eventsSql(flow, model, d, names, false, true));
-      await driver.run(walkSql(flow, model, d, TMP.events, TMP.next));
+      await driver.run(walkSql(flow, model, d, TMP.events, TMP.next, await tieFree(driver, model)));
       counts = await reshape(driver, flow, model, names, version, at, record.settings);
       for (const sql of stateSql(model, d, names)) await driver.run(sql);
     }

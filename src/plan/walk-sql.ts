@@ -26,7 +26,7 @@ const NB = `${INTERNAL_PREFIX}nb`;
  * produces the target rows (projected with the output options) of those keys,
  * plus an internal column CURRENT.
  */
-export function walkSql(flow: Flow, model: ColumnModel, d: Dialect, events: string, into: string): string {
+export function walkSql(flow: Flow, model: ColumnModel, d: Dialect, events: string, into: string, tieFree = false): string {
   const q = d.quote;
   const K = model.keys.map((k) => q(k.name));
   const S = seqParts(model).map(q);
@@ -35,7 +35,9 @@ export function walkSql(flow: Flow, model: ColumnModel, d: Dialect, events: stri
   const ev = `SELECT * FROM ${q(events)}`;
   const canon = d.canonicalText(P);
   // The order and the segments in one pass (one sort): the order is total (events are distinct).
-  const byOrder = `PARTITION BY ${partK} ORDER BY ${[...S, q(OP), canon, q(HASH)].join(', ')}`;
+  // Without ties (no two events of a key share sequence and operation: tieFreeSql), sequence and
+  // operation order the events totally, and the payload's canonical text is not computed.
+  const byOrder = `PARTITION BY ${partK} ORDER BY ${(tieFree ? [...S, q(OP)] : [...S, q(OP), canon, q(HASH)]).join(', ')}`;
   const ordered = `SELECT *, row_number() OVER (${byOrder}) AS ${q(I)},
     coalesce(sum(CASE WHEN ${q(OP)} > 0 THEN 1 ELSE 0 END) OVER (${byOrder} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS ${q(SEG)} FROM ev`;
   const segmented = `SELECT * FROM o`;
@@ -101,6 +103,13 @@ ${ctes.map((c) => c + ',\n').join('')}e AS (${effective}),
 b AS (${bounded}),
 ${versions}
 ${versionsSelect(flow, model, d, 'v')}`;
+}
+
+/** A count that is 0 when no two events of `events` share key, sequence and operation. */
+export function tieCountSql(model: ColumnModel, d: Dialect, events: string): string {
+  const q = d.quote;
+  const cols = [...model.keys.map((k) => q(k.name)), ...seqParts(model).map(q), q(OP)].join(', ');
+  return `SELECT CAST(count(*) AS ${d.types.int}) AS n FROM (SELECT 1 AS x FROM ${q(events)} GROUP BY ${cols} HAVING count(*) > 1) t`;
 }
 
 /**

@@ -37,6 +37,7 @@ export const TMP = {
   rejects: '_scd_rejects',
   batch: '_scd_batch',
   valid: '_scd_valid',
+  dups: '_scd_dups',
   slowLog: '_scd_slow_log',
   events: '_scd_events',
   fresh: '_scd_new',

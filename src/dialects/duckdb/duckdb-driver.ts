@@ -103,6 +103,9 @@ export class DuckDBDriver implements Driver {
 
   async transaction<T>(fn: () => Promise<T>): Promise<T> {
     if (this.inTransaction) return fn();
+    // Nothing in a commit depends on the order rows are stored in (line numbers are given while
+    // staging, before it), and keeping that order makes DuckDB hold whole results in memory.
+    await this.connection.run('SET preserve_insertion_order = false');
     await this.run('BEGIN TRANSACTION');
     this.inTransaction = true;
     try {
@@ -114,6 +117,7 @@ export class DuckDBDriver implements Driver {
       throw e;
     } finally {
       this.inTransaction = false;
+      await this.connection.run('SET preserve_insertion_order = true').catch(() => undefined);
     }
   }
 
