@@ -135,11 +135,14 @@ export async function applyCommit(driver: Driver, flow: Flow, spec: CommitSpec):
     const quarantined = rejected + (await num(`SELECT count(*) FROM ${q(TMP.batch)} WHERE ${q(REASON)} IS NOT NULL`));
     const dropped = await num(`SELECT count(*) FROM ${q(TMP.batch)} WHERE ${q(REASON)} IS NULL AND ${q(DROP)}`);
     for (const sql of validSql(model, d)) await driver.run(sql);
+    // Intermediate tables go as soon as they are used (a large commit keeps to its memory).
+    await dropTables(driver, [TMP.batch, TMP.dups]);
     const truncated = (await num(`SELECT count(*) FROM ${q(TMP.valid)} WHERE ${q(OP)} = ${OP_TRUNCATE}`)) > 0;
     await driver.run(keysSql(flow, model, d, names, truncated));
     await driver.run(slowLogSql(model, d, names));
     await driver.run(freshSql(model, d, names));
     const eventsApplied = await num(`SELECT count(*) FROM ${q(TMP.fresh)}`);
+    await dropTables(driver, [TMP.valid]);
     const duplicates = rowsRead - quarantined - dropped - skipped - eventsApplied;
     await driver.run(appendEventsSql(model, d, names), [version]);
     const ties = eventsApplied ? await num(tiesSql(model, d, names)) : 0;
@@ -286,5 +289,9 @@ export async function writeDiff(driver: Driver, flow: Flow, model: ColumnModel, 
 }
 
 export async function dropTemps(driver: Driver): Promise<void> {
-  for (const t of Object.values(TMP)) await driver.run(`DROP TABLE IF EXISTS ${driver.dialect.quote(t)}`);
+  await dropTables(driver, Object.values(TMP));
+}
+
+async function dropTables(driver: Driver, tables: string[]): Promise<void> {
+  for (const t of tables) await driver.run(`DROP TABLE IF EXISTS ${driver.dialect.quote(t)}`);
 }
