@@ -13,7 +13,7 @@ import { stageInputs } from '../sources/stage.js';
 import { diffSql } from './diff-sql.js';
 import { evolveModel } from './evolve.js';
 import { appendEventsSql, batchSql, DROP, expectationColumn, quarantineSql, REASON, typedStageSql } from './events-sql.js';
-import { eventsSql, freshSql, keysSql, prevSql, SLOW, slowLogSql, stateSql, tiesSql, validSql } from './incremental.js';
+import { eventsSql, freshSql, keysSql, prevSql, SIMPLE, SLOW, slowLogSql, stateSql, tiesSql, validSql } from './incremental.js';
 import { checkSingleExpression } from './expression.js';
 import { deriveModel, type ColumnModel } from './model.js';
 import { changedSettings, semanticSettings } from './settings.js';
@@ -282,7 +282,10 @@ export const NO_CHANGES = { inserted: 0, updated: 0, deleted: 0, closed: 0 };
 
 /** Write the difference between TMP.next and the stored rows of TMP.keys; return its counts. */
 export async function writeDiff(driver: Driver, flow: Flow, model: ColumnModel, names: StoreNames, version: number, at: string) {
-  const diff = diffSql(flow, model, driver.dialect, names);
+  const q = driver.dialect.quote;
+  // Simple keys are written by their own statements (none in a rebuild or a batch of late events).
+  const simple = Number((await driver.query(`SELECT count(*) AS n FROM ${q(TMP.keys)} WHERE ${q(SIMPLE)}`))[0]!.n) > 0;
+  const diff = diffSql(flow, model, driver.dialect, names, simple);
   for (const sql of diff.statements) await driver.run(sql, sql.includes('$2') ? [version, at] : []);
   const row = (await driver.query(diff.counts))[0]!;
   return { inserted: Number(row.inserted), updated: Number(row.updated), deleted: Number(row.deleted), closed: Number(row.closed) };

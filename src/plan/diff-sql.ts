@@ -10,7 +10,7 @@ import { CURRENT } from './walk-sql.js';
  * Compare the recomputed rows (TMP.next) with the stored rows they may replace (TMP.prev),
  * and write only the rows that really change, with their change-feed records (SPEC §5).
  */
-export function diffSql(flow: Flow, model: ColumnModel, d: Dialect, names: StoreNames): { statements: string[]; counts: string } {
+export function diffSql(flow: Flow, model: ColumnModel, d: Dialect, names: StoreNames, simpleKeys = true): { statements: string[]; counts: string } {
   const q = d.quote;
   const cols = targetColumns(flow, model, d).map((c) => c.name);
   const id = identityColumns(flow, model);
@@ -42,7 +42,7 @@ export function diffSql(flow: Flow, model: ColumnModel, d: Dialect, names: Store
          r.${q(ROWID)} AS ${q(OF_ROW)}, ${closeOnly} AS ${q(CLOSE)}
        FROM ${q(TMP.next)} n LEFT JOIN ${q(TMP.prev)} p ON ${same('n', 'p')} LEFT JOIN ${q(TMP.removed)} r ON ${sameId('n', 'r')}
        WHERE p.${q(id[0]!)} IS NULL`,
-      ...simpleDiffSql(flow, model, d, { update: UPDATE, updateOfCurrent: UPDATE_OF_CURRENT, ofRow: OF_ROW, close: CLOSE }),
+      ...(simpleKeys ? simpleDiffSql(flow, model, d, { update: UPDATE, updateOfCurrent: UPDATE_OF_CURRENT, ofRow: OF_ROW, close: CLOSE }) : []),
       `INSERT INTO ${q(names.changes)} (${list}, _change_type, _commit_version, _commit_timestamp)
        SELECT ${cols.map((c) => `r.${q(c)}`).join(', ')}, CASE WHEN a.${q(id[0]!)} IS NOT NULL THEN 'update_preimage' ELSE 'delete' END, ${ver}, ${ts}
        FROM ${q(TMP.removed)} r LEFT JOIN ${q(TMP.added)} a ON a.${upd} AND ${sameId('a', 'r')}
