@@ -163,6 +163,16 @@ FROM ${q(names.target)} t JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 't', 'k')
 WHERE k.${q(SLOW)} OR (${current})`;
 }
 
+/**
+ * The sequence parts where a fast key's live version starts, from its stored row `p` (scd2) or
+ * from the key state `k` (scd1 stores no start).
+ */
+function liveStart(flow: Flow, model: ColumnModel, d: Dialect): string[] {
+  const q = d.quote;
+  if (flow.storedAs !== 'scd2') return model.seq.map((_, i) => `k.${q(lastPart(i))}`);
+  return model.seq.length === 1 ? [`p.${q(flow.startAtColumn)}`] : model.seq.map((c) => `(p.${q(flow.startAtColumn)}).${q(c.name)}`);
+}
+
 /** TMP.events: the walk's input, per key, truncates expanded to every slow key. */
 export function eventsSql(flow: Flow, model: ColumnModel, d: Dialect, names: StoreNames, fastKeys = true, wholeLog = false): string {
   const q = d.quote;
@@ -172,12 +182,7 @@ export function eventsSql(flow: Flow, model: ColumnModel, d: Dialect, names: Sto
   const seqAs = (alias: string) => model.seq.map((c, i) => `${alias}.${q(c.name)} AS ${S[i]}`);
   const row = (alias: string) => [...K.map((c) => `${alias}.${c}`), ...seqAs(alias), `${alias}.${q(OP)}`, ...P.map((c) => `${alias}.${c}`), `${alias}.${q(HASH)}`].join(', ');
   const nullPayload = model.payload.map((p) => `CAST(NULL AS ${p.type})`);
-  const start =
-    flow.storedAs === 'scd2'
-      ? model.seq.length === 1
-        ? [`p.${q(flow.startAtColumn)}`]
-        : model.seq.map((c) => `(p.${q(flow.startAtColumn)}).${q(c.name)}`)
-      : model.seq.map((_, i) => `k.${q(lastPart(i))}`);
+  const start = liveStart(flow, model, d);
   const parts = [
     // Every key slow (rebuild): the log itself, not a copy of it.
     wholeLog ? `SELECT ${row('l')} FROM ${q(names.events)} l WHERE l.${q(OP)} <> ${OP_TRUNCATE}` : `SELECT ${row('l')} FROM ${q(TMP.slowLog)} l`,
@@ -229,12 +234,7 @@ export function simpleDiffSql(flow: Flow, model: ColumnModel, d: Dialect, flags:
   const S = seqParts(model).map(q);
   const E = model.seq.map((_, i) => q(endPart(i)));
   const I = (name: string) => q(`${INTERNAL_PREFIX}${name}`);
-  const start =
-    flow.storedAs === 'scd2'
-      ? model.seq.length === 1
-        ? [`p.${q(flow.startAtColumn)}`]
-        : model.seq.map((c) => `(p.${q(flow.startAtColumn)}).${q(c.name)}`)
-      : model.seq.map((_, i) => `k.${q(lastPart(i))}`);
+  const start = liveStart(flow, model, d);
   const eff = (name: string) => (flow.ignoreNullUpdates ? `coalesce(n.${q(name)}, p.${q(name)})` : `n.${q(name)}`);
   const P = model.payload.map((c) => c.name);
   const changed = model.tracked.length ? model.tracked.map((t) => `p.${q(t)} IS DISTINCT FROM ${eff(t)}`).join(' OR ') : 'false';
