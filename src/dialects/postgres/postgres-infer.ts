@@ -33,7 +33,7 @@ export interface TextStats {
   jsonStrings?: number;
   jsonBools?: number;
   jsonNested?: number;
-  /** Distinct shapes of string values (digits blanked), for DuckDB's one-format-per-column rule. */
+  /** Shapes of date-like string values (digits blanked): 0 none, 1 one, 2 several (DuckDB's one-format-per-column rule). */
   shapes?: number;
 }
 
@@ -60,11 +60,13 @@ export function textStatsSql(v: string, alias: string): string[] {
  * for strings whether they are dates or timestamps of one format. One pass over the records.
  */
 export function jsonStatsSql(table: string, b: string): string {
-  const v = `e.value #>> '{}'`;
-  const k = `jsonb_typeof(e.value)`;
+  // Kind, text and (for date-like strings) shape of each value computed once (OFFSET 0 keeps the planner from inlining them
+  // back into every count); the regular expressions run only on values that may match.
+  const v = `x.v`;
+  const k = `x.k`;
   const c = (cond: string, name: string) => `CAST(count(*) FILTER (WHERE ${cond}) AS integer) AS "${name}"`;
   const str = `${k} = 'string' AND ${v} ~ '^[0-9]{4}-'`;
-  return `SELECT e.key,
+  return `SELECT x.key,
     ${c(`${k} <> 'null'`, 'n')},
     ${c(`${k} = 'number'`, 'jsonNumbers')},
     ${c(`${k} = 'number' AND ${v} !~ '[.eE]'`, 'ints')},
@@ -75,8 +77,11 @@ export function jsonStatsSql(table: string, b: string): string {
     ${c(`${str} AND ${v} ~ '${RE.date}'`, 'dates')},
     ${c(`${str} AND ${v} ~ '${RE.timestamp}'`, 'timestamps')},
     ${c(`${str} AND ${v} ~ '${RE.timestamptz}'`, 'timestamptzs')},
-    CAST(count(DISTINCT CASE WHEN ${str} THEN regexp_replace(regexp_replace(${v}, '\\.[0-9]+', '.f'), '[0-9]', 'd', 'g') END) AS integer) AS "shapes"
-  FROM ${table} r CROSS JOIN LATERAL jsonb_each(r.${b}) e GROUP BY e.key`;
+    CASE WHEN count(x.shape) = 0 THEN 0 WHEN min(x.shape) = max(x.shape) THEN 1 ELSE 2 END AS "shapes"
+  FROM (SELECT y.*, CASE WHEN ${str.replace(/x\./g, 'y.')} THEN regexp_replace(regexp_replace(y.v, '\\.[0-9]+', '.f'), '[0-9]', 'd', 'g') END AS shape
+        FROM (SELECT e.key, jsonb_typeof(e.value) AS k, CASE WHEN jsonb_typeof(e.value) IN ('string', 'number') THEN e.value #>> '{}' END AS v
+              FROM ${table} r CROSS JOIN LATERAL jsonb_each(r.${b}) e OFFSET 0) y OFFSET 0) x
+  GROUP BY x.key`;
 }
 
 /** The type of a CSV column from its stats. */
