@@ -90,10 +90,9 @@ SELECT ${K.join(', ')}, true AS ${q(SLOW)}, false AS ${q(SIMPLE)}, ${nullLast.jo
   const reopen = flow.deletes === 'tombstone' ? ` OR (s.${K[0]} IS NOT NULL AND NOT s.${q(LIVE)})` : '';
   // An scd1 row does not store where its version started, and a surrogate key is made of that
   // start: such a flow recomputes its keys from the log (correct, not fast).
-  const always = flow.storedAs === 'scd1' && flow.surrogateKey !== undefined ? ' OR true' : '';
+  const slow = flow.storedAs === 'scd1' && flow.surrogateKey !== undefined ? 'true' : `bool_or(${late}${reopen})`;
   return `CREATE TEMP TABLE ${q(TMP.keys)} AS
-SELECT ${K.map((k) => `v.${k}`).join(', ')}, bool_or(${late}${reopen}${always}) AS ${q(SLOW)},
-  (count(*) = 1 AND NOT bool_or(${late}${reopen}${always})) AS ${q(SIMPLE)}, ${last.map((l, i) => `${l} AS ${q(lastPart(i))}`).join(', ')}
+SELECT ${K.map((k) => `v.${k}`).join(', ')}, ${slow} AS ${q(SLOW)}, (count(*) = 1 AND NOT ${slow}) AS ${q(SIMPLE)}, ${last.map((l, i) => `${l} AS ${q(lastPart(i))}`).join(', ')}
 FROM ${q(TMP.valid)} v LEFT JOIN ${q(names.state)} s ON ${on} LEFT JOIN ${lastTruncate} t ON true
 GROUP BY ${[...K.map((k) => `v.${k}`), ...last, `s.${q(LIVE)}`].join(', ')}`;
 }

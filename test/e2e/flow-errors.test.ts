@@ -92,4 +92,16 @@ describe.concurrent('flow errors through scd', () => {
     expect(lines[0]).toContain('nowhere');
     expect(lines[0]).toMatch(/\(fix: /);
   });
+
+  it('SCD_DUCKDB_MEMORY_LIMIT that DuckDB refuses: one line with the fix, nothing applied; a valid one applies', async () => {
+    const dir = folder('target: t\nkeys: [id]\nsequenceBy: ts\n');
+    const bad = await scd(['apply', 'flow.yaml', '--input', 'in.ndjson'], dir, { SCD_DUCKDB_MEMORY_LIMIT: 'lots' });
+    expect(bad.code).toBe(1);
+    const lines = errorLines(bad.stderr);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^scd: SCD_DUCKDB_MEMORY_LIMIT=lots is not a memory size DuckDB accepts: .*\(fix: give a size such as 1GB or 512MB/);
+    const ok = await scd(['apply', 'flow.yaml', '--input', 'in.ndjson'], dir, { SCD_DUCKDB_MEMORY_LIMIT: '512MB' });
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toMatch(/commit 1: read 1 row/);
+  });
 });

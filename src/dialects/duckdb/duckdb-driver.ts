@@ -276,7 +276,6 @@ function unreadable(file: InputFile, e: unknown): ScdError {
   });
 }
 
-/** Whether a JSON file holds an array (its first non-blank byte is '['). */
 /** DuckDB's memory limit unless SCD_DUCKDB_MEMORY_LIMIT says otherwise (docs/DECISIONS.md). */
 export const DEFAULT_MEMORY_LIMIT = '1GB';
 
@@ -312,6 +311,7 @@ function firstRecords(file: string, limit: number): Array<Record<string, unknown
   }
 }
 
+/** Whether a JSON file holds an array (its first non-blank byte is '['). */
 async function startsWithBracket(file: string): Promise<boolean> {
   const fd = openSync(file, 'r');
   try {
