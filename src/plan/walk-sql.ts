@@ -38,6 +38,7 @@ export function walkSql(flow: Flow, model: ColumnModel, d: Dialect, events: stri
   // Without ties (no two events of a key share sequence and operation: tieFreeSql), sequence and
   // operation order the events totally, and the payload's canonical text is not computed.
   const byOrder = `PARTITION BY ${partK} ORDER BY ${(tieFree ? [...S, q(OP)] : [...S, q(OP), canon, q(HASH)]).join(', ')}`;
+  if (!flow.ignoreNullUpdates) return oneSortWalk(flow, model, d, ev, into, byOrder);
   const ordered = `SELECT *, row_number() OVER (${byOrder}) AS ${q(I)},
     coalesce(sum(CASE WHEN ${q(OP)} > 0 THEN 1 ELSE 0 END) OVER (${byOrder} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS ${q(SEG)} FROM ev`;
   const segmented = `SELECT * FROM o`;
@@ -102,6 +103,62 @@ s AS (${segmented}),
 ${ctes.map((c) => c + ',\n').join('')}e AS (${effective}),
 b AS (${bounded}),
 ${versions}
+${versionsSelect(flow, model, d, 'v')}`;
+}
+
+const LOP = `${INTERNAL_PREFIX}lop`;
+const NOP = `${INTERNAL_PREFIX}nop`;
+const UPS = `${INTERNAL_PREFIX}ups`;
+const FIRST = `${INTERNAL_PREFIX}first`;
+const LAST = `${INTERNAL_PREFIX}last`;
+
+/**
+ * The walk when every event carries its values as they are (no ignoreNullUpdates), in one sort.
+ * With raw values, whether an event opens a version depends only on it and the event before it,
+ * and whether it is its version's last only on it and the event after it: one window pass over
+ * the ordered events (lag/lead) tells each event both, and its end (the next event's sequence).
+ * An event that is both first and last is a whole version; the few events that are only one of
+ * the two pair up in a second, small pass (a last event takes its start from the first before it).
+ *
+ * - an upsert opens a version when it is a key's first event, follows a delete, or its tracked
+ *   values differ from the upsert before it; a delete opens one (a tombstone) when it follows an
+ *   upsert;
+ * - an event belongs to a version unless it is a delete with no upsert before it;
+ * - a version's values are its last event's, its start its first event's sequence, its end the
+ *   sequence of the event after its last (null when there is none).
+ */
+function oneSortWalk(flow: Flow, model: ColumnModel, d: Dialect, ev: string, into: string, byOrder: string): string {
+  const q = d.quote;
+  const K = model.keys.map((k) => q(k.name));
+  const S = seqParts(model).map(q);
+  const P = model.payload.map((p) => q(p.name));
+  const T = model.tracked.map(q);
+  const w = `OVER (${byOrder})`;
+  const differs = (fn: 'lag' | 'lead') => (T.length ? `(${T.map((t) => `${fn}(${t}) ${w} IS DISTINCT FROM ${t}`).join(' OR ')})` : 'false');
+  const lop = `lag(${q(OP)}) ${w}`;
+  const nop = `lead(${q(OP)}) ${w}`;
+  // Opens a version (from the event before) / the next event opens one (from the event after).
+  const first = `CASE WHEN ${q(OP)} > 0 THEN coalesce(${lop} = 0, false) ELSE (${lop} IS NULL OR ${lop} > 0 OR ${differs('lag')}) END`;
+  const nextOpens = `CASE WHEN ${nop} IS NULL THEN true WHEN ${nop} > 0 THEN ${q(OP)} = 0 ELSE (${q(OP)} > 0 OR ${differs('lead')}) END`;
+  const ups = `count(CASE WHEN ${q(OP)} = 0 THEN 1 END) ${w.replace(/\)$/, ' ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)')}`;
+  const o = `SELECT ${[...K, ...S, q(OP), ...P].join(', ')}, row_number() ${w} AS ${q(I)},
+    ${S.map((s, i) => `lead(${s}) ${w} AS ${q(endPart(i))}`).join(', ')},
+    ${first} AS ${q(FIRST)}, ${nextOpens} AS ${q(LAST)}, ${ups} AS ${q(UPS)}
+  FROM ev`;
+  const cols = (start: string[]) =>
+    [...K, ...start.map((s, i) => `${s} AS ${S[i]}`), ...S.map((_, i) => q(endPart(i))), `${q(OP)} > 0 AS ${q(TOMB)}`, ...P].join(', ');
+  const inVersion = `(${q(OP)} = 0 OR ${q(UPS)} > 0)`;
+  const whole = `SELECT ${cols(S)} FROM o WHERE ${q(FIRST)} AND ${q(LAST)}`;
+  const partial = `SELECT *, ${S.map((s, i) => `lag(${s}) OVER (PARTITION BY ${K.join(', ')} ORDER BY ${q(I)}) AS ${q(startPart(i))}`).join(', ')}
+    FROM o WHERE ${inVersion} AND ${q(FIRST)} <> ${q(LAST)}`;
+  const paired = `SELECT ${cols(S.map((_, i) => q(startPart(i))))} FROM p WHERE ${q(LAST)}`;
+  return `CREATE TEMP TABLE ${q(into)} AS
+WITH ev AS (${ev}),
+o AS (${o}),
+p AS (${partial}),
+v AS (${whole}
+UNION ALL
+${paired})
 ${versionsSelect(flow, model, d, 'v')}`;
 }
 

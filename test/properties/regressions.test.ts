@@ -57,5 +57,30 @@ for (const engine of engines) {
       expect(split.rows).toEqual(whole.rows);
       expect(split.rows).toHaveLength(1);
     });
+
+    // SPEC §4 deletes: "tombstone": a delete opens a tombstone version only when it ends one; a
+    // delete with nothing live before it (a key's first event, or after another delete) changes
+    // nothing (found by mutating the one-sort walk: the properties do not compare tombstones).
+    it('tombstones: a delete with nothing live before it opens no version', async () => {
+      const flow = { target: 't', keys: 'id', sequenceBy: 'seq', applyAsDeletes: "op = 'D'", deletes: 'tombstone' as const };
+      const events = [
+        { id: 1, seq: 1, op: 'D', a: null },
+        { id: 2, seq: 1, op: 'D', a: null },
+        { id: 2, seq: 2, op: 'U', a: 5 },
+        { id: 3, seq: 1, op: 'U', a: 7 },
+        { id: 3, seq: 2, op: 'D', a: null },
+        { id: 3, seq: 3, op: 'D', a: null },
+        { id: 4, seq: 1, op: 'D', a: null },
+        { id: 4, seq: 2, op: 'D', a: null },
+      ];
+      for (const batches of [[events], events.map((e) => [e])]) {
+        const { rows } = await applyBatches(flow, batches, engine);
+        expect(rows.map((r) => [r.id, r.a, r.__DELETED, r.__START_AT, r.__END_AT])).toEqual([
+          [2, 5, false, 2, null],
+          [3, 7, false, 1, 2],
+          [3, null, true, 2, null],
+        ]);
+      }
+    });
   });
 }
