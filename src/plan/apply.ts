@@ -10,7 +10,7 @@ import { nextVersion, recordCommit, type CommitResult } from '../store/commits.j
 import { storeNames, TMP, type StoreNames } from '../store/names.js';
 import { ensureFilesTable, recordFiles, type FileRecord } from '../sources/landing.js';
 import { stageInputs } from '../sources/stage.js';
-import { diffSql } from './diff-sql.js';
+import { diffSql, wholeDiffSql } from './diff-sql.js';
 import { evolveModel } from './evolve.js';
 import { appendEventsSql, batchSql, DROP, expectationColumn, quarantineSql, REASON, typedStageSql } from './events-sql.js';
 import { eventsSql, freshSql, keysSql, prevSql, SIMPLE, SLOW, slowLogSql, stateSql, tiesSql, validSql } from './incremental.js';
@@ -197,10 +197,12 @@ async function dropKeysWithoutNews(driver: Driver, model: ColumnModel): Promise<
 export async function recompute(driver: Driver, flow: Flow, model: ColumnModel, names: StoreNames, version: number, at: string, wholeLog = false) {
   const d = driver.dialect;
   const columns = targetColumns(flow, model, d).map((c) => c.name);
-  await driver.run(prevSql(flow, model, d, names, columns));
-  await driver.run(eventsSql(flow, model, d, names, true, wholeLog));
+  if (!wholeLog) await driver.run(prevSql(flow, model, d, names, columns));
+  await driver.run(eventsSql(flow, model, d, names, !wholeLog, wholeLog));
   await driver.run(walkSql(flow, model, d, TMP.events, TMP.next, await tieFree(driver, model)));
-  const counts = await writeDiff(driver, flow, model, names, version, at);
+  // Every key recomputed: the rows that come out as they were are paired off first (narrowly).
+  if (wholeLog) for (const sql of wholeDiffSql(flow, model, d, names)) await driver.run(sql);
+  const counts = await writeDiff(driver, flow, model, names, version, at, wholeLog ? TMP.changed : TMP.next);
   for (const sql of stateSql(model, d, names)) await driver.run(sql);
   return counts;
 }
@@ -281,11 +283,11 @@ async function countExpectations(driver: Driver, flow: Flow): Promise<Record<str
 export const NO_CHANGES = { inserted: 0, updated: 0, deleted: 0, closed: 0 };
 
 /** Write the difference between TMP.next and the stored rows of TMP.keys; return its counts. */
-export async function writeDiff(driver: Driver, flow: Flow, model: ColumnModel, names: StoreNames, version: number, at: string) {
+export async function writeDiff(driver: Driver, flow: Flow, model: ColumnModel, names: StoreNames, version: number, at: string, next: string = TMP.next) {
   const q = driver.dialect.quote;
   // Simple keys are written by their own statements (none in a rebuild or a batch of late events).
   const simple = Number((await driver.query(`SELECT count(*) AS n FROM ${q(TMP.keys)} WHERE ${q(SIMPLE)}`))[0]!.n) > 0;
-  const diff = diffSql(flow, model, driver.dialect, names, simple);
+  const diff = diffSql(flow, model, driver.dialect, names, simple, next);
   for (const sql of diff.statements) await driver.run(sql, sql.includes('$2') ? [version, at] : []);
   const row = (await driver.query(diff.counts))[0]!;
   return { inserted: Number(row.inserted), updated: Number(row.updated), deleted: Number(row.deleted), closed: Number(row.closed) };

@@ -2,15 +2,22 @@ import type { Dialect } from '../dialects/dialect.js';
 import type { Flow } from '../flow/flow.js';
 import { TMP, type StoreNames } from '../store/names.js';
 import { INTERNAL_PREFIX, type ColumnModel } from './model.js';
-import { identityColumns, targetColumns } from './target.js';
-import { ROWID, SIMPLE, simpleDiffSql } from './incremental.js';
+import { currentCondition, identityColumns, targetColumns } from './target.js';
+import { ROWID, SIMPLE, SLOW, simpleDiffSql } from './incremental.js';
 import { CURRENT } from './walk-sql.js';
 
 /**
  * Compare the recomputed rows (TMP.next) with the stored rows they may replace (TMP.prev),
  * and write only the rows that really change, with their change-feed records (SPEC §5).
  */
-export function diffSql(flow: Flow, model: ColumnModel, d: Dialect, names: StoreNames, simpleKeys = true): { statements: string[]; counts: string } {
+export function diffSql(
+  flow: Flow,
+  model: ColumnModel,
+  d: Dialect,
+  names: StoreNames,
+  simpleKeys = true,
+  next: string = TMP.next,
+): { statements: string[]; counts: string } {
   const q = d.quote;
   const cols = targetColumns(flow, model, d).map((c) => c.name);
   const id = identityColumns(flow, model);
@@ -36,11 +43,11 @@ export function diffSql(flow: Flow, model: ColumnModel, d: Dialect, names: Store
       // The walked keys by anti-joins; the simple keys (incremental.ts) directly.
       // Anti-joins as outer joins (identity is unique on both sides): a plain hash join on every
       // engine, where a correlated NOT EXISTS over nullable columns is decorrelated expensively.
-      `CREATE TEMP TABLE ${q(TMP.removed)} AS SELECT p.* FROM ${q(TMP.prev)} p LEFT JOIN ${q(TMP.next)} n ON ${same('n', 'p')}
+      `CREATE TEMP TABLE ${q(TMP.removed)} AS SELECT p.* FROM ${q(TMP.prev)} p LEFT JOIN ${q(next)} n ON ${same('n', 'p')}
        WHERE NOT p.${q(SIMPLE)} AND n.${q(id[0]!)} IS NULL`,
       `CREATE TEMP TABLE ${q(TMP.added)} AS SELECT n.*, r.${q(id[0]!)} IS NOT NULL AS ${upd}, coalesce(r.${q(CURRENT)}, false) AS ${updCur},
          r.${q(ROWID)} AS ${q(OF_ROW)}, ${closeOnly} AS ${q(CLOSE)}
-       FROM ${q(TMP.next)} n LEFT JOIN ${q(TMP.prev)} p ON ${same('n', 'p')} LEFT JOIN ${q(TMP.removed)} r ON ${sameId('n', 'r')}
+       FROM ${q(next)} n LEFT JOIN ${q(TMP.prev)} p ON ${same('n', 'p')} LEFT JOIN ${q(TMP.removed)} r ON ${sameId('n', 'r')}
        WHERE p.${q(id[0]!)} IS NULL`,
       ...(simpleKeys ? simpleDiffSql(flow, model, d, { update: UPDATE, updateOfCurrent: UPDATE_OF_CURRENT, ofRow: OF_ROW, close: CLOSE }) : []),
       `INSERT INTO ${q(names.changes)} (${list}, _change_type, _commit_version, _commit_timestamp)
@@ -66,6 +73,33 @@ export function diffSql(flow: Flow, model: ColumnModel, d: Dialect, names: Store
         CAST(count(*) FILTER (WHERE ${updCur} AND ${q(CURRENT)}) AS ${d.types.int}) AS current_kept FROM ${q(TMP.added)}) i,
       (SELECT CAST(count(*) AS ${d.types.int}) AS removed, CAST(count(*) FILTER (WHERE ${q(CURRENT)}) AS ${d.types.int}) AS current_removed FROM ${q(TMP.removed)}) r`,
   };
+}
+
+/**
+ * When every key is recomputed (a rebuild), most rows come out as they were: instead of copying the
+ * target into TMP.prev and comparing every column of every row twice, the rows are paired on their
+ * identity and a hash of all their columns (narrow rows, one join). Only the rows left unpaired go
+ * on to the exact comparison of diffSql: the stored ones as TMP.prev, the recomputed ones as
+ * TMP.changed (diffSql's `next`). A row whose hash matches its stored twin's is taken as
+ * unchanged: the payload hashes of the event log already rest on the same 64-bit hash
+ * (ARCHITECTURE: fixed-width hashes for dedupe).
+ */
+export function wholeDiffSql(flow: Flow, model: ColumnModel, d: Dialect, names: StoreNames): string[] {
+  const q = d.quote;
+  const cols = targetColumns(flow, model, d).map((c) => c.name);
+  const id = identityColumns(flow, model);
+  const narrow = (table: string) =>
+    `SELECT ${d.rowId} AS r, ${id.map(q).join(', ')}, ${d.rowHash(cols.map(q))} AS h FROM ${q(table)}`;
+  const current = currentCondition(flow, model, d, 't.');
+  return [
+    `CREATE TEMP TABLE ${q(TMP.pairs)} AS SELECT o.r AS o, n.r AS n FROM (${narrow(names.target)}) o FULL JOIN (${narrow(TMP.next)}) n
+       ON ${id.map((c) => `o.${q(c)} = n.${q(c)}`).join(' AND ')} AND o.h = n.h
+     WHERE o.r IS NULL OR n.r IS NULL`,
+    `CREATE TEMP TABLE ${q(TMP.prev)} AS
+     SELECT t.${d.rowId} AS ${q(ROWID)}, ${cols.map((c) => `t.${q(c)}`).join(', ')}, ${current} AS ${q(CURRENT)}, true AS ${q(SLOW)}, false AS ${q(SIMPLE)}
+     FROM ${q(names.target)} t WHERE t.${d.rowId} IN (SELECT o FROM ${q(TMP.pairs)} WHERE o IS NOT NULL)`,
+    `CREATE TEMP TABLE ${q(TMP.changed)} AS SELECT * FROM ${q(TMP.next)} x WHERE x.${d.rowId} IN (SELECT n FROM ${q(TMP.pairs)} WHERE n IS NOT NULL)`,
+  ];
 }
 
 const UPDATE = `${INTERNAL_PREFIX}upd`;

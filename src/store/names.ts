@@ -44,6 +44,8 @@ export const TMP = {
   keys: '_scd_keys',
   next: '_scd_next',
   prev: '_scd_prev',
+  pairs: '_scd_pairs',
+  changed: '_scd_changed',
   removed: '_scd_removed',
   added: '_scd_added',
   simple: '_scd_simple',
