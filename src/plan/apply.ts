@@ -13,7 +13,7 @@ import { stageInputs } from '../sources/stage.js';
 import { diffSql, wholeDiffSql } from './diff-sql.js';
 import { evolveModel } from './evolve.js';
 import { appendEventsSql, batchSql, DROP, expectationColumn, quarantineSql, REASON, typedStageSql } from './events-sql.js';
-import { eventsSql, freshSql, keysSql, prevSql, SIMPLE, SLOW, slowLogSql, stateSql, tiesSql, validSql } from './incremental.js';
+import { eventsSql, freshSql, LOG_VIEW, keysSql, prevSql, SIMPLE, SLOW, slowLogSql, stateSql, tiesSql, validSql } from './incremental.js';
 import { checkSingleExpression } from './expression.js';
 import { deriveModel, type ColumnModel } from './model.js';
 import { changedSettings, semanticSettings } from './settings.js';
@@ -199,17 +199,18 @@ export async function recompute(driver: Driver, flow: Flow, model: ColumnModel, 
   const columns = targetColumns(flow, model, d).map((c) => c.name);
   if (!wholeLog) await driver.run(prevSql(flow, model, d, names, columns));
   await driver.run(eventsSql(flow, model, d, names, !wholeLog, wholeLog));
-  await driver.run(walkSql(flow, model, d, TMP.events, TMP.next, await tieFree(driver, model)));
+  const events = wholeLog ? LOG_VIEW : TMP.events;
+  await driver.run(walkSql(flow, model, d, events, TMP.next, await tieFree(driver, model, events)));
   // Every key recomputed: the rows that come out as they were are paired off first (narrowly).
   if (wholeLog) for (const sql of wholeDiffSql(flow, model, d, names)) await driver.run(sql);
   const counts = await writeDiff(driver, flow, model, names, version, at, wholeLog ? TMP.changed : TMP.next);
-  for (const sql of stateSql(model, d, names)) await driver.run(sql);
+  for (const sql of stateSql(model, d, names, events)) await driver.run(sql);
   return counts;
 }
 
 /** Whether the walk's events have no ties (then it orders them without their payloads). */
-export async function tieFree(driver: Driver, model: ColumnModel): Promise<boolean> {
-  return Number((await driver.query(tieCountSql(model, driver.dialect, TMP.events)))[0]!.n) === 0;
+export async function tieFree(driver: Driver, model: ColumnModel, events: string = TMP.events): Promise<boolean> {
+  return Number((await driver.query(tieCountSql(model, driver.dialect, events)))[0]!.n) === 0;
 }
 
 /** Apply records given in code (library use): they are written to a temporary NDJSON file. */
@@ -294,6 +295,7 @@ export async function writeDiff(driver: Driver, flow: Flow, model: ColumnModel, 
 }
 
 export async function dropTemps(driver: Driver): Promise<void> {
+  await driver.run(`DROP VIEW IF EXISTS ${driver.dialect.quote(LOG_VIEW)}`);
   await dropTables(driver, Object.values(TMP));
 }
 

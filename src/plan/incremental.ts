@@ -172,6 +172,9 @@ function liveStart(flow: Flow, model: ColumnModel, d: Dialect): string[] {
   return model.seq.length === 1 ? [`p.${q(flow.startAtColumn)}`] : model.seq.map((c) => `(p.${q(flow.startAtColumn)}).${q(c.name)}`);
 }
 
+/** The walk's input when every key is recomputed from the log (a view, not a copy). */
+export const LOG_VIEW = '_scd_log_view';
+
 /** TMP.events: the walk's input, per key, truncates expanded to every slow key. */
 export function eventsSql(flow: Flow, model: ColumnModel, d: Dialect, names: StoreNames, fastKeys = true, wholeLog = false): string {
   const q = d.quote;
@@ -193,22 +196,30 @@ export function eventsSql(flow: Flow, model: ColumnModel, d: Dialect, names: Sto
   if (fastKeys)
     parts.push(`SELECT ${K.map((c) => `p.${c}`).join(', ')}, ${start.map((s, i) => `${s} AS ${S[i]}`).join(', ')}, ${OP_UPSERT}, ${P.map((c) => `p.${c}`).join(', ')}${P.length ? ', ' : ''}CAST(0 AS ${d.types.hash})
   FROM ${q(TMP.prev)} p JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'p', 'k')} WHERE NOT p.${q(SLOW)} AND p.${q(CURRENT)} AND NOT k.${q(SIMPLE)}`);
-  return `CREATE TEMP TABLE ${q(TMP.events)} AS\n${parts.join('\nUNION ALL\n')}`;
+  // Every key slow: a view (the walk, the tie count and the key state read the log through it).
+  return wholeLog
+    ? `CREATE TEMP VIEW ${q(LOG_VIEW)} AS\n${parts.join('\nUNION ALL\n')}`
+    : `CREATE TEMP TABLE ${q(TMP.events)} AS\n${parts.join('\nUNION ALL\n')}`;
 }
 
 /** Replace the state of the recomputed keys: last event's sequence, and whether a version is live. */
-export function stateSql(model: ColumnModel, d: Dialect, names: StoreNames): string[] {
+export function stateSql(model: ColumnModel, d: Dialect, names: StoreNames, events: string = TMP.events): string[] {
   const q = d.quote;
   const K = model.keys.map((k) => q(k.name));
   const S = seqParts(model).map(q);
+  // Each key's last event: one sequence part is a plain max (hashed), several are ordered.
+  const last =
+    S.length === 1
+      ? `SELECT ${K.join(', ')}, max(${S[0]}) AS ${S[0]} FROM ${q(events)} GROUP BY ${K.join(', ')}`
+      : `SELECT DISTINCT ON (${K.join(', ')}) ${[...K, ...S].join(', ')} FROM ${q(events)} ORDER BY ${[...K, ...S.map((s) => `${s} DESC`)].join(', ')}`;
   return [
     `DELETE FROM ${q(names.state)} WHERE EXISTS (SELECT 1 FROM ${q(TMP.keys)} k WHERE ${model.keys
       .map((k) => `k.${q(k.name)} = ${q(names.state)}.${q(k.name)}`)
       .join(' AND ')})`,
     `INSERT INTO ${q(names.state)} (${stateColumns(model, d).map((c) => q(c.name)).join(', ')})
 SELECT ${K.map((k) => `e.${k}`).join(', ')}, ${S.map((s) => `e.${s}`).join(', ')}, coalesce(c.live, false)
-FROM (SELECT DISTINCT ON (${K.join(', ')}) ${[...K, ...S].join(', ')} FROM ${q(TMP.events)} ORDER BY ${[...K, ...S.map((s) => `${s} DESC`)].join(', ')}) e
-LEFT JOIN (SELECT ${K.join(', ')}, bool_or(${q(CURRENT)}) AS live FROM ${q(TMP.next)} GROUP BY ${K.join(', ')}) c
+FROM (${last}) e
+LEFT JOIN (SELECT ${K.join(', ')}, true AS live FROM ${q(TMP.next)} WHERE ${q(CURRENT)}) c
   ON ${model.keys.map((k) => `c.${q(k.name)} = e.${q(k.name)}`).join(' AND ')}
 UNION ALL
 SELECT ${[...K.map((k) => `n.${k}`), ...model.seq.map((c) => `n.${q(c.name)}`)].join(', ')}, n.${q(OP)} = ${OP_UPSERT}

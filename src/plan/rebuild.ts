@@ -5,7 +5,7 @@ import { ensureCatalog, readFlowRecord, writeFlowRecord } from '../store/catalog
 import { emptyCommit, nextVersion, recordCommit, type CommitResult } from '../store/commits.js';
 import { storeNames, TMP } from '../store/names.js';
 import { dropTemps, NO_CHANGES, recompute, tieFree, type Progress } from './apply.js';
-import { createStateSql, eventsSql, keysSql, stateSql } from './incremental.js';
+import { createStateSql, eventsSql, keysSql, LOG_VIEW, stateSql } from './incremental.js';
 import { relogSql } from './events-sql.js';
 import { deriveModel } from './model.js';
 import { changedSettings, semanticSettings } from './settings.js';
@@ -77,9 +77,9 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
       counts = await recompute(driver, flow, model, names, version, at, true);
     } else {
       await driver.run(eventsSql(flow, model, d, names, false, true));
-      await driver.run(walkSql(flow, model, d, TMP.events, TMP.next, await tieFree(driver, model)));
+      await driver.run(walkSql(flow, model, d, LOG_VIEW, TMP.next, await tieFree(driver, model, LOG_VIEW)));
       counts = await reshape(driver, flow, model, names, version, at, record.settings);
-      for (const sql of stateSql(model, d, names)) await driver.run(sql);
+      for (const sql of stateSql(model, d, names, LOG_VIEW)) await driver.run(sql);
     }
     await driver.run(`DROP VIEW IF EXISTS ${q(names.current)}`);
     await driver.run(currentViewSql(flow, model, d, names));
