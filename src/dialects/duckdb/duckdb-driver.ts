@@ -218,11 +218,13 @@ export class DuckDBDriver implements Driver {
     }
     const reader = file.format === 'parquet' ? `read_parquet($1)` : json;
     try {
-      await this.run(
-        `CREATE TEMP TABLE ${q(part)} AS SELECT *, $2::VARCHAR AS ${q(FILE_COLUMN)},
-           (row_number() OVER ())::BIGINT AS ${q(AUTO_LINE)} FROM ${reader}`,
-        [file.path, label],
-      );
+      const read = (from: string) =>
+        this.run(
+          `CREATE TEMP TABLE ${q(part)} AS SELECT *, $2::VARCHAR AS ${q(FILE_COLUMN)},
+             (row_number() OVER ())::BIGINT AS ${q(AUTO_LINE)} FROM ${from}`,
+          [file.path, label],
+        );
+      if (file.format === 'parquet' || !(await this.readSampled(part, file.path, () => read(SAMPLED_JSON)))) await read(reader);
       // A transformed input carries the original line numbers itself.
       const cols = (await this.columns(part)) ?? [];
       if (file.format !== 'parquet') await this.keepZones(file.path, part, cols);
@@ -250,6 +252,39 @@ export class DuckDBDriver implements Driver {
     return true;
   }
 
+  /**
+   * JSON typed from a sample of its records (DuckDB's default 20,480), kept only when the whole
+   * file agrees with the sample: one pass over the raw records checks that every value's JSON type
+   * fits its column's sampled type (docs/DECISIONS.md "NDJSON typed from a sample, then checked").
+   * A key the sample did not see, or a text that does not parse like the sample's, fails the read
+   * itself. False (and no table) when the full detection must decide: nested or undecided columns,
+   * a value of another kind, a failed read.
+   */
+  private async readSampled(part: string, file: string, read: () => Promise<void>): Promise<boolean> {
+    const q = this.dialect.quote;
+    try {
+      await read();
+    } catch {
+      await this.run(`DROP TABLE IF EXISTS ${q(part)}`);
+      return false;
+    }
+    const cols = ((await this.columns(part)) ?? []).filter((c) => c.name !== FILE_COLUMN && c.name !== AUTO_LINE);
+    const kinds = cols.map((c) => SAMPLED_KINDS[c.type]);
+    let agrees = cols.length > 0 && kinds.every((k) => k !== undefined) && cols.every((c) => !/["\\]/.test(c.name));
+    // A file no longer than the sample was typed from all of it.
+    if (agrees && Number((await this.query(`SELECT count(*) AS n FROM ${q(part)}`))[0]!.n) > JSON_SAMPLE) {
+      const paths = cols.map((c) => sqlString(`$."${c.name}"`)).join(', ');
+      const checks = kinds.map((k, i) => `bool_and(t[${i + 1}] IS NULL OR t[${i + 1}] IN (${k!.map(sqlString).join(', ')})) AS c${i}`);
+      const row = (await this.query(
+        `SELECT ${checks.join(', ')} FROM (SELECT json_type(json, [${paths}]) AS t FROM read_json_objects($1, format = 'auto', maximum_object_size = ${MAX_RECORD_BYTES}))`,
+        [file],
+      ))[0]!;
+      agrees = kinds.every((_, i) => row[`c${i}`] !== false);
+    }
+    if (!agrees) await this.run(`DROP TABLE ${q(part)}`);
+    return agrees;
+  }
+
   async copyToFile(select: string, format: 'csv' | 'parquet', file: string): Promise<void> {
     const opts = format === 'csv' ? `FORMAT csv, HEADER true` : `FORMAT parquet`;
     await this.run(`COPY (${select}) TO ${sqlString(file)} (${opts})`);
@@ -275,6 +310,27 @@ function unreadable(file: InputFile, e: unknown): ScdError {
     fix: 'check the file and its format; nothing was applied',
   });
 }
+
+/** DuckDB's default sample_size for JSON. */
+const JSON_SAMPLE = 20480;
+const SAMPLED_JSON = `read_json($1, format = 'auto', sample_size = ${JSON_SAMPLE}, maximum_object_size = ${MAX_RECORD_BYTES})`;
+
+/**
+ * The JSON kinds (json_type) a column typed from the sample may hold for the full detection to
+ * have typed it the same. Types not listed (JSON, nested, unsigned, ...) are left to it.
+ */
+const TEXT = ['VARCHAR', 'NULL'];
+const SAMPLED_KINDS: Record<string, string[]> = {
+  BIGINT: ['BIGINT', 'UBIGINT', 'NULL'],
+  DOUBLE: ['DOUBLE', 'BIGINT', 'UBIGINT', 'NULL'],
+  BOOLEAN: ['BOOLEAN', 'NULL'],
+  VARCHAR: TEXT,
+  DATE: TEXT,
+  TIME: TEXT,
+  TIMESTAMP: TEXT,
+  'TIMESTAMP WITH TIME ZONE': TEXT,
+  UUID: TEXT,
+};
 
 /** DuckDB's memory limit unless SCD_DUCKDB_MEMORY_LIMIT says otherwise (docs/DECISIONS.md). */
 export const DEFAULT_MEMORY_LIMIT = '1GB';
