@@ -140,12 +140,12 @@ export async function applyCommit(driver: Driver, flow: Flow, spec: CommitSpec):
     const truncated = (await num(`SELECT count(*) FROM ${q(TMP.valid)} WHERE ${q(OP)} = ${OP_TRUNCATE}`)) > 0;
     await driver.run(keysSql(flow, model, d, names, truncated));
     await driver.run(slowLogSql(model, d, names));
-    await driver.run(freshSql(model, d, names));
+    await driver.run(freshSql(model, d, names, flow.applyAsTruncates !== undefined));
     const eventsApplied = await num(`SELECT count(*) FROM ${q(TMP.fresh)}`);
     await dropTables(driver, [TMP.valid]);
     const duplicates = rowsRead - quarantined - dropped - skipped - eventsApplied;
     await driver.run(appendEventsSql(model, d, names), [version]);
-    const ties = eventsApplied ? await num(tiesSql(model, d, names)) : 0;
+    const ties = eventsApplied ? await num(tiesSql(model, d, names, flow.applyAsTruncates !== undefined)) : 0;
     if (!truncated) await dropKeysWithoutNews(driver, model);
     const keysAffected = await num(`SELECT count(*) FROM ${q(TMP.keys)}`);
 

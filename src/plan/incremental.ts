@@ -84,7 +84,9 @@ SELECT ${K.join(', ')}, true AS ${q(SLOW)}, false AS ${q(SIMPLE)}, ${nullLast.jo
   // A key the state does not know is late when an event of it is not after the last truncate.
   const vseq = model.seq.map((c) => `v.${q(c.name)}`);
   const trunc = model.seq.map((_, i) => `t.${q(lastPart(i))}`);
-  const late = `(s.${K[0]} IS NOT NULL AND NOT ${greater(vseq, last)}) OR (s.${K[0]} IS NULL AND t.${q(lastPart(0))} IS NOT NULL AND NOT ${greater(vseq, trunc)})`;
+  // Without applyAsTruncates the log holds no truncate (changing it needs a rebuild, which re-derives the log).
+  const truncates = flow.applyAsTruncates !== undefined;
+  const late = `(s.${K[0]} IS NOT NULL AND NOT ${greater(vseq, last)})${truncates ? ` OR (s.${K[0]} IS NULL AND t.${q(lastPart(0))} IS NOT NULL AND NOT ${greater(vseq, trunc)})` : ''}`;
   const lastTruncate = `(SELECT ${model.seq.map((c, i) => `${q(c.name)} AS ${q(lastPart(i))}`).join(', ')} FROM ${q(names.events)} WHERE ${q(OP)} = ${OP_TRUNCATE}
     ORDER BY ${model.seq.map((c) => `${q(c.name)} DESC`).join(', ')} LIMIT 1)`;
   const reopen = flow.deletes === 'tombstone' ? ` OR (s.${K[0]} IS NOT NULL AND NOT s.${q(LIVE)})` : '';
@@ -93,7 +95,7 @@ SELECT ${K.join(', ')}, true AS ${q(SLOW)}, false AS ${q(SIMPLE)}, ${nullLast.jo
   const slow = flow.storedAs === 'scd1' && flow.surrogateKey !== undefined ? 'true' : `bool_or(${late}${reopen})`;
   return `CREATE TEMP TABLE ${q(TMP.keys)} AS
 SELECT ${K.map((k) => `v.${k}`).join(', ')}, ${slow} AS ${q(SLOW)}, (count(*) = 1 AND NOT ${slow}) AS ${q(SIMPLE)}, ${last.map((l, i) => `${l} AS ${q(lastPart(i))}`).join(', ')}
-FROM ${q(TMP.valid)} v LEFT JOIN ${q(names.state)} s ON ${on} LEFT JOIN ${lastTruncate} t ON true
+FROM ${q(TMP.valid)} v LEFT JOIN ${q(names.state)} s ON ${on}${truncates ? ` LEFT JOIN ${lastTruncate} t ON true` : ''}
 GROUP BY ${[...K.map((k) => `v.${k}`), ...last, `s.${q(LIVE)}`].join(', ')}`;
 }
 
@@ -111,7 +113,7 @@ FROM ${q(names.events)} l JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'l', 'k')
  * Events new to the log: those of fast keys all are (they come after the key's last event);
  * those of slow keys unless the log holds them; truncates unless the log holds them.
  */
-export function freshSql(model: ColumnModel, d: Dialect, names: StoreNames): string {
+export function freshSql(model: ColumnModel, d: Dialect, names: StoreNames, truncates = true): string {
   const q = d.quote;
   const cols = logCols(model).map((c) => `v.${q(c)}`).join(', ');
   // Plain equalities only (hashable on every engine): slow keys are never null, truncates have none.
@@ -124,17 +126,21 @@ export function freshSql(model: ColumnModel, d: Dialect, names: StoreNames): str
 SELECT ${cols} FROM ${q(TMP.valid)} v JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'v', 'k')} WHERE NOT k.${q(SLOW)}
 UNION ALL
 SELECT ${cols} FROM ${q(TMP.valid)} v JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'v', 'k')}
-  WHERE k.${q(SLOW)} AND NOT EXISTS (SELECT 1 FROM ${q(TMP.slowLog)} l WHERE ${same('l')})
+  WHERE k.${q(SLOW)} AND NOT EXISTS (SELECT 1 FROM ${q(TMP.slowLog)} l WHERE ${same('l')})${
+    truncates
+      ? `
 UNION ALL
 SELECT ${cols} FROM ${q(TMP.valid)} v WHERE v.${q(OP)} = ${OP_TRUNCATE}
-  AND NOT EXISTS (SELECT 1 FROM ${q(names.events)} l WHERE l.${q(OP)} = ${OP_TRUNCATE} AND ${same('l', false)})`;
+  AND NOT EXISTS (SELECT 1 FROM ${q(names.events)} l WHERE l.${q(OP)} = ${OP_TRUNCATE} AND ${same('l', false)})`
+      : ''
+  }`;
 }
 
 /**
  * New events that tie: share key and sequence with a different event, new or already logged
  * (truncates, which have no key, tie with each other).
  */
-export function tiesSql(model: ColumnModel, d: Dialect, names: StoreNames): string {
+export function tiesSql(model: ColumnModel, d: Dialect, names: StoreNames, truncates = true): string {
   const q = d.quote;
   const idc = [...model.keys.map((k) => k.name), ...model.seq.map((s) => s.name), OP, HASH].map(q).join(', ');
   const sameSeq = (a: string, b: string) => model.seq.map((c) => `${a}.${q(c.name)} = ${b}.${q(c.name)}`).join(' AND ');
@@ -145,8 +151,12 @@ export function tiesSql(model: ColumnModel, d: Dialect, names: StoreNames): stri
   return `SELECT CAST((SELECT count(*) FROM ${q(TMP.fresh)} n JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'n', 'k')}
      WHERE NOT k.${q(SIMPLE)} AND n.${q(OP)} <> ${OP_TRUNCATE} AND EXISTS (SELECT 1 FROM ${others} o
      WHERE ${sameKey} AND ${sameSeq('o', 'n')} AND (o.${q(OP)} <> n.${q(OP)} OR o.${q(HASH)} <> n.${q(HASH)})))
-  + (SELECT count(*) FROM ${q(TMP.fresh)} n WHERE n.${q(OP)} = ${OP_TRUNCATE} AND EXISTS (SELECT 1 FROM ${q(names.events)} t
-     WHERE t.${q(OP)} = ${OP_TRUNCATE} AND ${sameSeq('t', 'n')} AND t.${q(HASH)} <> n.${q(HASH)})) AS ${d.types.int}) AS n`;
+  ${
+    truncates
+      ? `+ (SELECT count(*) FROM ${q(TMP.fresh)} n WHERE n.${q(OP)} = ${OP_TRUNCATE} AND EXISTS (SELECT 1 FROM ${q(names.events)} t
+     WHERE t.${q(OP)} = ${OP_TRUNCATE} AND ${sameSeq('t', 'n')} AND t.${q(HASH)} <> n.${q(HASH)}))`
+      : ''
+  } AS ${d.types.int}) AS n`;
 }
 
 /**
@@ -189,9 +199,10 @@ export function eventsSql(flow: Flow, model: ColumnModel, d: Dialect, names: Sto
     // Every key slow (rebuild): the log itself, not a copy of it.
     wholeLog ? `SELECT ${row('l')} FROM ${q(names.events)} l WHERE l.${q(OP)} <> ${OP_TRUNCATE}` : `SELECT ${row('l')} FROM ${q(TMP.slowLog)} l`,
     `SELECT ${row('n')} FROM ${q(TMP.fresh)} n JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'n', 'k')} WHERE n.${q(OP)} <> ${OP_TRUNCATE} AND NOT k.${q(SIMPLE)}`,
-    `SELECT ${K.map((c) => `k.${c}`).join(', ')}, ${model.seq.map((c, i) => `t.${q(c.name)} AS ${S[i]}`).join(', ')}, t.${q(OP)}, ${[...nullPayload, `t.${q(HASH)}`].join(', ')}
-  FROM ${q(TMP.keys)} k CROSS JOIN (SELECT * FROM ${q(names.events)} x WHERE x.${q(OP)} = ${OP_TRUNCATE}) t WHERE k.${q(SLOW)}`,
   ];
+  if (flow.applyAsTruncates !== undefined)
+    parts.push(`SELECT ${K.map((c) => `k.${c}`).join(', ')}, ${model.seq.map((c, i) => `t.${q(c.name)} AS ${S[i]}`).join(', ')}, t.${q(OP)}, ${[...nullPayload, `t.${q(HASH)}`].join(', ')}
+  FROM ${q(TMP.keys)} k CROSS JOIN (SELECT * FROM ${q(names.events)} x WHERE x.${q(OP)} = ${OP_TRUNCATE}) t WHERE k.${q(SLOW)}`);
   // A fast key starts from its live version, as one upsert at that version's start.
   if (fastKeys)
     parts.push(`SELECT ${K.map((c) => `p.${c}`).join(', ')}, ${start.map((s, i) => `${s} AS ${S[i]}`).join(', ')}, ${OP_UPSERT}, ${P.map((c) => `p.${c}`).join(', ')}${P.length ? ', ' : ''}CAST(0 AS ${d.types.hash})
