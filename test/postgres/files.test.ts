@@ -108,6 +108,24 @@ for (const engine of pgEngines) {
       expect((await readTargetWith(driver, flow)).find((x) => x.id === 4)).toMatchObject({ name: 'Mixer', price: 2.5, at: '2025-03-04T08:00:00' });
     });
 
+    it('JSON keys become columns in order of first appearance, as DuckDB orders them', async () => {
+      const file = path.join(dir, 'order.ndjson');
+      const recs = [{ id: 1, seq: 1, b: 1, a: 'x' }, { c: 3, id: 2, a: 'y', seq: 1, d: '2025-01-01' }, { id: 3, seq: 1, e: true }];
+      writeFileSync(file, recs.map((r) => JSON.stringify(r)).join('\n') + '\n');
+      const flow = defineFlow({ target: 'dim_order', keys: ['id'], sequenceBy: 'seq' });
+      await applyFiles(driver, flow, resolveInputs([file]));
+      const cols = ((await driver.columns('_scd_dim_order_events')) ?? []).map((c) => c.name).filter((n) => !n.startsWith('__scd'));
+      const duck = await openDriver(':memory:');
+      try {
+        await applyFiles(duck, flow, resolveInputs([file]));
+        const want = ((await duck.columns('_scd_dim_order_events')) ?? []).map((c) => c.name).filter((n) => !n.startsWith('__scd'));
+        expect(want).toEqual(['id', 'seq', 'b', 'a', 'c', 'd', 'e']);
+        expect(cols).toEqual(want);
+      } finally {
+        await duck.close();
+      }
+    });
+
     it('unreadable lines and CSV rows with the wrong field count are quarantined at their line', async () => {
       const flow = defineFlow({ target: 'dim_bad', keys: 'id', sequenceBy: 'ts' });
       const nd = path.join(dir, 'bad.ndjson');

@@ -35,6 +35,8 @@ export interface TextStats {
   jsonNested?: number;
   /** Shapes of date-like string values (digits blanked): 0 none, 1 one, 2 several (DuckDB's one-format-per-column rule). */
   shapes?: number;
+  /** Only for JSON: the first record (its src) that has the key. */
+  src?: number;
 }
 
 /** SELECT-list expressions counting the kinds of the text expression `v` (NULLs ignored). */
@@ -56,8 +58,9 @@ export function textStatsSql(v: string, alias: string): string[] {
 }
 
 /**
- * Per key of the jsonb objects in column `b` of `table`: counts of its values by JSON kind, and
- * for strings whether they are dates or timestamps of one format. One pass over the records.
+ * Per key of the jsonb objects in column `b` of `table`: counts of its values by JSON kind, for
+ * strings whether they are dates or timestamps of one format, and the first record that has it
+ * (`src`). One pass over the records.
  */
 export function jsonStatsSql(table: string, b: string): string {
   // Kind, text and (for date-like strings) shape of each value computed once (OFFSET 0 keeps the planner from inlining them
@@ -77,11 +80,21 @@ export function jsonStatsSql(table: string, b: string): string {
     ${c(`${str} AND ${v} ~ '${RE.date}'`, 'dates')},
     ${c(`${str} AND ${v} ~ '${RE.timestamp}'`, 'timestamps')},
     ${c(`${str} AND ${v} ~ '${RE.timestamptz}'`, 'timestamptzs')},
-    CASE WHEN count(x.shape) = 0 THEN 0 WHEN min(x.shape) = max(x.shape) THEN 1 ELSE 2 END AS "shapes"
-  FROM (SELECT y.*, CASE WHEN ${str.replace(/x\./g, 'y.')} THEN regexp_replace(regexp_replace(y.v, '\\.[0-9]+', '.f'), '[0-9]', 'd', 'g') END AS shape
-        FROM (SELECT e.key, jsonb_typeof(e.value) AS k, CASE WHEN jsonb_typeof(e.value) IN ('string', 'number') THEN e.value #>> '{}' END AS v
+    CASE WHEN count(x.shape) = 0 THEN 0 WHEN min(x.shape) = max(x.shape) THEN 1 ELSE 2 END AS "shapes",
+    min(x.src) AS "src"
+  FROM (SELECT y.*, CASE WHEN ${str.replace(/x\./g, 'y.')} THEN ${shape('y.v')} END AS shape
+        FROM (SELECT e.key, r.src, jsonb_typeof(e.value) AS k, CASE WHEN jsonb_typeof(e.value) IN ('string', 'number') THEN e.value #>> '{}' END AS v
               FROM ${table} r CROSS JOIN LATERAL jsonb_each(r.${b}) e OFFSET 0) y OFFSET 0) x
   GROUP BY x.key`;
+}
+
+/**
+ * The shape of a date-like text: digits blanked, a fraction of seconds of any length as '.f'
+ * (translate is a character map; the regular expression runs only on texts with a dot).
+ */
+function shape(v: string): string {
+  const blank = `translate(${v}, '0123456789', 'dddddddddd')`;
+  return `CASE WHEN strpos(${v}, '.') > 0 THEN regexp_replace(${blank}, '\\.d+', '.f') ELSE ${blank} END`;
 }
 
 /** The type of a CSV column from its stats. */

@@ -156,20 +156,25 @@ async function stageOne(host: StageHost, file: InputFile, part: string, rejects:
  * appearance (read from the records' JSON text `texts` (src, j json): jsonb does not keep key order).
  */
 async function typedFromJson(host: StageHost, records: string, texts: string, part: string, label: string, file: InputFile): Promise<void> {
-  const keys = (await host.query(
-    `WITH f AS (SELECT k AS key, min(r.src) AS src FROM ${q(records)} r CROSS JOIN LATERAL jsonb_object_keys(r.b) k GROUP BY k)
-     SELECT f.key FROM f JOIN (SELECT t.src, e.key, e.ord FROM ${texts} t
-       CROSS JOIN LATERAL json_object_keys(t.j) WITH ORDINALITY e(key, ord) WHERE t.src IN (SELECT src FROM f)) o
-       ON o.src = f.src AND o.key = f.key
-     GROUP BY f.key, f.src ORDER BY f.src, min(o.ord)`,
-  )).map((r) => String(r.key));
-  const dataKeys = keys.filter((k) => k !== LINE_COLUMN);
   const stats = await host.query(jsonStatsSql(q(records), 'b'));
   const types = new Map<string, string>();
+  const firstIn = new Map<string, number>();
   for (const row of stats) {
     const s = Object.fromEntries(Object.entries(row).filter(([n]) => n !== 'key').map(([n, v]) => [n, Number(v)]));
     types.set(String(row.key), jsonType(s as unknown as TextStats));
+    firstIn.set(String(row.key), Number(row.src));
   }
+  // Key order: by the first record that has the key, then by its place in that record's text.
+  const srcs = [...new Set(firstIn.values())];
+  const place = new Map<string, number>();
+  if (srcs.length)
+    for (const r of await host.query(
+      `SELECT t.src, e.key, e.ord FROM ${texts} t CROSS JOIN LATERAL json_object_keys(t.j) WITH ORDINALITY e(key, ord)
+       WHERE t.src IN (${srcs.map((n) => String(Math.trunc(n))).join(', ')})`,
+    ))
+      if (firstIn.get(String(r.key)) === Number(r.src) && !place.has(String(r.key))) place.set(String(r.key), Number(r.ord));
+  const keys = [...firstIn.keys()].sort((a, b) => firstIn.get(a)! - firstIn.get(b)! || (place.get(a) ?? 0) - (place.get(b) ?? 0));
+  const dataKeys = keys.filter((k) => k !== LINE_COLUMN);
   const line = keys.includes(LINE_COLUMN) ? `CAST(b->>${lit(LINE_COLUMN)} AS bigint)` : `CAST("__scd_n" AS bigint)`;
   const create = (typeOf: (k: string) => string) =>
     `CREATE TEMP TABLE ${q(part)} AS SELECT ${dataKeys
