@@ -272,7 +272,8 @@ export function simpleDiffSql(flow: Flow, model: ColumnModel, d: Dialect, flags:
     `(${changed}) AS ${I('chg')}`,
     `(${differs}) AS ${I('dif')}`,
     `p.${q(ROWID)} AS ${I('prow')}`,
-    ...P.map((c) => `${eff(c)} AS ${I(`f_${c}`)}`),
+    // Effective values differ from the event's own only with ignoreNullUpdates.
+    ...(flow.ignoreNullUpdates ? P.map((c) => `${eff(c)} AS ${I(`f_${c}`)}`) : []),
     ...P.map((c) => `p.${q(c)} AS ${I(`l_${c}`)}`),
     ...P.map((c) => `n.${q(c)} AS ${I(`n_${c}`)}`),
   ].join(', ')}
@@ -297,9 +298,10 @@ export function simpleDiffSql(flow: Flow, model: ColumnModel, d: Dialect, flags:
       `${isClose} AS ${close}`,
     ].join(', ')} FROM ${q(TMP.simple)} WHERE ${where}`;
   // A new version replaces L's row when the identity is the key alone (scd1).
+  const eff_ = flow.ignoreNullUpdates ? 'f' : 'n';
   const v = [
-    row(ns, nullEnd, 'false', 'f', flow.storedAs === 'scd1' ? h : false, false, `${u} AND (NOT ${h} OR ${c})`),
-    row(ps, nullEnd, 'false', 'f', true, false, `${u} AND ${h} AND NOT ${c} AND ${f}`),
+    row(ns, nullEnd, 'false', eff_, flow.storedAs === 'scd1' ? h : false, false, `${u} AND (NOT ${h} OR ${c})`),
+    row(ps, nullEnd, 'false', eff_, true, false, `${u} AND ${h} AND NOT ${c} AND ${f}`),
     row(ps, ns, 'false', 'l', true, flow.storedAs === 'scd2', `${h} AND (NOT ${u} OR ${c})`),
     row(ns, nullEnd, 'true', 'n', false, false, `${h} AND NOT ${u}`),
   ];
