@@ -37,6 +37,8 @@ export interface TextStats {
   shapes?: number;
   /** Only for JSON: the first record (its src) that has the key. */
   src?: number;
+  /** Only for JSON: one shape of its date-like strings (the one when `shapes` is 1). */
+  shape?: string;
 }
 
 /** SELECT-list expressions counting the kinds of the text expression `v` (NULLs ignored). */
@@ -81,8 +83,9 @@ export function jsonStatsSql(table: string, b: string): string {
     ${c(`${str} AND ${v} ~ '${RE.timestamp}'`, 'timestamps')},
     ${c(`${str} AND ${v} ~ '${RE.timestamptz}'`, 'timestamptzs')},
     CASE WHEN count(x.shape) = 0 THEN 0 WHEN min(x.shape) = max(x.shape) THEN 1 ELSE 2 END AS "shapes",
-    min(x.src) AS "src"
-  FROM (SELECT y.*, CASE WHEN ${str.replace(/x\./g, 'y.')} THEN ${shape('y.v')} END AS shape
+    min(x.src) AS "src",
+    min(x.shape) AS "shape"
+  FROM (SELECT y.*, CASE WHEN ${str.replace(/x\./g, 'y.')} THEN ${shapeSql('y.v')} END AS shape
         FROM (SELECT e.key, r.src, jsonb_typeof(e.value) AS k, CASE WHEN jsonb_typeof(e.value) IN ('string', 'number') THEN e.value #>> '{}' END AS v
               FROM ${table} r CROSS JOIN LATERAL jsonb_each(r.${b}) e OFFSET 0) y OFFSET 0) x
   GROUP BY x.key`;
@@ -92,7 +95,7 @@ export function jsonStatsSql(table: string, b: string): string {
  * The shape of a date-like text: digits blanked, a fraction of seconds of any length as '.f'
  * (translate is a character map; the regular expression runs only on texts with a dot).
  */
-function shape(v: string): string {
+function shapeSql(v: string): string {
   const blank = `translate(${v}, '0123456789', 'dddddddddd')`;
   return `CASE WHEN strpos(${v}, '.') > 0 THEN regexp_replace(${blank}, '\\.d+', '.f') ELSE ${blank} END`;
 }
@@ -126,6 +129,41 @@ export function jsonType(s: TextStats): string {
     if (s.timestamptzs === s.n) return 'timestamp with time zone';
   }
   return 'text';
+}
+
+/**
+ * A condition true when the JSON value `e` (jsonb, null when the key is absent) could be in a column
+ * the full inference types `type` (`shape`: the one shape of its date-like strings). Undefined for
+ * jsonb, which more values may turn into a scalar type: the full inference decides those.
+ */
+export function fitsJsonType(e: string, type: string, shape: string | undefined): string | undefined {
+  const k = `jsonb_typeof(${e})`;
+  const v = `(${e} #>> '{}')`;
+  const none = `${e} IS NULL OR ${k} = 'null'`;
+  const int = `${k} = 'number' AND ${v} !~ '[.eE]'`;
+  const lit = (x: string) => `'${x.replace(/'/g, "''")}'`;
+  const dated = (re: string) =>
+    shape === undefined ? undefined : `${none} OR (${k} = 'string' AND ${v} ~ '${re}' AND ${shapeSql(v)} = ${lit(shape)})`;
+  switch (type) {
+    case 'boolean':
+      return `${none} OR ${k} = 'boolean'`;
+    case 'double precision':
+      return `${none} OR ${k} = 'number'`;
+    case 'numeric':
+      return `${none} OR (${int})`;
+    case 'bigint':
+      return `${none} OR (${int} AND (length(${v}) < 19 OR CAST(${v} AS numeric) BETWEEN -9223372036854775808 AND 9223372036854775807))`;
+    case 'text':
+      return `${none} OR ${k} = 'string'`;
+    case 'date':
+      return dated(RE.date);
+    case 'timestamp without time zone':
+      return dated(RE.timestamp);
+    case 'timestamp with time zone':
+      return dated(RE.timestamptz);
+    default:
+      return undefined;
+  }
 }
 
 /** `text` (a text expression) converted to `type`. */

@@ -7,7 +7,7 @@ import type { ColumnInfo, InputFile } from '../driver.js';
 import { FILE_COLUMN, LINE_COLUMN } from '../driver.js';
 import type { CopySource } from './postgres-client.js';
 import { postgresDialect as d } from './postgres-dialect.js';
-import { csvType, fromText, jsonStatsSql, jsonType, RE, textStatsSql, type TextStats } from './postgres-infer.js';
+import { csvType, fitsJsonType, fromText, jsonStatsSql, jsonType, RE, textStatsSql, type TextStats } from './postgres-infer.js';
 import { parquetToCsv } from './postgres-parquet.js';
 import { splitCsv } from './postgres-csv.js';
 
@@ -151,17 +151,47 @@ async function stageOne(host: StageHost, file: InputFile, part: string, rejects:
   return true;
 }
 
+/** DuckDB's default sample for JSON types; the PostgreSQL reader samples the same. */
+const JSON_SAMPLE = 20480;
+
+function textStats(row: Record<string, unknown>): TextStats {
+  const s = Object.fromEntries(Object.entries(row).filter(([n]) => n !== 'key' && n !== 'shape').map(([n, v]) => [n, Number(v)]));
+  return { ...(s as unknown as TextStats), shape: row.shape === null || row.shape === undefined ? undefined : String(row.shape) };
+}
+
+/**
+ * The type statistics of the first JSON_SAMPLE records, when every record agrees with the types
+ * they give (one pass of plain per-column checks instead of expanding every record); undefined
+ * when the file is no longer than the sample, a key appears only later, or a value would change a
+ * type: then every record is counted (docs/DECISIONS.md "typed from a sample, then checked").
+ */
+async function sampledStats(host: StageHost, records: string): Promise<Array<Record<string, unknown>> | undefined> {
+  const total = Number((await host.query(`SELECT count(*) AS n FROM ${q(records)}`))[0]!.n);
+  if (total <= JSON_SAMPLE) return undefined;
+  const rows = await host.query(jsonStatsSql(`(SELECT * FROM ${q(records)} ORDER BY "__scd_n" LIMIT ${JSON_SAMPLE})`, 'b'));
+  if (!rows.length) return undefined;
+  const checks: string[] = [];
+  for (const row of rows) {
+    const s = textStats(row);
+    const cond = fitsJsonType(`b->${lit(String(row.key))}`, jsonType(s), s.shapes === 1 ? s.shape : undefined);
+    if (cond === undefined) return undefined;
+    checks.push(`bool_and(${cond}) AS "c${checks.length}"`);
+  }
+  const known = `ARRAY[${rows.map((r) => lit(String(r.key))).join(', ')}]::text[]`;
+  const r = (await host.query(`SELECT ${checks.join(', ')}, bool_and((b - ${known}) = '{}'::jsonb) AS "known" FROM ${q(records)}`))[0]!;
+  return Object.values(r).every((v) => v !== false) ? rows : undefined;
+}
+
 /**
  * records ("__scd_n", src, b jsonb objects) → part: one typed column per key, in order of first
  * appearance (read from the records' JSON text `texts` (src, j json): jsonb does not keep key order).
  */
 async function typedFromJson(host: StageHost, records: string, texts: string, part: string, label: string, file: InputFile): Promise<void> {
-  const stats = await host.query(jsonStatsSql(q(records), 'b'));
+  const stats = (await sampledStats(host, records)) ?? (await host.query(jsonStatsSql(q(records), 'b')));
   const types = new Map<string, string>();
   const firstIn = new Map<string, number>();
   for (const row of stats) {
-    const s = Object.fromEntries(Object.entries(row).filter(([n]) => n !== 'key').map(([n, v]) => [n, Number(v)]));
-    types.set(String(row.key), jsonType(s as unknown as TextStats));
+    types.set(String(row.key), jsonType(textStats(row)));
     firstIn.set(String(row.key), Number(row.src));
   }
   // Key order: by the first record that has the key, then by its place in that record's text.

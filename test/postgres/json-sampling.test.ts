@@ -1,0 +1,79 @@
+/**
+ * PostgreSQL infers JSON column types from a sample of the records, checked against every record
+ * (docs/DECISIONS.md "typed from a sample, then checked"): the types must be those that counting
+ * every record gives, and a file the sample describes must not be counted whole.
+ */
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Driver } from '../../src/dialects/driver.js';
+import { engines } from '../engines.js';
+import { tempDir } from '../helpers.js';
+
+const pgEngines = engines.filter((e) => e.name !== 'duckdb');
+
+const N = 25_000; // more records than the sample (20,480)
+const day = (i: number) => `2024-01-${String((i % 28) + 1).padStart(2, '0')}`;
+const regular = (i: number) => ({ id: i, n: i * 3, x: i + 0.5, b: i % 2 === 0, s: `name ${i}`, d: day(i), t: `${day(i)} 10:00:00` });
+
+/** A last record unlike every record the sample sees. */
+const late: Record<string, Record<string, unknown>> = {
+  'integer, then a fraction': { id: N, n: 1.5 },
+  'integer, then a text': { id: N, n: 'abc' },
+  'integer, then one beyond 64 bits': { id: N, n: 2 ** 70 },
+  'boolean, then a text': { id: N, b: 'yes' },
+  'text, then a number': { id: N, s: 5 },
+  'date, then a timestamp': { id: N, d: '2024-01-01T10:00:00' },
+  'date, then one of another format': { id: N, d: '2024-1-01' },
+  'timestamp, then one with a zone': { id: N, t: '2024-01-01T10:00:00+02:00' },
+  'a key the sample never saw': { id: N, fresh: 7 },
+};
+
+for (const engine of pgEngines) {
+  describe(`${engine.name}: JSON types from a sample`, () => {
+    const { dir, cleanup } = tempDir();
+    let driver: Driver;
+    beforeAll(async () => {
+      driver = await engine.open();
+    });
+    afterAll(async () => {
+      await driver.close();
+      cleanup();
+    });
+
+    /** Stage the records; the column types and whether every record was counted for them. */
+    async function staged(name: string, records: Array<Record<string, unknown>>) {
+      const file = path.join(dir, `${name.replace(/\W+/g, '_')}.ndjson`);
+      writeFileSync(file, records.map((r) => JSON.stringify(r)).join('\n') + '\n');
+      const sent: string[] = [];
+      const query = driver.query.bind(driver);
+      driver.query = async (sql: string, params?: unknown[]) => (sent.push(sql), query(sql, params));
+      try {
+        await driver.stageFiles([{ path: file, format: 'ndjson', label: 'f' }], '_t', '_r');
+      } finally {
+        driver.query = query;
+      }
+      const types = Object.fromEntries(((await driver.columns('_t')) ?? []).map((c) => [c.name, c.type]));
+      const counted = sent.some((s) => s.includes('jsonb_each') && !s.includes(`LIMIT 20480`));
+      return { types, counted };
+    }
+
+    it('a file the sample describes is not counted whole, and gets the types of a short file', async () => {
+      const long = await staged('regular', Array.from({ length: N }, (_, i) => regular(i)));
+      const short = await staged('regular_short', Array.from({ length: 100 }, (_, i) => regular(i)));
+      expect(short.counted).toBe(true);
+      expect(long.counted).toBe(false);
+      expect(long.types).toEqual(short.types);
+      expect(long.types).toMatchObject({ id: 'bigint', n: 'bigint', x: 'double precision', b: 'boolean', s: 'text', d: 'date' });
+    });
+
+    for (const [name, last] of Object.entries(late)) {
+      it(`${name} after ${N - 1} records: typed as when every record is counted`, async () => {
+        const long = await staged(name, [...Array.from({ length: N - 1 }, (_, i) => regular(i)), last]);
+        const short = await staged(`${name}_short`, [...Array.from({ length: 100 }, (_, i) => regular(i)), last]);
+        expect(long.counted).toBe(true);
+        expect(long.types).toEqual(short.types);
+      });
+    }
+  });
+}
