@@ -9,6 +9,7 @@ import { FOLDED_COMMIT } from './events-sql.js';
 import { INTERNAL_PREFIX, seqParts, sequenceType } from './model.js';
 import { COMMIT, HASH, OP, OP_DELETE, OP_TRUNCATE, OP_UPSERT } from './target.js';
 import { walkSql } from './walk-sql.js';
+import { greater } from './incremental.js';
 
 const VS = `${INTERNAL_PREFIX}vs`;
 const VE = `${INTERNAL_PREFIX}ve`;
@@ -121,7 +122,6 @@ export async function compact(driver: Driver, flow: Flow, before: string, progre
       return `${cols.join(', ')}, ${op}, ${d.rowHash(payload)}, ${FOLDED_COMMIT}`;
     };
     const atStart = (_c: string, i: number) => part(VS, i);
-    const lastSeq = (c: string) => `v.${q(c)}`;
     const list = [...srcCols, OP, HASH, COMMIT].map(q).join(', ');
     // Truncates stay: keys left unfolded still need them, and on folded keys they change nothing.
     await driver.run(
@@ -135,10 +135,22 @@ export async function compact(driver: Driver, flow: Flow, before: string, progre
       const moved = model.seq
         .map((c, i) => (keptSeq.includes(c) ? `v.${q(c.name)} IS DISTINCT FROM ${part(VS, i)}` : 'false'))
         .join(' OR ');
+      // The restoring upsert goes at the whole sequence of the version's last event, found among
+      // the folded events: with a tuple sequence, the start with only the kept part replaced could
+      // come before the version's start (or after its end).
+      const eParts = S.map((x) => `e.${q(x)}`);
+      const vsParts = model.seq.map((_, i) => part(VS, i));
+      const veParts = model.seq.map((_, i) => part(VE, i));
+      const inVersion = `NOT ${greater(vsParts, eParts)} AND (${veParts[0]} IS NULL OR ${greater(veParts, eParts)})`;
+      const lastPart = (i: number) => q(`${INTERNAL_PREFIX}ls${i}`);
+      const vk = [...K.map((k) => `v.${k}`), ...vsParts];
       await driver.run(
-        `INSERT INTO ${q(names.events)} (${list}) SELECT ${select(OP_UPSERT, (c, i) => (keptSeq.some((k) => k.name === c) ? lastSeq(c) : part(VS, i)), true)}
-         FROM ${q(TMP.next)} v WHERE NOT v.${q(VD)} AND (${moved})`,
+        `CREATE TEMP TABLE ${q(TMP.prev)} AS SELECT DISTINCT ON (${vk.join(', ')}) v.*, ${eParts.map((e, i) => `${e} AS ${lastPart(i)}`).join(', ')}
+         FROM ${q(TMP.next)} v JOIN ${q(TMP.events)} e ON ${K.map((k) => `e.${k} = v.${k}`).join(' AND ')} AND e.${q(OP)} = ${OP_UPSERT} AND ${inVersion}
+         WHERE NOT v.${q(VD)} AND (${moved})
+         ORDER BY ${[...vk, ...eParts.map((e) => `${e} DESC`)].join(', ')}`,
       );
+      await driver.run(`INSERT INTO ${q(names.events)} (${list}) SELECT ${select(OP_UPSERT, (_c, i) => `v.${lastPart(i)}`, true)} FROM ${q(TMP.prev)} v`);
     }
     const written = Number((await driver.query(`SELECT CAST(count(*) AS INTEGER) AS n FROM ${q(names.events)} WHERE ${q(COMMIT)} = ${FOLDED_COMMIT} AND ${old}`, [before]))[0]!.n);
     await writeFlowRecord(driver, names, { ...record, compactedBefore: before }, at);

@@ -35,7 +35,7 @@ export function createStateSql(model: ColumnModel, d: Dialect, names: StoreNames
 }
 
 /** `a > b` over tuples of sequence parts, left to right. */
-function greater(a: string[], b: string[]): string {
+export function greater(a: string[], b: string[]): string {
   if (a.length === 1) return `${a[0]} > ${b[0]}`;
   return `(${a[0]} > ${b[0]} OR (${a[0]} = ${b[0]} AND ${greater(a.slice(1), b.slice(1))}))`;
 }

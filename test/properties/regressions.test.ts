@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { applyBatches } from '../helpers.js';
+import { applyRows, compact, defineFlow, readTargetWith, rebuild } from '../../src/index.js';
 import { engines } from '../engines.js';
 
 for (const engine of engines) {
@@ -80,6 +81,37 @@ for (const engine of engines) {
           [3, 7, false, 1, 2],
           [3, null, true, 2, null],
         ]);
+      }
+    });
+
+    // Compaction (issue 4.7): a rebuild after compacting changes nothing (found by the compact
+    // property: a tuple sequence, scd1, and a payload column that is a sequence part).
+    it('scd1, tuple sequence: rebuild after compaction keeps the latest event', async () => {
+      const flow = defineFlow({
+        target: 'dim', keys: ['id'], sequenceBy: ['seq', 'lsn'], storedAs: 'scd1', applyAsDeletes: "op = 'D'", exceptColumns: ['seq', 'b'],
+      });
+      const batch = [
+        { id: 2, reg: 'n', seq: 0, lsn: 2, op: 'U', a: 2, b: 'x', c: 1 },
+        { id: 1, reg: 's', seq: 2, lsn: 2, op: 'U', a: 3, b: 'x', c: 1 },
+        { id: 1, reg: 's', seq: 2, lsn: 2, op: 'U', a: 2, b: 'x', c: 1 },
+        { id: 1, reg: 's', seq: 7, lsn: 1, op: 'U', a: 3, b: null, c: null },
+        { id: 2, reg: 'n', seq: 6, lsn: 0, op: 'U', a: 2, b: null, c: 1 },
+        { id: 2, reg: 'n', seq: 0, lsn: 2, op: 'U', a: 2, b: 'x', c: 1 },
+        { id: 1, reg: 'n', seq: 0, lsn: 0, op: 'U', a: 2, b: null, c: null },
+        { id: 2, reg: 'n', seq: 0, lsn: 2, op: 'U', a: 2, b: 'x', c: 1 },
+        { id: 2, reg: 'n', seq: 0, lsn: 2, op: 'U', a: 2, b: 'x', c: 1 },
+      ];
+      const driver = await engine.open();
+      try {
+        await applyRows(driver, flow, batch);
+        const before = await readTargetWith(driver, flow);
+        expect(before.find((r) => r.id === 2)).toMatchObject({ lsn: 0 });
+        await compact(driver, flow, '8');
+        expect(await readTargetWith(driver, flow)).toEqual(before);
+        await rebuild(driver, flow);
+        expect(await readTargetWith(driver, flow)).toEqual(before);
+      } finally {
+        await driver.close();
       }
     });
   });
