@@ -6,14 +6,15 @@
  * 2. batch invariance: any split into batches, applied in any order, gives the model's target;
  * 3. idempotent replay: re-applying any batch afterwards changes nothing and reports no change;
  * 4. accounting: every commit reads rows = events applied + duplicates + quarantined, and each
- *    count is the model's (ties as DECISIONS.md counts them).
+ *    count is the model's (ties as DECISIONS.md counts them); and the change feed replayed up to
+ *    any commit (time travel, SPEC §5) gives the target exactly as it stood after that commit.
  *
  * One file, so each engine starts once (PGlite takes seconds). Runs are few by default (the suite
  * must stay fast); FC_RUNS=10 FC_TIME_LIMIT_MS=900000 runs ten times as many.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { applyRows, defineFlow, readTargetWith, type ApplyResult } from '../../src/index.js';
+import { applyRows, defineFlow, readRows, readTargetWith, versionQuery, type ApplyResult } from '../../src/index.js';
 import { engines, type TestEngine } from '../engines.js';
 import { describeScenario, fcParams, KINDS, PROPERTY_TIMEOUT_MS, scenarioArb, type Scenario } from './arbitraries.js';
 import { Model } from './model.js';
@@ -25,7 +26,11 @@ async function withEngine<T>(engine: TestEngine, sc: Scenario, fn: (run: Runner)
   const driver = await engine.open();
   try {
     const flow = defineFlow(sc.flow);
-    return await fn({ apply: (rows) => applyRows(driver, flow, rows), read: () => readTargetWith(driver, flow) });
+    return await fn({
+      apply: (rows) => applyRows(driver, flow, rows),
+      read: () => readTargetWith(driver, flow),
+      readVersion: async (n) => readRows(driver, await versionQuery(driver, flow, n)),
+    });
   } finally {
     await driver.close();
   }
@@ -33,6 +38,8 @@ async function withEngine<T>(engine: TestEngine, sc: Scenario, fn: (run: Runner)
 interface Runner {
   apply(rows: Array<Record<string, unknown>>): Promise<ApplyResult>;
   read(): Promise<Array<Record<string, unknown>>>;
+  /** The target as of commit n, from the change feed. */
+  readVersion(n: number): Promise<Array<Record<string, unknown>>>;
 }
 
 const balanced = (r: ApplyResult) => r.rowsRead === r.eventsApplied + r.duplicates + r.quarantined;
@@ -123,6 +130,7 @@ for (const engine of engines) {
             fc.asyncProperty(scenarioArb(kind), async (sc) => {
               const model = new Model(sc.spec);
               await withEngine(engine, sc, async (db) => {
+                const after: Array<Array<Record<string, unknown>>> = [];
                 for (const [i, b] of sc.batches.entries()) {
                   const want = model.apply(b);
                   const r = await db.apply(b);
@@ -131,7 +139,10 @@ for (const engine of engines) {
                   expect(balanced(r), `rows read = applied + duplicates + quarantined\n${why}`).toBe(true);
                   const { rowsRead, eventsApplied, duplicates, quarantined, ties } = r;
                   expect({ rowsRead, eventsApplied, duplicates, quarantined, ties }, why).toEqual(want);
+                  after.push(await db.read());
                 }
+                for (const [i, rows] of after.entries())
+                  expect(await db.readVersion(i + 1), `time travel to commit ${i + 1}\n${describeScenario(sc)}`).toEqual(rows);
               });
             }),
             fcParams(RUNS.accounting, engine.name),
