@@ -11,6 +11,7 @@ import { storeNames, TMP, type StoreNames } from '../store/names.js';
 import { ensureFilesTable, recordFiles, type FileRecord } from '../sources/landing.js';
 import { stageInputs } from '../sources/stage.js';
 import { diffSql, wholeDiffSql } from './diff-sql.js';
+import { ensurePreColumns } from '../store/feed.js';
 import { evolveModel } from './evolve.js';
 import { appendEventsSql, batchSql, DROP, expectationColumn, quarantineSql, REASON, typedStageSql } from './events-sql.js';
 import { eventsSql, freshSql, LOG_VIEW, keysSql, prevSql, SIMPLE, SLOW, slowLogSql, stateSql, tiesSql, validSql } from './incremental.js';
@@ -295,6 +296,7 @@ export async function writeDiff(driver: Driver, flow: Flow, model: ColumnModel, 
   const q = driver.dialect.quote;
   // Simple keys are written by their own statements (none in a rebuild or a batch of late events).
   const simple = Number((await driver.query(`SELECT count(*) AS n FROM ${q(TMP.keys)} WHERE ${q(SIMPLE)}`))[0]!.n) > 0;
+  await ensurePreColumns(driver, flow, names, targetColumns(flow, model, driver.dialect));
   const diff = diffSql(flow, model, driver.dialect, names, simple, next);
   for (const sql of diff.statements) await driver.run(sql, sql.includes('$2') ? [version, at] : []);
   const row = (await driver.query(diff.counts))[0]!;

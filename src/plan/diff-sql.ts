@@ -5,6 +5,7 @@ import { INTERNAL_PREFIX, type ColumnModel } from './model.js';
 import { currentCondition, identityColumns, targetColumns } from './target.js';
 import { ROWID, SIMPLE, SLOW, simpleDiffSql } from './incremental.js';
 import { CURRENT } from './walk-sql.js';
+import { CLOSE_TYPE, PRE_CURRENT, PRE_END } from '../store/feed.js';
 
 /**
  * Compare the recomputed rows (TMP.next) with the stored rows they may replace (TMP.prev),
@@ -38,6 +39,7 @@ export function diffSql(
     ? `(r.${q(id[0]!)} IS NOT NULL${others.map((c) => ` AND n.${q(c)} IS NOT DISTINCT FROM r.${q(c)}`).join('')})`
     : 'false';
   const updCur = q(UPDATE_OF_CURRENT);
+  const endType = targetColumns(flow, model, d).find((c) => c.name === flow.endAtColumn)?.type ?? d.types.text;
   return {
     statements: [
       // The walked keys by anti-joins; the simple keys (incremental.ts) directly.
@@ -50,7 +52,17 @@ export function diffSql(
        FROM ${q(next)} n LEFT JOIN ${q(TMP.prev)} p ON ${same('n', 'p')} LEFT JOIN ${q(TMP.removed)} r ON ${sameId('n', 'r')}
        WHERE p.${q(id[0]!)} IS NULL`,
       ...(simpleKeys ? simpleDiffSql(flow, model, d, { update: UPDATE, updateOfCurrent: UPDATE_OF_CURRENT, ofRow: OF_ROW, close: CLOSE }) : []),
-      `INSERT INTO ${q(names.changes)} (${list}, _change_type, _commit_version, _commit_timestamp)
+      // A close is one row: the post-image with the pre-image's end and is-current (store/feed.ts).
+      closing.length
+        ? `INSERT INTO ${q(names.changes)} (${list}, _change_type, _commit_version, _commit_timestamp, ${q(PRE_END)}, ${q(PRE_CURRENT)})
+       SELECT ${cols.map((c) => `r.${q(c)}`).join(', ')}, CASE WHEN a.${q(id[0]!)} IS NOT NULL THEN 'update_preimage' ELSE 'delete' END, ${ver}, ${ts},
+         CAST(NULL AS ${endType}), CAST(NULL AS ${d.types.bool})
+       FROM ${q(TMP.removed)} r LEFT JOIN ${q(TMP.added)} a ON a.${upd} AND ${sameId('a', 'r')} WHERE a.${q(CLOSE)} IS NOT TRUE
+       UNION ALL
+       SELECT ${cols.map((c) => `a.${q(c)}`).join(', ')}, CASE WHEN a.${q(CLOSE)} THEN '${CLOSE_TYPE}' WHEN a.${upd} THEN 'update_postimage' ELSE 'insert' END, ${ver}, ${ts},
+         r.${q(flow.endAtColumn)}, ${flow.isCurrentColumn ? `r.${q(flow.isCurrentColumn)}` : `CAST(NULL AS ${d.types.bool})`}
+       FROM ${q(TMP.added)} a LEFT JOIN ${q(TMP.removed)} r ON a.${q(CLOSE)} AND ${sameId('a', 'r')}`
+        : `INSERT INTO ${q(names.changes)} (${list}, _change_type, _commit_version, _commit_timestamp)
        SELECT ${cols.map((c) => `r.${q(c)}`).join(', ')}, CASE WHEN a.${q(id[0]!)} IS NOT NULL THEN 'update_preimage' ELSE 'delete' END, ${ver}, ${ts}
        FROM ${q(TMP.removed)} r LEFT JOIN ${q(TMP.added)} a ON a.${upd} AND ${sameId('a', 'r')}
        UNION ALL

@@ -11,6 +11,7 @@ import { deriveModel } from './model.js';
 import { changedSettings, semanticSettings } from './settings.js';
 import { currentViewSql, HASH, OP, targetColumns } from './target.js';
 import { walkSql } from './walk-sql.js';
+import { ensurePreColumns } from '../store/feed.js';
 
 /**
  * Recompute the whole target from the kept events under the flow as it is now (a full refresh):
@@ -146,6 +147,7 @@ async function reshape(
   await driver.run(`DROP VIEW IF EXISTS ${q(names.current)}`);
   await driver.run(`DROP TABLE ${q(names.target)}`);
   await driver.run(`CREATE TABLE ${q(names.target)} (${after.map((c) => `${q(c.name)} ${c.type}`).join(', ')})`);
+  await ensurePreColumns(driver, flow, names, after);
   const newList = after.map((c) => q(c.name)).join(', ');
   await driver.run(`INSERT INTO ${q(names.target)} (${newList}) SELECT ${newList} FROM ${q(TMP.next)}`);
   await driver.run(

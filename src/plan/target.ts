@@ -2,6 +2,7 @@ import type { Dialect } from '../dialects/dialect.js';
 import type { ColumnInfo } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
 import type { StoreNames } from '../store/names.js';
+import { preColumns } from '../store/feed.js';
 import { INTERNAL_PREFIX, sequenceType, type ColumnModel } from './model.js';
 import { createStateSql } from './incremental.js';
 
@@ -56,10 +57,17 @@ export function createStoreSql(flow: Flow, model: ColumnModel, d: Dialect, names
     `CREATE TABLE ${q(names.target)} (${defs(target)})`,
     `CREATE TABLE ${q(names.events)} (${defs(eventColumns(model, d))}, ${q(COMMIT)} ${d.types.int} NOT NULL)`,
     `CREATE TABLE ${q(names.quarantine)} (${q(COMMIT)} ${d.types.int} NOT NULL, file ${d.types.text}, line ${d.types.bigint}, reason ${d.types.text} NOT NULL, raw ${d.types.text})`,
-    `CREATE TABLE ${q(names.changes)} (${defs(target)}, _change_type ${d.types.text} NOT NULL, _commit_version ${d.types.int} NOT NULL, _commit_timestamp ${d.types.timestamptz} NOT NULL)`,
+    `CREATE TABLE ${q(names.changes)} (${defs(target)}, _change_type ${d.types.text} NOT NULL, _commit_version ${d.types.int} NOT NULL, _commit_timestamp ${d.types.timestamptz} NOT NULL${feedExtra(flow, target, d)})`,
     currentViewSql(flow, model, d, names),
     createStateSql(model, d, names),
   ];
+}
+
+/** The close columns of an scd2 feed (store/feed.ts). */
+function feedExtra(flow: Flow, target: ColumnInfo[], d: Dialect): string {
+  const end = target.find((c) => c.name === flow.endAtColumn);
+  if (flow.storedAs !== 'scd2' || !end) return '';
+  return preColumns(end.type, d.types.bool).map((c) => `, ${d.quote(c.name)} ${c.type}`).join('');
 }
 
 /** `<target>_current`: the live version of every key. */

@@ -7,6 +7,7 @@ import { storeNames } from '../store/names.js';
 import { targetColumnsOf, targetQuery } from './export.js';
 import { readRows, type RowQuery } from './output.js';
 import { sqlString } from '../dialects/dialect.js';
+import { feedSql } from '../store/feed.js';
 
 const COMMIT_COLUMNS: ColumnInfo[] = [
   ['version', 'INTEGER'],
@@ -67,7 +68,8 @@ export async function changesQuery(driver: Driver, flow: Flow, from: number, to?
   const names = storeNames(flow.target);
   const target = await targetColumnsOf(driver, flow);
   const all = (await driver.columns(names.changes)) ?? [];
-  const cols = [...target, ...all.filter((c) => c.name.startsWith('_c') && ['_change_type', '_commit_version', '_commit_timestamp'].includes(c.name))];
+  const cdf = all.filter((c) => ['_change_type', '_commit_version', '_commit_timestamp'].includes(c.name));
+  const cols = [...target, ...cdf];
   const order = [
     `${q('_commit_version')}`,
     ...model.keys.map((k) => q(k.name)),
@@ -76,7 +78,7 @@ export async function changesQuery(driver: Driver, flow: Flow, from: number, to?
   ];
   return {
     columns: cols,
-    from: q(names.changes),
+    from: await feedSql(driver, names, target.map((c) => c.name), flow.endAtColumn, flow.isCurrentColumn),
     where: `${q('_commit_version')} >= CAST($1 AS INTEGER)${to === undefined ? '' : ` AND ${q('_commit_version')} <= CAST($2 AS INTEGER)`}`,
     params: to === undefined ? [from] : [from, to],
     orderBy: order,
@@ -97,7 +99,7 @@ export async function versionQuery(driver: Driver, flow: Flow, version: number):
   const list = base.columns.map((c) => q(c.name)).join(', ');
   return {
     ...base,
-    from: `(SELECT ${list} FROM ${q(names.changes)} WHERE ${q('_commit_version')} <= CAST($1 AS INTEGER)
+    from: `(SELECT ${list} FROM ${await feedSql(driver, names, base.columns.map((c) => c.name), flow.endAtColumn, flow.isCurrentColumn)} WHERE ${q('_commit_version')} <= CAST($1 AS INTEGER)
       GROUP BY ${list}
       HAVING sum(CASE WHEN ${q('_change_type')} IN ('insert', 'update_postimage') THEN 1 ELSE -1 END) > 0) tt`,
     params: [version],

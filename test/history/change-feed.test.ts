@@ -107,6 +107,40 @@ for (const engine of engines) {
       });
     });
 
+    it('scd2: a close is stored as one row and read as its two images (store/feed.ts)', async () => {
+      await withEngine(engine.open, async (d) => {
+        for (const b of [B1, B2, B3, B4]) await applyRows(d, scd2, b);
+        const stored = await d.query(
+          `SELECT _commit_version AS v, CAST(count(*) AS INTEGER) AS n FROM "_scd_dim_cf_changes" WHERE _change_type = 'close' GROUP BY 1 ORDER BY 1`,
+        );
+        // Commit 2 closes id 1; commit 3 shortens [10,20); commit 4 shortens [15,20) and closes id 2.
+        expect(stored.map((r) => [Number(r.v), Number(r.n)])).toEqual([[2, 1], [3, 1], [4, 2]]);
+        const all = await d.query(`SELECT CAST(count(*) AS INTEGER) AS n FROM "_scd_dim_cf_changes"`);
+        expect(Number(all[0]!.n)).toBe(2 + 5 + 2 + 2);
+        expect((await feed(d, scd2, 1, 4)).length).toBe(2 + 6 + 3 + 4);
+      });
+    });
+
+    it('scd2: a feed written before closes were stored as one row gets the columns and reads the same', async () => {
+      await withEngine(engine.open, async (d) => {
+        for (const b of [B1, B2]) await applyRows(d, scd2, b);
+        const before = await feed(d, scd2, 1, 2);
+        // The feed as an earlier scdkit wrote it: closes as two rows, no close columns.
+        await d.run(`INSERT INTO "_scd_dim_cf_changes" (id, name, city, "__START_AT", "__END_AT", _change_type, _commit_version, _commit_timestamp)
+          SELECT id, name, city, "__START_AT", "__scd_pre_end", 'update_preimage', _commit_version, _commit_timestamp FROM "_scd_dim_cf_changes" WHERE _change_type = 'close'`);
+        await d.run(`UPDATE "_scd_dim_cf_changes" SET _change_type = 'update_postimage' WHERE _change_type = 'close'`);
+        for (const c of ['__scd_pre_end', '__scd_pre_current']) await d.run(`ALTER TABLE "_scd_dim_cf_changes" DROP COLUMN "${c}"`);
+        expect(await feed(d, scd2, 1, 2)).toEqual(before);
+        await applyRows(d, scd2, B3);
+        expect(await feed(d, scd2, 1, 2)).toEqual(before);
+        expect(await feed(d, scd2, 3, 3)).toEqual([
+          c2(3, 'update_preimage', 1, 'Ann', 'Goa', 10, 20),
+          c2(3, 'update_postimage', 1, 'Ann', 'Goa', 10, 15),
+          c2(3, 'insert', 1, 'Ann', 'Mumbai', 15, 20),
+        ]);
+      });
+    });
+
     it('scd2: the schema is the target columns plus _change_type, _commit_version, _commit_timestamp (= the commit time)', async () => {
       await withEngine(engine.open, async (d) => {
         await applyRows(d, scd2, B1);
