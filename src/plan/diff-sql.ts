@@ -60,8 +60,8 @@ export function diffSql(
        FROM ${q(TMP.removed)} r LEFT JOIN ${q(TMP.added)} a ON a.${upd} AND ${sameId('a', 'r')} WHERE a.${q(CLOSE)} IS NOT TRUE
        UNION ALL
        SELECT ${cols.map((c) => `a.${q(c)}`).join(', ')}, CASE WHEN a.${q(CLOSE)} THEN '${CLOSE_TYPE}' WHEN a.${upd} THEN 'update_postimage' ELSE 'insert' END, ${ver}, ${ts},
-         r.${q(flow.endAtColumn)}, ${flow.isCurrentColumn ? `r.${q(flow.isCurrentColumn)}` : `CAST(NULL AS ${d.types.bool})`}
-       FROM ${q(TMP.added)} a LEFT JOIN ${q(TMP.removed)} r ON a.${q(CLOSE)} AND ${sameId('a', 'r')}`
+         CASE WHEN a.${q(CLOSE)} THEN r.${q(flow.endAtColumn)} END, ${flow.isCurrentColumn ? `CASE WHEN a.${q(CLOSE)} THEN r.${q(flow.isCurrentColumn)} END` : `CAST(NULL AS ${d.types.bool})`}
+       FROM ${q(TMP.added)} a LEFT JOIN ${q(TMP.removed)} r ON ${sameId('a', 'r')}`
         : `INSERT INTO ${q(names.changes)} (${list}, _change_type, _commit_version, _commit_timestamp)
        SELECT ${cols.map((c) => `r.${q(c)}`).join(', ')}, CASE WHEN a.${q(id[0]!)} IS NOT NULL THEN 'update_preimage' ELSE 'delete' END, ${ver}, ${ts}
        FROM ${q(TMP.removed)} r LEFT JOIN ${q(TMP.added)} a ON a.${upd} AND ${sameId('a', 'r')}
