@@ -9,12 +9,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Driver } from '../../src/dialects/driver.js';
 import { engines } from '../engines.js';
 import { tempDir } from '../helpers.js';
+import { N, regular } from '../json-records.js';
 
 const pgEngines = engines.filter((e) => e.name !== 'duckdb');
 
-const N = 25_000; // more records than the sample (20,480)
-const day = (i: number) => `2024-01-${String((i % 28) + 1).padStart(2, '0')}`;
-const regular = (i: number) => ({ id: i, n: i * 3, x: i + 0.5, b: i % 2 === 0, s: `name ${i}`, d: day(i), t: `${day(i)} 10:00:00` });
 
 /** A last record unlike every record the sample sees. */
 const late: Record<string, Record<string, unknown>> = {

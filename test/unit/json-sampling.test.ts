@@ -9,14 +9,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openDriver } from '../../src/index.js';
-import type { Driver } from '../../src/dialects/driver.js';
+import type { Driver, FileFormat } from '../../src/dialects/driver.js';
+import { N, regular } from '../json-records.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'scdkit-sampling-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const N = 25_000; // more records than DuckDB's sample (20,480)
-const day = (i: number) => `2024-01-${String((i % 28) + 1).padStart(2, '0')}`;
-const regular = (i: number) => ({ id: i, n: i * 3, x: i + 0.5, b: i % 2 === 0, s: `name ${i}`, d: day(i), t: `${day(i)} 10:00:00` });
 
 /** Files whose last record differs from every record the sample sees. */
 const late: Record<string, Record<string, unknown>> = {
@@ -39,7 +37,7 @@ function write(name: string, records: Array<Record<string, unknown>>): string {
 }
 
 /** Stage `file` through the driver; the statements it sent, its table's types and rows. */
-async function staged(driver: Driver, file: string) {
+async function staged(driver: Driver, file: string, format: FileFormat = 'ndjson') {
   const sent: string[] = [];
   const run = driver.run.bind(driver);
   driver.run = async (sql: string, params?: unknown[]) => {
@@ -47,7 +45,7 @@ async function staged(driver: Driver, file: string) {
     return run(sql, params);
   };
   try {
-    await driver.stageFiles([{ path: file, format: 'ndjson', label: 'f' }], '_t', '_r');
+    await driver.stageFiles([{ path: file, format, label: 'f' }], '_t', '_r');
   } finally {
     driver.run = run;
   }
@@ -84,13 +82,8 @@ describe('DuckDB: NDJSON typed from a sample', () => {
       writeFileSync(file, JSON.stringify([...Array.from({ length: N }, (_, i) => regular(i)), last]));
       const driver = await openDriver(':memory:');
       try {
-        const run = driver.run.bind(driver);
-        const sent: string[] = [];
-        driver.run = async (sql: string, params?: unknown[]) => (sent.push(sql), run(sql, params));
-        await driver.stageFiles([{ path: file, format: 'json', label: 'f' }], '_t', '_r');
-        driver.run = run;
+        const { sent, ...got } = await staged(driver, file, 'json');
         expect(sent.some((x) => x.includes('sample_size = -1'))).toBe(full);
-        const got = await shape(driver, `(SELECT * EXCLUDE (__scd_file, __scd_line) FROM _t)`);
         expect(got).toEqual(await shape(driver, `(SELECT * FROM read_json('${file}', sample_size = -1))`));
       } finally {
         await driver.close();
