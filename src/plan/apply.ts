@@ -135,20 +135,13 @@ export async function applyCommit(driver: Driver, flow: Flow, spec: CommitSpec):
     );
     const quarantined = rejected + (await num(`SELECT count(*) FROM ${q(TMP.batch)} WHERE ${q(REASON)} IS NOT NULL`));
     const dropped = await num(`SELECT count(*) FROM ${q(TMP.batch)} WHERE ${q(REASON)} IS NULL AND ${q(DROP)}`);
-    const [dupsSql, validOnlySql] = validSql(model, d);
-    await driver.run(dupsSql);
-    // A batch with nothing quarantined, dropped or repeated is its own valid events: renamed, not
-    // copied (its extra columns are never read: every later statement names its columns).
-    const clean = quarantined === rejected && dropped === 0 && (await num(`SELECT count(*) FROM ${q(TMP.dups)}`)) === 0;
-    await driver.run(clean ? `ALTER TABLE ${q(TMP.batch)} RENAME TO ${q(TMP.valid)}` : validOnlySql);
+    for (const sql of validSql(model, d)) await driver.run(sql);
     // Intermediate tables go as soon as they are used (a large commit keeps to its memory).
     await dropTables(driver, [TMP.batch, TMP.dups]);
     const truncated = (await num(`SELECT count(*) FROM ${q(TMP.valid)} WHERE ${q(OP)} = ${OP_TRUNCATE}`)) > 0;
     await driver.run(keysSql(flow, model, d, names, truncated));
     await driver.run(slowLogSql(model, d, names));
-    // Every key fast (and no truncate): every valid event is new to the log, renamed again.
-    const allFast = !truncated && (await num(`SELECT count(*) FROM ${q(TMP.keys)} WHERE ${q(SLOW)}`)) === 0;
-    await driver.run(allFast ? `ALTER TABLE ${q(TMP.valid)} RENAME TO ${q(TMP.fresh)}` : freshSql(model, d, names, flow.applyAsTruncates !== undefined));
+    await driver.run(freshSql(model, d, names, flow.applyAsTruncates !== undefined));
     const eventsApplied = await num(`SELECT count(*) FROM ${q(TMP.fresh)}`);
     await dropTables(driver, [TMP.valid]);
     const duplicates = rowsRead - quarantined - dropped - skipped - eventsApplied;
