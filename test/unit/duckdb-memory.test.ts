@@ -24,6 +24,17 @@ describe('DuckDB memory limit', () => {
     expect(await setting(undefined)).toBe('953.6 MiB');
   });
 
+  it('returns freed memory to the system early (allocator flush thresholds 16 MiB / 64 MiB)', async () => {
+    delete process.env.SCD_DUCKDB_MEMORY_LIMIT;
+    const d = await openDriver(':memory:');
+    try {
+      const rows = await d.query(`SELECT name, value FROM duckdb_settings() WHERE name IN ('allocator_flush_threshold', 'allocator_bulk_deallocation_flush_threshold') ORDER BY name`);
+      expect(rows.map((r) => String(r.value))).toEqual(['64.0 MiB', '16.0 MiB']);
+    } finally {
+      await d.close();
+    }
+  });
+
   it('follows SCD_DUCKDB_MEMORY_LIMIT', async () => {
     expect(await setting('512MB')).toBe('488.2 MiB');
   });

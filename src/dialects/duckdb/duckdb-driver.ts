@@ -52,6 +52,10 @@ export class DuckDBDriver implements Driver {
         fix: "give a size such as 1GB or 512MB, or unset it for the default (1GB)",
       });
     }
+    // Memory DuckDB frees goes back to the system sooner (its allocator keeps up to 128 MiB /
+    // 512 MiB cached by default): the 5 GB landing file peaked at 2119 MiB without, 1985 with.
+    await driver.run(`SET allocator_flush_threshold = '16MiB'`);
+    await driver.run(`SET allocator_bulk_deallocation_flush_threshold = '64MiB'`);
     return driver;
   }
 
