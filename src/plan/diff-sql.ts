@@ -39,6 +39,8 @@ export function diffSql(
     ? `(r.${q(id[0]!)} IS NOT NULL${others.map((c) => ` AND n.${q(c)} IS NOT DISTINCT FROM r.${q(c)}`).join('')})`
     : 'false';
   const updCur = q(UPDATE_OF_CURRENT);
+  // scd2 feeds store closes as one row (store/feed.ts).
+  const pre = closing.length > 0;
   const endType = targetColumns(flow, model, d).find((c) => c.name === flow.endAtColumn)?.type ?? d.types.text;
   return {
     statements: [
@@ -53,21 +55,16 @@ export function diffSql(
        WHERE p.${q(id[0]!)} IS NULL`,
       ...(simpleKeys ? simpleDiffSql(flow, model, d, { update: UPDATE, updateOfCurrent: UPDATE_OF_CURRENT, ofRow: OF_ROW, close: CLOSE }) : []),
       // A close is one row: the post-image with the pre-image's end and is-current (store/feed.ts).
-      closing.length
-        ? `INSERT INTO ${q(names.changes)} (${list}, _change_type, _commit_version, _commit_timestamp, ${q(PRE_END)}, ${q(PRE_CURRENT)})
-       SELECT ${cols.map((c) => `r.${q(c)}`).join(', ')}, CASE WHEN a.${q(id[0]!)} IS NOT NULL THEN 'update_preimage' ELSE 'delete' END, ${ver}, ${ts},
-         CAST(NULL AS ${endType}), CAST(NULL AS ${d.types.bool})
-       FROM ${q(TMP.removed)} r LEFT JOIN ${q(TMP.added)} a ON a.${upd} AND ${sameId('a', 'r')} WHERE a.${q(CLOSE)} IS NOT TRUE
+      `INSERT INTO ${q(names.changes)} (${list}, _change_type, _commit_version, _commit_timestamp${pre ? `, ${q(PRE_END)}, ${q(PRE_CURRENT)}` : ''})
+       SELECT ${cols.map((c) => `r.${q(c)}`).join(', ')}, CASE WHEN a.${q(id[0]!)} IS NOT NULL THEN 'update_preimage' ELSE 'delete' END, ${ver}, ${ts}${
+         pre ? `, CAST(NULL AS ${endType}), CAST(NULL AS ${d.types.bool})` : ''
+       }
+       FROM ${q(TMP.removed)} r LEFT JOIN ${q(TMP.added)} a ON a.${upd} AND ${sameId('a', 'r')}${pre ? ` WHERE a.${q(CLOSE)} IS NOT TRUE` : ''}
        UNION ALL
-       SELECT ${cols.map((c) => `a.${q(c)}`).join(', ')}, CASE WHEN a.${q(CLOSE)} THEN '${CLOSE_TYPE}' WHEN a.${upd} THEN 'update_postimage' ELSE 'insert' END, ${ver}, ${ts},
-         CASE WHEN a.${q(CLOSE)} THEN r.${q(flow.endAtColumn)} END, ${flow.isCurrentColumn ? `CASE WHEN a.${q(CLOSE)} THEN r.${q(flow.isCurrentColumn)} END` : `CAST(NULL AS ${d.types.bool})`}
-       FROM ${q(TMP.added)} a LEFT JOIN ${q(TMP.removed)} r ON ${sameId('a', 'r')}`
-        : `INSERT INTO ${q(names.changes)} (${list}, _change_type, _commit_version, _commit_timestamp)
-       SELECT ${cols.map((c) => `r.${q(c)}`).join(', ')}, CASE WHEN a.${q(id[0]!)} IS NOT NULL THEN 'update_preimage' ELSE 'delete' END, ${ver}, ${ts}
-       FROM ${q(TMP.removed)} r LEFT JOIN ${q(TMP.added)} a ON a.${upd} AND ${sameId('a', 'r')}
-       UNION ALL
-       SELECT ${list}, CASE WHEN ${upd} THEN 'update_postimage' ELSE 'insert' END, ${ver}, ${ts}
-       FROM ${q(TMP.added)} a`,
+       SELECT ${cols.map((c) => `a.${q(c)}`).join(', ')}, CASE ${pre ? `WHEN a.${q(CLOSE)} THEN '${CLOSE_TYPE}' ` : ''}WHEN a.${upd} THEN 'update_postimage' ELSE 'insert' END, ${ver}, ${ts}${
+         pre ? `, CASE WHEN a.${q(CLOSE)} THEN r.${q(flow.endAtColumn)} END, ${flow.isCurrentColumn ? `CASE WHEN a.${q(CLOSE)} THEN r.${q(flow.isCurrentColumn)} END` : `CAST(NULL AS ${d.types.bool})`}` : ''
+       }
+       FROM ${q(TMP.added)} a${pre ? ` LEFT JOIN ${q(TMP.removed)} r ON ${sameId('a', 'r')}` : ''}`,
       // A version only closed (its end, and is-current, change) is updated in place; other
       // replaced rows are deleted and inserted again.
       `DELETE FROM ${q(names.target)} WHERE ${d.rowId} IN (SELECT r.${q(ROWID)} FROM ${q(TMP.removed)} r

@@ -7,7 +7,7 @@ import { storeNames } from '../store/names.js';
 import { targetColumnsOf, targetQuery } from './export.js';
 import { readRows, type RowQuery } from './output.js';
 import { sqlString } from '../dialects/dialect.js';
-import { feedSql } from '../store/feed.js';
+import { CDF_COLUMNS, feedSql } from '../store/feed.js';
 
 const COMMIT_COLUMNS: ColumnInfo[] = [
   ['version', 'INTEGER'],
@@ -68,7 +68,7 @@ export async function changesQuery(driver: Driver, flow: Flow, from: number, to?
   const names = storeNames(flow.target);
   const target = await targetColumnsOf(driver, flow);
   const all = (await driver.columns(names.changes)) ?? [];
-  const cdf = all.filter((c) => ['_change_type', '_commit_version', '_commit_timestamp'].includes(c.name));
+  const cdf = all.filter((c) => CDF_COLUMNS.includes(c.name));
   const cols = [...target, ...cdf];
   const order = [
     `${q('_commit_version')}`,

@@ -15,6 +15,8 @@ import type { StoreNames } from './names.js';
 export const CLOSE_TYPE = 'close';
 export const PRE_END = '__scd_pre_end';
 export const PRE_CURRENT = '__scd_pre_current';
+/** The columns Delta Lake's change data feed adds to the target's. */
+export const CDF_COLUMNS = ['_change_type', '_commit_version', '_commit_timestamp'];
 
 /** The columns a close row needs, for an scd2 target whose end column has type `endType`. */
 export function preColumns(endType: string, boolType: string): ColumnInfo[] {
@@ -42,8 +44,7 @@ export async function ensurePreColumns(driver: Driver, flow: Flow, names: StoreN
 export async function feedSql(driver: Driver, names: StoreNames, cols: string[], endAt: string, isCurrent: string | undefined): Promise<string> {
   const q = driver.dialect.quote;
   const feed = (await driver.columns(names.changes)) ?? [];
-  const cdf = ['_change_type', '_commit_version', '_commit_timestamp'];
-  if (!feed.some((c) => c.name === PRE_END)) return `(SELECT ${[...cols, ...cdf].map(q).join(', ')} FROM ${q(names.changes)}) feed`;
+  if (!feed.some((c) => c.name === PRE_END)) return `(SELECT ${[...cols, ...CDF_COLUMNS].map(q).join(', ')} FROM ${q(names.changes)}) feed`;
   const post = cols.map(q);
   const pre = cols.map((c) => (c === endAt ? `${q(PRE_END)} AS ${q(c)}` : c === isCurrent ? `${q(PRE_CURRENT)} AS ${q(c)}` : q(c)));
   const tail = (type: string) => `${type}, _commit_version, _commit_timestamp FROM ${q(names.changes)}`;
