@@ -10,7 +10,7 @@ import { nextVersion, recordCommit, type CommitResult } from '../store/commits.j
 import { storeNames, TMP, type StoreNames } from '../store/names.js';
 import { ensureFilesTable, recordFiles, type FileRecord } from '../sources/landing.js';
 import { stageInputs } from '../sources/stage.js';
-import { diffSql, wholeDiffSql } from './diff-sql.js';
+import { DIFF_VIEWS, diffSql, WALKED, wholeDiffSql } from './diff-sql.js';
 import { ensurePreColumns } from '../store/feed.js';
 import { evolveModel } from './evolve.js';
 import { appendEventsSql, batchSql, DROP, expectationColumn, quarantineSql, REASON, typedStageSql } from './events-sql.js';
@@ -141,7 +141,11 @@ export async function applyCommit(driver: Driver, flow: Flow, spec: CommitSpec):
     const truncated = (await num(`SELECT count(*) FROM ${q(TMP.valid)} WHERE ${q(OP)} = ${OP_TRUNCATE}`)) > 0;
     await driver.run(keysSql(flow, model, d, names, truncated));
     await driver.run(slowLogSql(model, d, names));
-    await driver.run(freshSql(model, d, names, flow.applyAsTruncates !== undefined));
+    // Without slow keys and truncates every valid event is new (its key's events all come after
+    // what was applied): the valid events become the new ones by a rename, not a copy.
+    const allFast = !truncated && (await num(`SELECT count(*) FROM ${q(TMP.keys)} WHERE ${q(SLOW)}`)) === 0;
+    if (allFast) await driver.run(`ALTER TABLE ${q(TMP.valid)} RENAME TO ${q(TMP.fresh)}`);
+    else await driver.run(freshSql(model, d, names, flow.applyAsTruncates !== undefined));
     const eventsApplied = await num(`SELECT count(*) FROM ${q(TMP.fresh)}`);
     await dropTables(driver, [TMP.valid]);
     const duplicates = rowsRead - quarantined - dropped - skipped - eventsApplied;
@@ -297,8 +301,9 @@ export async function writeDiff(driver: Driver, flow: Flow, model: ColumnModel, 
 }
 
 export async function dropTemps(driver: Driver): Promise<void> {
-  await driver.run(`DROP VIEW IF EXISTS ${driver.dialect.quote(LOG_VIEW)}`);
-  await dropTables(driver, Object.values(TMP));
+  const views: string[] = [LOG_VIEW, ...DIFF_VIEWS];
+  for (const v of views) await driver.run(`DROP VIEW IF EXISTS ${driver.dialect.quote(v)}`);
+  await dropTables(driver, [...Object.values(TMP).filter((t) => !views.includes(t)), ...Object.values(WALKED)]);
 }
 
 async function dropTables(driver: Driver, tables: string[]): Promise<void> {

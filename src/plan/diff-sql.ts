@@ -42,18 +42,23 @@ export function diffSql(
   // scd2 feeds store closes as one row (store/feed.ts).
   const pre = closing.length > 0;
   const endType = targetColumns(flow, model, d).find((c) => c.name === flow.endAtColumn)?.type ?? d.types.text;
+  const simple = simpleKeys ? simpleDiffSql(flow, model, d, names, { update: UPDATE, updateOfCurrent: UPDATE_OF_CURRENT, ofRow: OF_ROW, close: CLOSE }) : undefined;
   return {
     statements: [
-      // The walked keys by anti-joins; the simple keys (incremental.ts) directly.
+      // The walked keys by anti-joins; the simple keys (incremental.ts) directly. TMP.removed and
+      // TMP.added are views: the walked keys' rows (tables) and the simple keys' (SELECTs over
+      // their one join), so a batch of simple keys copies none of its rows before writing them.
       // Anti-joins as outer joins (identity is unique on both sides): a plain hash join on every
       // engine, where a correlated NOT EXISTS over nullable columns is decorrelated expensively.
-      `CREATE TEMP TABLE ${q(TMP.removed)} AS SELECT p.* FROM ${q(TMP.prev)} p LEFT JOIN ${q(next)} n ON ${same('n', 'p')}
-       WHERE NOT p.${q(SIMPLE)} AND n.${q(id[0]!)} IS NULL`,
-      `CREATE TEMP TABLE ${q(TMP.added)} AS SELECT n.*, r.${q(id[0]!)} IS NOT NULL AS ${upd}, coalesce(r.${q(CURRENT)}, false) AS ${updCur},
+      `CREATE TEMP TABLE ${q(WALKED.removed)} AS SELECT p.* FROM ${q(TMP.prev)} p LEFT JOIN ${q(next)} n ON ${same('n', 'p')}
+       WHERE n.${q(id[0]!)} IS NULL`,
+      `CREATE TEMP TABLE ${q(WALKED.added)} AS SELECT n.*, r.${q(id[0]!)} IS NOT NULL AS ${upd}, coalesce(r.${q(CURRENT)}, false) AS ${updCur},
          r.${q(ROWID)} AS ${q(OF_ROW)}, ${closeOnly} AS ${q(CLOSE)}
-       FROM ${q(next)} n LEFT JOIN ${q(TMP.prev)} p ON ${same('n', 'p')} LEFT JOIN ${q(TMP.removed)} r ON ${sameId('n', 'r')}
+       FROM ${q(next)} n LEFT JOIN ${q(TMP.prev)} p ON ${same('n', 'p')} LEFT JOIN ${q(WALKED.removed)} r ON ${sameId('n', 'r')}
        WHERE p.${q(id[0]!)} IS NULL`,
-      ...(simpleKeys ? simpleDiffSql(flow, model, d, { update: UPDATE, updateOfCurrent: UPDATE_OF_CURRENT, ofRow: OF_ROW, close: CLOSE }) : []),
+      ...(simple ? [simple.create] : []),
+      `CREATE TEMP VIEW ${q(TMP.removed)} AS SELECT * FROM ${q(WALKED.removed)}${simple ? `\n       UNION ALL ${simple.removed}` : ''}`,
+      `CREATE TEMP VIEW ${q(TMP.added)} AS SELECT * FROM ${q(WALKED.added)}${simple ? `\n       UNION ALL ${simple.added}` : ''}`,
       // A close is one row: the post-image with the pre-image's end and is-current (store/feed.ts).
       `INSERT INTO ${q(names.changes)} (${list}, _change_type, _commit_version, _commit_timestamp${pre ? `, ${q(PRE_END)}, ${q(PRE_CURRENT)}` : ''})
        SELECT ${cols.map((c) => `r.${q(c)}`).join(', ')}, CASE WHEN a.${q(id[0]!)} IS NOT NULL THEN 'update_preimage' ELSE 'delete' END, ${ver}, ${ts}${
@@ -110,6 +115,11 @@ export function wholeDiffSql(flow: Flow, model: ColumnModel, d: Dialect, names: 
     `CREATE TEMP TABLE ${q(TMP.changed)} AS SELECT * FROM ${q(TMP.next)} x WHERE x.${d.rowId} IN (SELECT n FROM ${q(TMP.pairs)} WHERE n IS NOT NULL)`,
   ];
 }
+
+/** The walked keys' removed and added rows (TMP.removed / TMP.added are views over them). */
+export const WALKED = { removed: '_scd_removed_walked', added: '_scd_added_walked' } as const;
+/** The views of a commit, dropped before the tables they read. */
+export const DIFF_VIEWS = [TMP.removed, TMP.added];
 
 const UPDATE = `${INTERNAL_PREFIX}upd`;
 const UPDATE_OF_CURRENT = `${INTERNAL_PREFIX}updcur`;

@@ -161,7 +161,8 @@ export function tiesSql(model: ColumnModel, d: Dialect, names: StoreNames, trunc
 
 /**
  * TMP.prev: the stored rows the commit may change — every version of a slow key, the live
- * version of a fast key — with their row ids (so removals never search the target again).
+ * version of a fast key that is not simple — with their row ids (so removals never search the
+ * target again). Simple keys read their live version in their own join (simpleDiffSql).
  */
 export function prevSql(flow: Flow, model: ColumnModel, d: Dialect, names: StoreNames, columns: string[]): string {
   const q = d.quote;
@@ -169,7 +170,7 @@ export function prevSql(flow: Flow, model: ColumnModel, d: Dialect, names: Store
   return `CREATE TEMP TABLE ${q(TMP.prev)} AS
 SELECT t.${d.rowId} AS ${q(ROWID)}, ${columns.map((c) => `t.${q(c)}`).join(', ')}, ${current} AS ${q(CURRENT)}, k.${q(SLOW)}, k.${q(SIMPLE)}
 FROM ${q(names.target)} t JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 't', 'k')}
-WHERE k.${q(SLOW)} OR (${current})`;
+WHERE NOT k.${q(SIMPLE)} AND (k.${q(SLOW)} OR (${current}))`;
 }
 
 /**
@@ -246,10 +247,12 @@ FROM ${q(TMP.fresh)} n JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'n', 'k')} W
  * - e upserts and tracked values are the same: L with e's values, if any value differs;
  * - e deletes, or changes tracked values: L closed at e's sequence (a close: updated in place);
  * - e deletes L: a tombstone version from e (dropped unless the flow keeps tombstones).
- * A delete without L changes nothing. Appends to TMP.removed and TMP.added (with the flags of
- * diff-sql.ts); the paths property compares it with the walk and the model.
+ * A delete without L changes nothing. One join of the new events with their live versions in the
+ * target (TMP.simple); the removed and added rows (diff-sql.ts, with its flags) are SELECTs over
+ * it, read through the views of the diff rather than copied. The paths property compares it with
+ * the walk and the model.
  */
-export function simpleDiffSql(flow: Flow, model: ColumnModel, d: Dialect, flags: DiffFlags): string[] {
+export function simpleDiffSql(flow: Flow, model: ColumnModel, d: Dialect, names: StoreNames, flags: DiffFlags): { create: string; removed: string; added: string } {
   const q = d.quote;
   const K = model.keys.map((k) => q(k.name));
   const S = seqParts(model).map(q);
@@ -258,12 +261,16 @@ export function simpleDiffSql(flow: Flow, model: ColumnModel, d: Dialect, flags:
   const start = liveStart(flow, model, d);
   const eff = (name: string) => (flow.ignoreNullUpdates ? `coalesce(n.${q(name)}, p.${q(name)})` : `n.${q(name)}`);
   const P = model.payload.map((c) => c.name);
+  const keyNames = new Set(model.keys.map((k) => k.name));
+  const target = targetColumns(flow, model, d).map((c) => c.name);
+  // L's columns beyond keys and payload (start, end, flags, surrogate key), for its removed row.
+  const rest = target.filter((c) => !keyNames.has(c) && !P.includes(c));
   const changed = model.tracked.length ? model.tracked.map((t) => `p.${q(t)} IS DISTINCT FROM ${eff(t)}`).join(' OR ') : 'false';
   const differs = P.length ? P.map((c) => `p.${q(c)} IS DISTINCT FROM ${eff(c)}`).join(' OR ') : 'false';
   const has = `p.${K[0]} IS NOT NULL`;
   const up = `n.${q(OP)} = ${OP_UPSERT}`;
-  // One join of the new events with the live versions, kept for the two statements below.
-  const j = `CREATE TEMP TABLE ${q(TMP.simple)} AS SELECT ${[
+  // One join of the new events with the live versions.
+  const create = `CREATE TEMP TABLE ${q(TMP.simple)} AS SELECT ${[
     ...K.map((k) => `n.${k}`),
     ...model.seq.map((c, i) => `n.${q(c.name)} AS ${I(`ns${i}`)}`),
     ...start.map((x, i) => `${x} AS ${I(`ps${i}`)}`),
@@ -271,14 +278,15 @@ export function simpleDiffSql(flow: Flow, model: ColumnModel, d: Dialect, flags:
     `${has} AS ${I('has')}`,
     `(${changed}) AS ${I('chg')}`,
     `(${differs}) AS ${I('dif')}`,
-    `p.${q(ROWID)} AS ${I('prow')}`,
+    `p.${d.rowId} AS ${I('prow')}`,
     // Effective values differ from the event's own only with ignoreNullUpdates.
     ...(flow.ignoreNullUpdates ? P.map((c) => `${eff(c)} AS ${I(`f_${c}`)}`) : []),
     ...P.map((c) => `p.${q(c)} AS ${I(`l_${c}`)}`),
     ...P.map((c) => `n.${q(c)} AS ${I(`n_${c}`)}`),
+    ...rest.map((c) => `p.${q(c)} AS ${I(`t_${c}`)}`),
   ].join(', ')}
   FROM ${q(TMP.fresh)} n JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'n', 'k')}
-  LEFT JOIN ${q(TMP.prev)} p ON ${keyJoin(model, d, 'p', 'k')} AND p.${q(CURRENT)}
+  LEFT JOIN ${q(names.target)} p ON ${keyJoin(model, d, 'p', 'k')} AND ${currentCondition(flow, model, d, 'p.')}
   WHERE k.${q(SIMPLE)}`;
   const ns = model.seq.map((_, i) => I(`ns${i}`));
   const ps = model.seq.map((_, i) => I(`ps${i}`));
@@ -305,15 +313,14 @@ export function simpleDiffSql(flow: Flow, model: ColumnModel, d: Dialect, flags:
     row(ps, ns, 'false', 'l', true, flow.storedAs === 'scd2', `${h} AND (NOT ${u} OR ${c})`),
     row(ns, nullEnd, 'true', 'n', false, false, `${h} AND NOT ${u}`),
   ];
-  const cols = [...targetColumns(flow, model, d).map((col) => q(col.name)), q(CURRENT), upd, updCur, ofRow, close].join(', ');
-  return [
-    j,
-    `INSERT INTO ${q(TMP.removed)} SELECT p.* FROM ${q(TMP.prev)} p JOIN ${q(TMP.simple)} j ON ${keyJoin(model, d, 'p', 'j')}
-     WHERE p.${q(SIMPLE)} AND p.${q(CURRENT)} AND (NOT j.${u} OR j.${c} OR j.${f})`,
-    `INSERT INTO ${q(TMP.added)} (${cols})
-WITH v AS (${v.join('\nUNION ALL\n')})
-${versionsSelect(flow, model, d, 'v', [flags.update, flags.updateOfCurrent, flags.ofRow, flags.close])}`,
-  ];
+  // L's stored row, in TMP.prev's shape (row id, target columns, current, slow, simple).
+  const stored = target.map((col) => (keyNames.has(col) ? q(col) : P.includes(col) ? `${I(`l_${col}`)} AS ${q(col)}` : `${I(`t_${col}`)} AS ${q(col)}`));
+  return {
+    create,
+    removed: `SELECT ${I('prow')} AS ${q(ROWID)}, ${stored.join(', ')}, true AS ${q(CURRENT)}, false AS ${q(SLOW)}, true AS ${q(SIMPLE)}
+     FROM ${q(TMP.simple)} WHERE ${h} AND (NOT ${u} OR ${c} OR ${f})`,
+    added: versionsSelect(flow, model, d, `(${v.join('\nUNION ALL\n')}) v`, [flags.update, flags.updateOfCurrent, flags.ofRow, flags.close]),
+  };
 }
 
 /** Names of the flag columns of TMP.added (diff-sql.ts). */
