@@ -10,6 +10,7 @@
 // and its plan is written to the output. Without --explain, the apply runs twice: once to find the
 // --top (default 2) slowest statements, once more (on a fresh copy) explaining them.
 
+import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { benchFlow } from './flow.mjs';
@@ -45,6 +46,7 @@ async function once(explainPrefixes) {
     for (const f of [target, `${target}.wal`]) rmSync(f, { force: true });
     copyFileSync(db, target);
     if (existsSync(`${db}.wal`)) copyFileSync(`${db}.wal`, `${target}.wal`);
+    spawnSync('sync'); // the copy is on disk before the timed apply writes its own pages
   }
   const driver = await scdkit.openDriver(target);
   const stats = [];

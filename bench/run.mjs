@@ -150,6 +150,8 @@ function copyDb(from, to) {
   rmDb(to);
   copyFileSync(from, to);
   if (existsSync(`${from}.wal`)) copyFileSync(`${from}.wal`, `${to}.wal`);
+  // The copy's dirty pages are written now, not while the next timed run writes its own.
+  spawnSync('sync');
 }
 
 /** A fingerprint of scdkit's build: cached initial databases are rebuilt when the engine changes. */

@@ -42,6 +42,11 @@ export interface Driver {
    * with columns `__scd_file`, `__scd_line`, `reason`, `raw` (both tables are always created).
    */
   stageFiles(files: InputFile[], table: string, rejects: string): Promise<void>;
+  /**
+   * Drop temporary tables (if they exist) and give their memory back now, also inside a
+   * transaction: a commit's intermediate tables are dropped as soon as they are used.
+   */
+  dropTemporary(tables: string[]): Promise<void>;
   /** Write the rows of a SELECT to a csv or parquet file, in the engine. */
   copyToFile(select: string, format: 'csv' | 'parquet', file: string): Promise<void>;
   close(): Promise<void>;

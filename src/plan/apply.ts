@@ -13,7 +13,7 @@ import { stageInputs } from '../sources/stage.js';
 import { DIFF_VIEWS, diffSql, WALKED, wholeDiffSql } from './diff-sql.js';
 import { ensurePreColumns } from '../store/feed.js';
 import { evolveModel } from './evolve.js';
-import { appendEventsSql, batchSql, DROP, expectationColumn, quarantineSql, REASON, typedStageSql } from './events-sql.js';
+import { appendEventsSql, batchSql, DROP, expectationColumn, logColumns, quarantineSql, REASON, typedStageSql } from './events-sql.js';
 import { eventsSql, freshSql, LOG_VIEW, keysSql, prevSql, SIMPLE, SLOW, slowLogSql, stateSql, tiesSql, validSql } from './incremental.js';
 import { checkSingleExpression } from './expression.js';
 import { deriveModel, type ColumnModel } from './model.js';
@@ -133,9 +133,20 @@ export async function applyCommit(driver: Driver, flow: Flow, spec: CommitSpec):
       `INSERT INTO ${q(names.quarantine)} (${q(COMMIT)}, file, line, reason, raw) SELECT CAST($1 AS ${d.types.int}), ${q(FILE_COLUMN)}, ${q(LINE_COLUMN)}, reason, raw FROM ${q(TMP.rejects)}`,
       [version],
     );
+    // The staged rows are mapped (and the unfit ones quarantined with their raw text): free them.
+    await dropTables(driver, [TMP.stage, TMP.rejects]);
     const quarantined = rejected + (await num(`SELECT count(*) FROM ${q(TMP.batch)} WHERE ${q(REASON)} IS NOT NULL`));
     const dropped = await num(`SELECT count(*) FROM ${q(TMP.batch)} WHERE ${q(REASON)} IS NULL AND ${q(DROP)}`);
-    for (const sql of validSql(model, d)) await driver.run(sql);
+    const [dupsSql, valid] = validSql(model, d);
+    await driver.run(dupsSql!);
+    if (quarantined === rejected && dropped === 0 && (await num(`SELECT count(*) FROM ${q(TMP.dups)}`)) === 0) {
+      // Every record is a valid event, once: the batch becomes the valid events by a rename, its
+      // other columns dropped (which frees them, as the copy would).
+      const keep = new Set(logColumns(model));
+      const extra = ((await driver.columns(TMP.batch)) ?? []).filter((c) => !keep.has(c.name));
+      for (const c of extra) await driver.run(`ALTER TABLE ${q(TMP.batch)} DROP COLUMN ${q(c.name)}`);
+      await driver.run(`ALTER TABLE ${q(TMP.batch)} RENAME TO ${q(TMP.valid)}`);
+    } else await driver.run(valid!);
     // Intermediate tables go as soon as they are used (a large commit keeps to its memory).
     await dropTables(driver, [TMP.batch, TMP.dups]);
     const truncated = (await num(`SELECT count(*) FROM ${q(TMP.valid)} WHERE ${q(OP)} = ${OP_TRUNCATE}`)) > 0;
@@ -295,17 +306,26 @@ export async function writeDiff(driver: Driver, flow: Flow, model: ColumnModel, 
   const simple = Number((await driver.query(`SELECT count(*) AS n FROM ${q(TMP.keys)} WHERE ${q(SIMPLE)}`))[0]!.n) > 0;
   await ensurePreColumns(driver, flow, names, targetColumns(flow, model, driver.dialect));
   const diff = diffSql(flow, model, driver.dialect, names, simple, next);
-  for (const sql of diff.statements) await driver.run(sql, sql.includes('$2') ? [version, at] : []);
+  for (const sql of diff.prepare) await driver.run(sql);
   const row = (await driver.query(diff.counts))[0]!;
+  const [added, closes, removed] = [Number(row.added), Number(row.closes), Number(row.removed)];
+  if (added + removed > 0) await driver.run(diff.feed, [version, at]);
+  if (removed > closes) await driver.run(diff.delete);
+  if (closes > 0 && diff.update) await driver.run(diff.update);
+  if (added > closes) await driver.run(diff.insert);
+  // What only the diff read goes now (the key state reads the walk's input and the new events).
+  for (const v of DIFF_VIEWS) await driver.run(`DROP VIEW IF EXISTS ${driver.dialect.quote(v)}`);
+  await dropTables(driver, [TMP.simple, TMP.prev, ...Object.values(WALKED)]);
   return { inserted: Number(row.inserted), updated: Number(row.updated), deleted: Number(row.deleted), closed: Number(row.closed) };
 }
 
 export async function dropTemps(driver: Driver): Promise<void> {
   const views: string[] = [LOG_VIEW, ...DIFF_VIEWS];
   for (const v of views) await driver.run(`DROP VIEW IF EXISTS ${driver.dialect.quote(v)}`);
-  await dropTables(driver, [...Object.values(TMP).filter((t) => !views.includes(t)), ...Object.values(WALKED)]);
+  for (const t of [...Object.values(TMP).filter((t) => !views.includes(t)), ...Object.values(WALKED)])
+    await driver.run(`DROP TABLE IF EXISTS ${driver.dialect.quote(t)}`);
 }
 
 async function dropTables(driver: Driver, tables: string[]): Promise<void> {
-  for (const t of tables) await driver.run(`DROP TABLE IF EXISTS ${driver.dialect.quote(t)}`);
+  await driver.dropTemporary(tables);
 }

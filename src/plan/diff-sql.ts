@@ -2,7 +2,7 @@ import type { Dialect } from '../dialects/dialect.js';
 import type { Flow } from '../flow/flow.js';
 import { TMP, type StoreNames } from '../store/names.js';
 import { INTERNAL_PREFIX, type ColumnModel } from './model.js';
-import { currentCondition, identityColumns, targetColumns } from './target.js';
+import { currentCondition, identityColumns, sentinelValue, targetColumns } from './target.js';
 import { ROWID, SIMPLE, SLOW, simpleDiffSql } from './incremental.js';
 import { CURRENT } from './walk-sql.js';
 import { CLOSE_TYPE, PRE_CURRENT, PRE_END } from '../store/feed.js';
@@ -18,7 +18,7 @@ export function diffSql(
   names: StoreNames,
   simpleKeys = true,
   next: string = TMP.next,
-): { statements: string[]; counts: string } {
+): DiffSql {
   const q = d.quote;
   const cols = targetColumns(flow, model, d).map((c) => c.name);
   const id = identityColumns(flow, model);
@@ -42,9 +42,13 @@ export function diffSql(
   // scd2 feeds store closes as one row (store/feed.ts).
   const pre = closing.length > 0;
   const endType = targetColumns(flow, model, d).find((c) => c.name === flow.endAtColumn)?.type ?? d.types.text;
+  const noPre = pre ? `, CAST(NULL AS ${endType}), CAST(NULL AS ${d.types.bool})` : '';
+  const postType = `CASE ${pre ? `WHEN a.${q(CLOSE)} THEN '${CLOSE_TYPE}' ` : ''}WHEN a.${upd} THEN 'update_postimage' ELSE 'insert' END`;
+  // The end of a live version.
+  const liveEnd = flow.endSentinel === undefined ? `CAST(NULL AS ${endType})` : sentinelValue(flow, model, d);
   const simple = simpleKeys ? simpleDiffSql(flow, model, d, names, { update: UPDATE, updateOfCurrent: UPDATE_OF_CURRENT, ofRow: OF_ROW, close: CLOSE }) : undefined;
   return {
-    statements: [
+    prepare: [
       // The walked keys by anti-joins; the simple keys (incremental.ts) directly. TMP.removed and
       // TMP.added are views: the walked keys' rows (tables) and the simple keys' (SELECTs over
       // their one join), so a batch of simple keys copies none of its rows before writing them.
@@ -59,34 +63,54 @@ export function diffSql(
       ...(simple ? [simple.create] : []),
       `CREATE TEMP VIEW ${q(TMP.removed)} AS SELECT * FROM ${q(WALKED.removed)}${simple ? `\n       UNION ALL ${simple.removed}` : ''}`,
       `CREATE TEMP VIEW ${q(TMP.added)} AS SELECT * FROM ${q(WALKED.added)}${simple ? `\n       UNION ALL ${simple.added}` : ''}`,
-      // A close is one row: the post-image with the pre-image's end and is-current (store/feed.ts).
-      `INSERT INTO ${q(names.changes)} (${list}, _change_type, _commit_version, _commit_timestamp${pre ? `, ${q(PRE_END)}, ${q(PRE_CURRENT)}` : ''})
-       SELECT ${cols.map((c) => `r.${q(c)}`).join(', ')}, CASE WHEN a.${q(id[0]!)} IS NOT NULL THEN 'update_preimage' ELSE 'delete' END, ${ver}, ${ts}${
-         pre ? `, CAST(NULL AS ${endType}), CAST(NULL AS ${d.types.bool})` : ''
-       }
-       FROM ${q(TMP.removed)} r LEFT JOIN ${q(TMP.added)} a ON a.${upd} AND ${sameId('a', 'r')}${pre ? ` WHERE a.${q(CLOSE)} IS NOT TRUE` : ''}
+    ],
+    // A close is one row: the post-image with the pre-image's end and is-current (store/feed.ts).
+    feed: `INSERT INTO ${q(names.changes)} (${list}, _change_type, _commit_version, _commit_timestamp${pre ? `, ${q(PRE_END)}, ${q(PRE_CURRENT)}` : ''})
+       SELECT ${cols.map((c) => `r.${q(c)}`).join(', ')}, CASE WHEN a.${q(id[0]!)} IS NOT NULL THEN 'update_preimage' ELSE 'delete' END, ${ver}, ${ts}${noPre}
+       FROM ${q(WALKED.removed)} r LEFT JOIN ${q(WALKED.added)} a ON a.${upd} AND ${sameId('a', 'r')}${pre ? ` WHERE a.${q(CLOSE)} IS NOT TRUE` : ''}
        UNION ALL
-       SELECT ${cols.map((c) => `a.${q(c)}`).join(', ')}, CASE ${pre ? `WHEN a.${q(CLOSE)} THEN '${CLOSE_TYPE}' ` : ''}WHEN a.${upd} THEN 'update_postimage' ELSE 'insert' END, ${ver}, ${ts}${
+       SELECT ${cols.map((c) => `a.${q(c)}`).join(', ')}, ${postType}, ${ver}, ${ts}${
          pre ? `, CASE WHEN a.${q(CLOSE)} THEN r.${q(flow.endAtColumn)} END, ${flow.isCurrentColumn ? `CASE WHEN a.${q(CLOSE)} THEN r.${q(flow.isCurrentColumn)} END` : `CAST(NULL AS ${d.types.bool})`}` : ''
        }
-       FROM ${q(TMP.added)} a${pre ? ` LEFT JOIN ${q(TMP.removed)} r ON ${sameId('a', 'r')}` : ''}`,
-      // A version only closed (its end, and is-current, change) is updated in place; other
-      // replaced rows are deleted and inserted again.
-      `DELETE FROM ${q(names.target)} WHERE ${d.rowId} IN (SELECT r.${q(ROWID)} FROM ${q(TMP.removed)} r
+       FROM ${q(WALKED.added)} a${pre ? ` LEFT JOIN ${q(WALKED.removed)} r ON ${sameId('a', 'r')}` : ''}${
+         // Simple keys: each row knows its pair (L and what replaces it), and L was live.
+         simple
+           ? `
+       UNION ALL
+       SELECT ${cols.map((c) => `r.${q(c)}`).join(', ')}, r._change_type, ${ver}, ${ts}${noPre} FROM (${simple.preimages}) r
+       UNION ALL
+       SELECT ${cols.map((c) => `a.${q(c)}`).join(', ')}, ${postType}, ${ver}, ${ts}${
+         pre ? `, CASE WHEN a.${q(CLOSE)} THEN ${liveEnd} END, ${flow.isCurrentColumn ? `CASE WHEN a.${q(CLOSE)} THEN true END` : `CAST(NULL AS ${d.types.bool})`}` : ''
+       } FROM (${simple.added}) a`
+           : ''
+       }`,
+    // A version only closed (its end, and is-current, change) is updated in place; other
+    // replaced rows are deleted and inserted again.
+    delete: `DELETE FROM ${q(names.target)} WHERE ${d.rowId} IN (SELECT r.${q(ROWID)} FROM ${q(TMP.removed)} r
          WHERE NOT EXISTS (SELECT 1 FROM ${q(TMP.added)} a WHERE a.${q(CLOSE)} AND ${sameId('a', 'r')}))`,
-      ...(closing.length
-        ? [
-            `UPDATE ${q(names.target)} SET ${closing.map((c) => `${q(c)} = a.${q(c)}`).join(', ')}
-             FROM ${q(TMP.added)} a WHERE a.${q(CLOSE)} AND ${q(names.target)}.${d.rowId} = a.${q(OF_ROW)}`,
-          ]
-        : []),
-      `INSERT INTO ${q(names.target)} (${list}) SELECT ${list} FROM ${q(TMP.added)} WHERE NOT ${q(CLOSE)}`,
-    ],
-    counts: `SELECT i.inserted, i.updated, r.removed - i.updated AS deleted, r.current_removed - i.current_kept AS closed FROM
+    update: closing.length
+      ? `UPDATE ${q(names.target)} SET ${closing.map((c) => `${q(c)} = a.${q(c)}`).join(', ')}
+         FROM ${q(TMP.added)} a WHERE a.${q(CLOSE)} AND ${q(names.target)}.${d.rowId} = a.${q(OF_ROW)}`
+      : undefined,
+    insert: `INSERT INTO ${q(names.target)} (${list}) SELECT ${list} FROM ${q(TMP.added)} WHERE NOT ${q(CLOSE)}`,
+    // Each close pairs with one removed row: what is left is deleted, what is not a close inserted.
+    counts: `SELECT i.inserted, i.updated, r.removed - i.updated AS deleted, r.current_removed - i.current_kept AS closed, i.added, i.closes, r.removed FROM
       (SELECT CAST(count(*) FILTER (WHERE NOT ${upd}) AS ${d.types.int}) AS inserted, CAST(count(*) FILTER (WHERE ${upd}) AS ${d.types.int}) AS updated,
-        CAST(count(*) FILTER (WHERE ${updCur} AND ${q(CURRENT)}) AS ${d.types.int}) AS current_kept FROM ${q(TMP.added)}) i,
+        CAST(count(*) FILTER (WHERE ${updCur} AND ${q(CURRENT)}) AS ${d.types.int}) AS current_kept,
+        CAST(count(*) AS ${d.types.int}) AS added, CAST(count(*) FILTER (WHERE ${q(CLOSE)}) AS ${d.types.int}) AS closes FROM ${q(TMP.added)}) i,
       (SELECT CAST(count(*) AS ${d.types.int}) AS removed, CAST(count(*) FILTER (WHERE ${q(CURRENT)}) AS ${d.types.int}) AS current_removed FROM ${q(TMP.removed)}) r`,
   };
+}
+
+/** The statements of a diff: the rows found, then each write (run only when it has rows to write). */
+export interface DiffSql {
+  prepare: string[];
+  feed: string;
+  delete: string;
+  update?: string;
+  insert: string;
+  /** One row: inserted, updated, deleted, closed (the commit's counts), added, closes, removed. */
+  counts: string;
 }
 
 /**

@@ -113,7 +113,8 @@ function identity(model: ColumnModel, d: Dialect, alias: string): string[] {
   return [...model.keys.map((k) => k.name), ...model.seq.map((s) => s.name), OP, HASH].map((c) => `${alias}.${d.quote(c)}`);
 }
 
-function logColumns(model: ColumnModel): string[] {
+/** Columns of the event log's rows (and of a commit's valid and new events), in order. */
+export function logColumns(model: ColumnModel): string[] {
   return [...model.source.map((c) => c.name), OP, HASH];
 }
 

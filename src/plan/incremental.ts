@@ -2,7 +2,7 @@ import type { Dialect } from '../dialects/dialect.js';
 import type { ColumnInfo } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
 import { TMP, type StoreNames } from '../store/names.js';
-import { DROP, REASON } from './events-sql.js';
+import { DROP, logColumns, REASON } from './events-sql.js';
 import { INTERNAL_PREFIX, seqParts, type ColumnModel } from './model.js';
 import { currentCondition, HASH, OP, OP_TRUNCATE, OP_UPSERT, targetColumns } from './target.js';
 import { CURRENT, endPart, TOMB, versionsSelect } from './walk-sql.js';
@@ -40,7 +40,6 @@ export function greater(a: string[], b: string[]): string {
   return `(${a[0]} > ${b[0]} OR (${a[0]} = ${b[0]} AND ${greater(a.slice(1), b.slice(1))}))`;
 }
 
-const logCols = (model: ColumnModel) => [...model.source.map((c) => c.name), OP, HASH];
 const identity = (model: ColumnModel) => [...model.keys.map((k) => k.name), ...model.seq.map((s) => s.name), OP, HASH];
 
 /**
@@ -56,7 +55,7 @@ export function validSql(model: ColumnModel, d: Dialect): string[] {
   const same = identity(model)
     .map((c) => (model.keys.some((k) => k.name === c) ? `x.${q(c)} IS NOT DISTINCT FROM b.${q(c)}` : `x.${q(c)} = b.${q(c)}`))
     .join(' AND ');
-  const cols = logCols(model).map((c) => `b.${q(c)}`).join(', ');
+  const cols = logColumns(model).map((c) => `b.${q(c)}`).join(', ');
   return [
     `CREATE TEMP TABLE ${q(TMP.dups)} AS SELECT ${id.join(', ')} FROM ${q(TMP.batch)} b WHERE ${ok} GROUP BY ${id.join(', ')} HAVING count(*) > 1`,
     `CREATE TEMP TABLE ${q(TMP.valid)} AS
@@ -105,7 +104,7 @@ const keyJoin = (model: ColumnModel, d: Dialect, a: string, b: string) =>
 /** The log's events of the slow keys, before this commit's events are appended. */
 export function slowLogSql(model: ColumnModel, d: Dialect, names: StoreNames): string {
   const q = d.quote;
-  return `CREATE TEMP TABLE ${q(TMP.slowLog)} AS SELECT ${logCols(model).map((c) => `l.${q(c)}`).join(', ')}
+  return `CREATE TEMP TABLE ${q(TMP.slowLog)} AS SELECT ${logColumns(model).map((c) => `l.${q(c)}`).join(', ')}
 FROM ${q(names.events)} l JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'l', 'k')} WHERE k.${q(SLOW)}`;
 }
 
@@ -115,7 +114,7 @@ FROM ${q(names.events)} l JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'l', 'k')
  */
 export function freshSql(model: ColumnModel, d: Dialect, names: StoreNames, truncates = true): string {
   const q = d.quote;
-  const cols = logCols(model).map((c) => `v.${q(c)}`).join(', ');
+  const cols = logColumns(model).map((c) => `v.${q(c)}`).join(', ');
   // Plain equalities only (hashable on every engine): slow keys are never null, truncates have none.
   const same = (other: string, withKeys = true) =>
     identity(model)
@@ -252,7 +251,7 @@ FROM ${q(TMP.fresh)} n JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'n', 'k')} W
  * it, read through the views of the diff rather than copied. The paths property compares it with
  * the walk and the model.
  */
-export function simpleDiffSql(flow: Flow, model: ColumnModel, d: Dialect, names: StoreNames, flags: DiffFlags): { create: string; removed: string; added: string } {
+export function simpleDiffSql(flow: Flow, model: ColumnModel, d: Dialect, names: StoreNames, flags: DiffFlags): { create: string; preimages: string; removed: string; added: string } {
   const q = d.quote;
   const K = model.keys.map((k) => q(k.name));
   const S = seqParts(model).map(q);
@@ -315,10 +314,15 @@ export function simpleDiffSql(flow: Flow, model: ColumnModel, d: Dialect, names:
   ];
   // L's stored row, in TMP.prev's shape (row id, target columns, current, slow, simple).
   const stored = target.map((col) => (keyNames.has(col) ? q(col) : P.includes(col) ? `${I(`l_${col}`)} AS ${q(col)}` : `${I(`t_${col}`)} AS ${q(col)}`));
+  // The pre-images of the change feed: every removed L pairs with the row that replaces it, but
+  // for a delete in scd1; a close (scd2) is stored as one row with its post-image (store/feed.ts).
+  const removedWhere = `${h} AND (NOT ${u} OR ${c} OR ${f})`;
   return {
     create,
+    preimages: `SELECT ${stored.join(', ')}, CASE WHEN ${u} THEN 'update_preimage' ELSE 'delete' END AS _change_type
+     FROM ${q(TMP.simple)} WHERE ${removedWhere}${flow.storedAs === 'scd2' ? ` AND ${u} AND NOT ${c}` : ''}`,
     removed: `SELECT ${I('prow')} AS ${q(ROWID)}, ${stored.join(', ')}, true AS ${q(CURRENT)}, false AS ${q(SLOW)}, true AS ${q(SIMPLE)}
-     FROM ${q(TMP.simple)} WHERE ${h} AND (NOT ${u} OR ${c} OR ${f})`,
+     FROM ${q(TMP.simple)} WHERE ${removedWhere}`,
     added: versionsSelect(flow, model, d, `(${v.join('\nUNION ALL\n')}) v`, [flags.update, flags.updateOfCurrent, flags.ofRow, flags.close]),
   };
 }

@@ -53,6 +53,7 @@ export async function tableSpec(driver: Driver, flow: Flow, names: StoreNames): 
     wmType = col.type;
     if (last !== null) where = ` WHERE ${q(src.watermark)} > CAST($1 AS ${wmType})`;
   }
+  let reached: string | null = null;
   return {
     inputs: [label],
     stage: async (drv) => {
@@ -68,14 +69,15 @@ export async function tableSpec(driver: Driver, flow: Flow, names: StoreNames): 
       } catch (e) {
         throw new ScdError('SOURCE_INVALID', `cannot read ${label}: ${e instanceof Error ? e.message : String(e)}`, { file: flow.origin, field: 'source', fix: 'check the table name or query' });
       }
+      // The watermark the rows reach, read now: the commit drops the staged rows once mapped.
+      if (src.watermark) reached = (await drv.query(`SELECT CAST(max(${q(src.watermark)}) AS ${drv.dialect.types.text}) AS v FROM ${q(TMP.stage)}`))[0]!.v as string | null;
       return { skipped: 0 };
     },
     finish: src.watermark
       ? async (drv, version) => {
-          const row = (await drv.query(`SELECT CAST(max(${q(src.watermark!)}) AS ${drv.dialect.types.text}) AS v FROM ${q(TMP.stage)}`))[0]!;
-          if (row.v === null) return;
+          if (reached === null) return;
           await drv.run(`DELETE FROM ${q(names.watermarks)} WHERE target = $1`, [names.target]);
-          await drv.run(`INSERT INTO ${q(names.watermarks)} VALUES ($1, $2, $3, CAST($4 AS ${drv.dialect.types.int}))`, [names.target, label, row.v, version]);
+          await drv.run(`INSERT INTO ${q(names.watermarks)} VALUES ($1, $2, $3, CAST($4 AS ${drv.dialect.types.int}))`, [names.target, label, reached, version]);
         }
       : undefined,
   };

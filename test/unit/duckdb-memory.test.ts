@@ -46,3 +46,44 @@ describe('DuckDB memory limit', () => {
     expect((err as ScdError).fix).toMatch(/1GB/);
   });
 });
+
+describe('DuckDB temporary tables dropped inside a commit', () => {
+  const used = async (d: Awaited<ReturnType<typeof openDriver>>) =>
+    Number((await d.query(`SELECT CAST(sum(memory_usage_bytes) AS BIGINT) AS b FROM duckdb_memory()`))[0]!.b);
+  const wide = (t: string) => `CREATE TEMP TABLE ${t} AS SELECT range AS id, repeat('x', 60) || range AS wide FROM range(1000000)`;
+
+  it('give their memory back before the COMMIT (a plain DROP TABLE keeps it until then)', async () => {
+    const d = await openDriver(':memory:');
+    try {
+      await d.transaction(async () => {
+        await d.run(wide('a'));
+        const withA = await used(d);
+        await d.run('DROP TABLE a');
+        // DuckDB's own behaviour, which dropTemporary works around.
+        expect(await used(d)).toBeGreaterThanOrEqual(withA);
+        await d.run(wide('b'));
+        const withB = await used(d);
+        await d.dropTemporary(['b']);
+        expect(await used(d)).toBeLessThan(withB - 40_000_000);
+        expect(await d.columns('b')).toBeUndefined();
+      });
+    } finally {
+      await d.close();
+    }
+  });
+
+  it('drop a table made before the commit and changed inside it (a snapshot stage) without a conflict', async () => {
+    const d = await openDriver(':memory:');
+    try {
+      await d.run(`CREATE TEMP TABLE s AS SELECT range AS id, 'v' || range AS v FROM range(10)`);
+      await d.transaction(async () => {
+        await d.run(`INSERT INTO s VALUES (99, 'late')`);
+        await d.run(`DELETE FROM s WHERE id < 3`);
+        await d.dropTemporary(['s', 'missing']);
+      });
+      expect(await d.columns('s')).toBeUndefined();
+    } finally {
+      await d.close();
+    }
+  });
+});

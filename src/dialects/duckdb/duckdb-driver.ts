@@ -14,6 +14,8 @@ const AUTO_LINE = '__scd_line_auto';
 export class DuckDBDriver implements Driver {
   readonly dialect = duckdbDialect;
   private inTransaction = false;
+  /** Temporary tables that existed when the transaction began. */
+  private tablesBefore = new Set<string>();
 
   private constructor(
     private readonly instance: DuckDBInstance,
@@ -110,6 +112,9 @@ export class DuckDBDriver implements Driver {
     // Nothing in a commit depends on the order rows are stored in (line numbers are given while
     // staging, before it), and keeping that order makes DuckDB hold whole results in memory.
     await this.connection.run('SET preserve_insertion_order = false');
+    this.tablesBefore = new Set(
+      (await this.query(`SELECT table_name AS t FROM duckdb_tables() WHERE database_name = 'temp'`)).map((r) => String(r.t)),
+    );
     await this.run('BEGIN TRANSACTION');
     this.inTransaction = true;
     try {
@@ -122,6 +127,27 @@ export class DuckDBDriver implements Driver {
     } finally {
       this.inTransaction = false;
       await this.connection.run('SET preserve_insertion_order = true').catch(() => undefined);
+    }
+  }
+
+  /**
+   * DuckDB keeps a table dropped inside a transaction in memory until the transaction ends (a
+   * rollback would need it), but frees a dropped column at once: the columns go first, so a large
+   * commit's intermediate tables do not pile up (and spill) until its COMMIT (docs/DECISIONS.md).
+   */
+  async dropTemporary(tables: string[]): Promise<void> {
+    const q = this.dialect.quote;
+    for (const t of tables) {
+      // Only a table made in this transaction frees a dropped column (and only one unmodified by
+      // an earlier statement of it may be altered): the others are dropped as they are.
+      if (this.inTransaction && !this.tablesBefore.has(t)) {
+        const cols = (await this.query(
+          `SELECT column_name AS name FROM duckdb_columns() WHERE database_name = 'temp' AND table_name = $1 ORDER BY column_index`,
+          [t],
+        )).map((r) => String(r.name));
+        for (const c of cols.slice(1)) await this.run(`ALTER TABLE ${q(t)} DROP COLUMN ${q(c)}`);
+      }
+      await this.run(`DROP TABLE IF EXISTS ${q(t)}`);
     }
   }
 

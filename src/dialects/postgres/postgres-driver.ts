@@ -238,6 +238,10 @@ export class PostgresDriver implements Driver {
     await this.run(`SELECT pg_advisory_xact_lock(${LOCK_CLASS}, hashtext($1))`, [key]);
   }
 
+  async dropTemporary(tables: string[]): Promise<void> {
+    for (const t of tables) await this.run(`DROP TABLE IF EXISTS ${this.dialect.quote(t)}`);
+  }
+
   async stageFiles(files: InputFile[], table: string, rejects: string): Promise<void> {
     await stageFiles(this, files, table, rejects);
   }
