@@ -14,7 +14,7 @@ import { DIFF_VIEWS, diffSql, WALKED, wholeDiffSql } from './diff-sql.js';
 import { ensurePreColumns } from '../store/feed.js';
 import { evolveModel } from './evolve.js';
 import { appendEventsSql, batchSql, DROP, expectationColumn, logColumns, quarantineSql, REASON, typedStageSql } from './events-sql.js';
-import { eventsSql, freshSql, LOG_VIEW, keysSql, prevSql, SIMPLE, SLOW, slowLogSql, stateSql, tiesSql, validSql } from './incremental.js';
+import { eventsSql, freshSql, knownSql, LOG_VIEW, keysSql, prevSql, SIMPLE, SLOW, slowLogSql, stateSql, tiesSql, validSql } from './incremental.js';
 import { checkSingleExpression } from './expression.js';
 import { deriveModel, type ColumnModel } from './model.js';
 import { changedSettings, semanticSettings } from './settings.js';
@@ -152,11 +152,14 @@ export async function applyCommit(driver: Driver, flow: Flow, spec: CommitSpec):
     const truncated = (await num(`SELECT count(*) FROM ${q(TMP.valid)} WHERE ${q(OP)} = ${OP_TRUNCATE}`)) > 0;
     await driver.run(keysSql(flow, model, d, names, truncated));
     await driver.run(slowLogSql(model, d, names));
-    // Without slow keys and truncates every valid event is new (its key's events all come after
-    // what was applied): the valid events become the new ones by a rename, not a copy.
-    const allFast = !truncated && (await num(`SELECT count(*) FROM ${q(TMP.keys)} WHERE ${q(SLOW)}`)) === 0;
-    if (allFast) await driver.run(`ALTER TABLE ${q(TMP.valid)} RENAME TO ${q(TMP.fresh)}`);
-    else await driver.run(freshSql(model, d, names, flow.applyAsTruncates !== undefined));
+    // Without truncates the valid events are new but those of slow keys the log holds already
+    // (a fast key's events all come after what was applied): those go, and the valid events
+    // become the new ones by a rename, not a copy.
+    if (truncated) await driver.run(freshSql(model, d, names, flow.applyAsTruncates !== undefined));
+    else {
+      if ((await num(`SELECT count(*) FROM ${q(TMP.slowLog)}`)) > 0) await driver.run(knownSql(model, d));
+      await driver.run(`ALTER TABLE ${q(TMP.valid)} RENAME TO ${q(TMP.fresh)}`);
+    }
     const eventsApplied = await num(`SELECT count(*) FROM ${q(TMP.fresh)}`);
     await dropTables(driver, [TMP.valid]);
     const duplicates = rowsRead - quarantined - dropped - skipped - eventsApplied;

@@ -136,6 +136,16 @@ SELECT ${cols} FROM ${q(TMP.valid)} v WHERE v.${q(OP)} = ${OP_TRUNCATE}
 }
 
 /**
+ * Without truncates: the valid events the log already holds (of slow keys: TMP.slowLog) go, and
+ * what is left is new (freshSql's result, without copying the rest). Keys are never null here.
+ */
+export function knownSql(model: ColumnModel, d: Dialect): string {
+  const q = d.quote;
+  const same = identity(model).map((c) => `l.${q(c)} = ${q(TMP.valid)}.${q(c)}`).join(' AND ');
+  return `DELETE FROM ${q(TMP.valid)} WHERE EXISTS (SELECT 1 FROM ${q(TMP.slowLog)} l WHERE ${same})`;
+}
+
+/**
  * New events that tie: share key and sequence with a different event, new or already logged
  * (truncates, which have no key, tie with each other).
  */
