@@ -308,7 +308,8 @@ export async function writeDiff(driver: Driver, flow: Flow, model: ColumnModel, 
   // Simple keys are written by their own statements (none in a rebuild or a batch of late events).
   const simple = Number((await driver.query(`SELECT count(*) AS n FROM ${q(TMP.keys)} WHERE ${q(SIMPLE)}`))[0]!.n) > 0;
   await ensurePreColumns(driver, flow, names, targetColumns(flow, model, driver.dialect));
-  const diff = diffSql(flow, model, driver.dialect, names, simple, next);
+  const stored = Number((await driver.query(`SELECT count(*) AS n FROM (SELECT 1 FROM ${q(TMP.prev)} LIMIT 1) p`))[0]!.n) > 0;
+  const diff = diffSql(flow, model, driver.dialect, names, simple, next, stored);
   for (const sql of diff.prepare) await driver.run(sql);
   const row = (await driver.query(diff.counts))[0]!;
   const [added, closes, removed] = [Number(row.added), Number(row.closes), Number(row.removed)];

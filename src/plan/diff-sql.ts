@@ -18,6 +18,7 @@ export function diffSql(
   names: StoreNames,
   simpleKeys = true,
   next: string = TMP.next,
+  stored = true,
 ): DiffSql {
   const q = d.quote;
   const cols = targetColumns(flow, model, d).map((c) => c.name);
@@ -46,6 +47,7 @@ export function diffSql(
   const postType = `CASE ${pre ? `WHEN a.${q(CLOSE)} THEN '${CLOSE_TYPE}' ` : ''}WHEN a.${upd} THEN 'update_postimage' ELSE 'insert' END`;
   // The end of a live version.
   const liveEnd = flow.endSentinel === undefined ? `CAST(NULL AS ${endType})` : sentinelValue(flow, model, d);
+  const addedW = stored ? WALKED.added : WALKED_ADDED_VIEW;
   const simple = simpleKeys ? simpleDiffSql(flow, model, d, names, { update: UPDATE, updateOfCurrent: UPDATE_OF_CURRENT, ofRow: OF_ROW, close: CLOSE }) : undefined;
   return {
     prepare: [
@@ -54,25 +56,30 @@ export function diffSql(
       // their one join), so a batch of simple keys copies none of its rows before writing them.
       // Anti-joins as outer joins (identity is unique on both sides): a plain hash join on every
       // engine, where a correlated NOT EXISTS over nullable columns is decorrelated expensively.
-      `CREATE TEMP TABLE ${q(WALKED.removed)} AS SELECT p.* FROM ${q(TMP.prev)} p LEFT JOIN ${q(next)} n ON ${same('n', 'p')}
-       WHERE n.${q(id[0]!)} IS NULL`,
-      `CREATE TEMP TABLE ${q(WALKED.added)} AS SELECT n.*, r.${q(id[0]!)} IS NOT NULL AS ${upd}, coalesce(r.${q(CURRENT)}, false) AS ${updCur},
+      // No stored row of a walked key (new keys only): nothing is removed, and every walked row is
+      // added as it is (a view over the walk, not a copy of it).
+      stored
+        ? `CREATE TEMP TABLE ${q(WALKED.removed)} AS SELECT p.* FROM ${q(TMP.prev)} p LEFT JOIN ${q(next)} n ON ${same('n', 'p')}
+       WHERE n.${q(id[0]!)} IS NULL`
+        : `CREATE TEMP TABLE ${q(WALKED.removed)} AS SELECT p.* FROM ${q(TMP.prev)} p WHERE false`,
+      `CREATE TEMP ${stored ? 'TABLE' : 'VIEW'} ${q(addedW)} AS SELECT n.*, r.${q(id[0]!)} IS NOT NULL AS ${upd}, coalesce(r.${q(CURRENT)}, false) AS ${updCur},
          r.${q(ROWID)} AS ${q(OF_ROW)}, ${closeOnly} AS ${q(CLOSE)}
-       FROM ${q(next)} n LEFT JOIN ${q(TMP.prev)} p ON ${same('n', 'p')} LEFT JOIN ${q(WALKED.removed)} r ON ${sameId('n', 'r')}
-       WHERE p.${q(id[0]!)} IS NULL`,
+       FROM ${q(next)} n${stored ? ` LEFT JOIN ${q(TMP.prev)} p ON ${same('n', 'p')}` : ''} LEFT JOIN ${q(WALKED.removed)} r ON ${sameId('n', 'r')}${
+         stored ? `\n       WHERE p.${q(id[0]!)} IS NULL` : ''
+       }`,
       ...(simple ? [simple.create] : []),
       `CREATE TEMP VIEW ${q(TMP.removed)} AS SELECT * FROM ${q(WALKED.removed)}${simple ? `\n       UNION ALL ${simple.removed}` : ''}`,
-      `CREATE TEMP VIEW ${q(TMP.added)} AS SELECT * FROM ${q(WALKED.added)}${simple ? `\n       UNION ALL ${simple.added}` : ''}`,
+      `CREATE TEMP VIEW ${q(TMP.added)} AS SELECT * FROM ${q(addedW)}${simple ? `\n       UNION ALL ${simple.added}` : ''}`,
     ],
     // A close is one row: the post-image with the pre-image's end and is-current (store/feed.ts).
     feed: `INSERT INTO ${q(names.changes)} (${list}, _change_type, _commit_version, _commit_timestamp${pre ? `, ${q(PRE_END)}, ${q(PRE_CURRENT)}` : ''})
        SELECT ${cols.map((c) => `r.${q(c)}`).join(', ')}, CASE WHEN a.${q(id[0]!)} IS NOT NULL THEN 'update_preimage' ELSE 'delete' END, ${ver}, ${ts}${noPre}
-       FROM ${q(WALKED.removed)} r LEFT JOIN ${q(WALKED.added)} a ON a.${upd} AND ${sameId('a', 'r')}${pre ? ` WHERE a.${q(CLOSE)} IS NOT TRUE` : ''}
+       FROM ${q(WALKED.removed)} r LEFT JOIN ${q(addedW)} a ON a.${upd} AND ${sameId('a', 'r')}${pre ? ` WHERE a.${q(CLOSE)} IS NOT TRUE` : ''}
        UNION ALL
        SELECT ${cols.map((c) => `a.${q(c)}`).join(', ')}, ${postType}, ${ver}, ${ts}${
          pre ? `, CASE WHEN a.${q(CLOSE)} THEN r.${q(flow.endAtColumn)} END, ${flow.isCurrentColumn ? `CASE WHEN a.${q(CLOSE)} THEN r.${q(flow.isCurrentColumn)} END` : `CAST(NULL AS ${d.types.bool})`}` : ''
        }
-       FROM ${q(WALKED.added)} a${pre ? ` LEFT JOIN ${q(WALKED.removed)} r ON ${sameId('a', 'r')}` : ''}${
+       FROM ${q(addedW)} a${pre ? ` LEFT JOIN ${q(WALKED.removed)} r ON ${sameId('a', 'r')}` : ''}${
          // Simple keys: each row knows its pair (L and what replaces it), and L was live.
          simple
            ? `
@@ -142,8 +149,10 @@ export function wholeDiffSql(flow: Flow, model: ColumnModel, d: Dialect, names: 
 
 /** The walked keys' removed and added rows (TMP.removed / TMP.added are views over them). */
 export const WALKED = { removed: '_scd_removed_walked', added: '_scd_added_walked' } as const;
-/** The views of a commit, dropped before the tables they read. */
-export const DIFF_VIEWS = [TMP.removed, TMP.added];
+/** The walked keys' added rows when none of them has a stored row: a view over the walk. */
+const WALKED_ADDED_VIEW = '_scd_added_walked_view';
+/** The views of a commit, dropped (in this order) before the tables they read. */
+export const DIFF_VIEWS = [TMP.removed, TMP.added, WALKED_ADDED_VIEW];
 
 const UPDATE = `${INTERNAL_PREFIX}upd`;
 const UPDATE_OF_CURRENT = `${INTERNAL_PREFIX}updcur`;
