@@ -137,8 +137,8 @@ export async function applyCommit(driver: Driver, flow: Flow, spec: CommitSpec):
     await dropTables(driver, [TMP.stage, TMP.rejects]);
     const quarantined = rejected + (await num(`SELECT count(*) FROM ${q(TMP.batch)} WHERE ${q(REASON)} IS NOT NULL`));
     const dropped = await num(`SELECT count(*) FROM ${q(TMP.batch)} WHERE ${q(REASON)} IS NULL AND ${q(DROP)}`);
-    const [dupsSql, valid] = validSql(model, d);
-    await driver.run(dupsSql!);
+    const { dups, valid } = validSql(model, d);
+    await driver.run(dups);
     if (quarantined === rejected && dropped === 0 && (await num(`SELECT count(*) FROM ${q(TMP.dups)}`)) === 0) {
       // Every record is a valid event, once: the batch becomes the valid events by a rename, its
       // other columns dropped (which frees them, as the copy would).
@@ -146,7 +146,7 @@ export async function applyCommit(driver: Driver, flow: Flow, spec: CommitSpec):
       const extra = ((await driver.columns(TMP.batch)) ?? []).filter((c) => !keep.has(c.name));
       for (const c of extra) await driver.run(`ALTER TABLE ${q(TMP.batch)} DROP COLUMN ${q(c.name)}`);
       await driver.run(`ALTER TABLE ${q(TMP.batch)} RENAME TO ${q(TMP.valid)}`);
-    } else await driver.run(valid!);
+    } else await driver.run(valid);
     // Intermediate tables go as soon as they are used (a large commit keeps to its memory).
     await dropTables(driver, [TMP.batch, TMP.dups]);
     const truncated = (await num(`SELECT count(*) FROM ${q(TMP.valid)} WHERE ${q(OP)} = ${OP_TRUNCATE}`)) > 0;
@@ -318,16 +318,21 @@ export async function writeDiff(driver: Driver, flow: Flow, model: ColumnModel, 
   if (closes > 0 && diff.update) await driver.run(diff.update);
   if (added > closes) await driver.run(diff.insert);
   // What only the diff read goes now (the key state reads the walk's input and the new events).
-  for (const v of DIFF_VIEWS) await driver.run(`DROP VIEW IF EXISTS ${driver.dialect.quote(v)}`);
+  await dropViews(driver, DIFF_VIEWS);
   await dropTables(driver, [TMP.simple, TMP.prev, ...Object.values(WALKED)]);
   return { inserted: Number(row.inserted), updated: Number(row.updated), deleted: Number(row.deleted), closed: Number(row.closed) };
 }
 
 export async function dropTemps(driver: Driver): Promise<void> {
   const views: string[] = [LOG_VIEW, ...DIFF_VIEWS];
-  for (const v of views) await driver.run(`DROP VIEW IF EXISTS ${driver.dialect.quote(v)}`);
+  await dropViews(driver, views);
   for (const t of [...Object.values(TMP).filter((t) => !views.includes(t)), ...Object.values(WALKED)])
     await driver.run(`DROP TABLE IF EXISTS ${driver.dialect.quote(t)}`);
+}
+
+/** Views go before the tables they read (PostgreSQL refuses to drop a table a view reads). */
+async function dropViews(driver: Driver, views: string[]): Promise<void> {
+  for (const v of views) await driver.run(`DROP VIEW IF EXISTS ${driver.dialect.quote(v)}`);
 }
 
 async function dropTables(driver: Driver, tables: string[]): Promise<void> {

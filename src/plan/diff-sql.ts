@@ -3,7 +3,7 @@ import type { Flow } from '../flow/flow.js';
 import { TMP, type StoreNames } from '../store/names.js';
 import { INTERNAL_PREFIX, type ColumnModel } from './model.js';
 import { currentCondition, identityColumns, sentinelValue, targetColumns } from './target.js';
-import { ROWID, SIMPLE, SLOW, simpleDiffSql } from './incremental.js';
+import { ROWID, SLOW, simpleDiffSql } from './incremental.js';
 import { CURRENT } from './walk-sql.js';
 import { CLOSE_TYPE, PRE_CURRENT, PRE_END } from '../store/feed.js';
 
@@ -141,7 +141,7 @@ export function wholeDiffSql(flow: Flow, model: ColumnModel, d: Dialect, names: 
        ON ${id.map((c) => `o.${q(c)} = n.${q(c)}`).join(' AND ')} AND o.h = n.h
      WHERE o.r IS NULL OR n.r IS NULL`,
     `CREATE TEMP TABLE ${q(TMP.prev)} AS
-     SELECT t.${d.rowId} AS ${q(ROWID)}, ${cols.map((c) => `t.${q(c)}`).join(', ')}, ${current} AS ${q(CURRENT)}, true AS ${q(SLOW)}, false AS ${q(SIMPLE)}
+     SELECT t.${d.rowId} AS ${q(ROWID)}, ${cols.map((c) => `t.${q(c)}`).join(', ')}, ${current} AS ${q(CURRENT)}, true AS ${q(SLOW)}
      FROM ${q(names.target)} t WHERE t.${d.rowId} IN (SELECT o FROM ${q(TMP.pairs)} WHERE o IS NOT NULL)`,
     `CREATE TEMP TABLE ${q(TMP.changed)} AS SELECT * FROM ${q(TMP.next)} x WHERE x.${d.rowId} IN (SELECT n FROM ${q(TMP.pairs)} WHERE n IS NOT NULL)`,
   ];

@@ -47,7 +47,7 @@ const identity = (model: ColumnModel) => [...model.keys.map((k) => k.name), ...m
  * aggregate, which engines spill to disk) and only those are deduplicated row by row: a
  * DISTINCT ON over whole rows must hold every row's values in memory at once.
  */
-export function validSql(model: ColumnModel, d: Dialect): string[] {
+export function validSql(model: ColumnModel, d: Dialect): { dups: string; valid: string } {
   const q = d.quote;
   const id = identity(model).map(q);
   const ok = `b.${q(REASON)} IS NULL AND NOT b.${q(DROP)}`;
@@ -56,13 +56,13 @@ export function validSql(model: ColumnModel, d: Dialect): string[] {
     .map((c) => (model.keys.some((k) => k.name === c) ? `x.${q(c)} IS NOT DISTINCT FROM b.${q(c)}` : `x.${q(c)} = b.${q(c)}`))
     .join(' AND ');
   const cols = logColumns(model).map((c) => `b.${q(c)}`).join(', ');
-  return [
-    `CREATE TEMP TABLE ${q(TMP.dups)} AS SELECT ${id.join(', ')} FROM ${q(TMP.batch)} b WHERE ${ok} GROUP BY ${id.join(', ')} HAVING count(*) > 1`,
-    `CREATE TEMP TABLE ${q(TMP.valid)} AS
+  return {
+    dups: `CREATE TEMP TABLE ${q(TMP.dups)} AS SELECT ${id.join(', ')} FROM ${q(TMP.batch)} b WHERE ${ok} GROUP BY ${id.join(', ')} HAVING count(*) > 1`,
+    valid: `CREATE TEMP TABLE ${q(TMP.valid)} AS
 SELECT ${cols} FROM ${q(TMP.batch)} b LEFT JOIN ${q(TMP.dups)} x ON ${same} WHERE ${ok} AND x.${q(model.seq[0]!.name)} IS NULL
 UNION ALL
 SELECT DISTINCT ON (${id.map((c) => `b.${c}`).join(', ')}) ${cols} FROM ${q(TMP.batch)} b JOIN ${q(TMP.dups)} x ON ${same} WHERE ${ok}`,
-  ];
+  };
 }
 
 /**
@@ -177,7 +177,7 @@ export function prevSql(flow: Flow, model: ColumnModel, d: Dialect, names: Store
   const q = d.quote;
   const current = currentCondition(flow, model, d, 't.');
   return `CREATE TEMP TABLE ${q(TMP.prev)} AS
-SELECT t.${d.rowId} AS ${q(ROWID)}, ${columns.map((c) => `t.${q(c)}`).join(', ')}, ${current} AS ${q(CURRENT)}, k.${q(SLOW)}, k.${q(SIMPLE)}
+SELECT t.${d.rowId} AS ${q(ROWID)}, ${columns.map((c) => `t.${q(c)}`).join(', ')}, ${current} AS ${q(CURRENT)}, k.${q(SLOW)}
 FROM ${q(names.target)} t JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 't', 'k')}
 WHERE NOT k.${q(SIMPLE)} AND (k.${q(SLOW)} OR (${current}))`;
 }
@@ -322,7 +322,7 @@ export function simpleDiffSql(flow: Flow, model: ColumnModel, d: Dialect, names:
     row(ps, ns, 'false', 'l', true, flow.storedAs === 'scd2', `${h} AND (NOT ${u} OR ${c})`),
     row(ns, nullEnd, 'true', 'n', false, false, `${h} AND NOT ${u}`),
   ];
-  // L's stored row, in TMP.prev's shape (row id, target columns, current, slow, simple).
+  // L's stored row, in TMP.prev's shape (row id, target columns, current, slow).
   const stored = target.map((col) => (keyNames.has(col) ? q(col) : P.includes(col) ? `${I(`l_${col}`)} AS ${q(col)}` : `${I(`t_${col}`)} AS ${q(col)}`));
   // The pre-images of the change feed: every removed L pairs with the row that replaces it, but
   // for a delete in scd1; a close (scd2) is stored as one row with its post-image (store/feed.ts).
@@ -331,7 +331,7 @@ export function simpleDiffSql(flow: Flow, model: ColumnModel, d: Dialect, names:
     create,
     preimages: `SELECT ${stored.join(', ')}, CASE WHEN ${u} THEN 'update_preimage' ELSE 'delete' END AS _change_type
      FROM ${q(TMP.simple)} WHERE ${removedWhere}${flow.storedAs === 'scd2' ? ` AND ${u} AND NOT ${c}` : ''}`,
-    removed: `SELECT ${I('prow')} AS ${q(ROWID)}, ${stored.join(', ')}, true AS ${q(CURRENT)}, false AS ${q(SLOW)}, true AS ${q(SIMPLE)}
+    removed: `SELECT ${I('prow')} AS ${q(ROWID)}, ${stored.join(', ')}, true AS ${q(CURRENT)}, false AS ${q(SLOW)}
      FROM ${q(TMP.simple)} WHERE ${removedWhere}`,
     added: versionsSelect(flow, model, d, `(${v.join('\nUNION ALL\n')}) v`, [flags.update, flags.updateOfCurrent, flags.ofRow, flags.close]),
   };
