@@ -71,6 +71,9 @@ describe('DuckDB: NDJSON typed from a sample', () => {
       expect(got.types).toContain('d:DATE');
       expect(got.types).toContain('t:TIMESTAMP');
       expect(got.rows).toEqual(full.rows);
+      // Every record is numbered by its line in the file (record i is on line i + 1).
+      const lines = await driver.query(`SELECT count(*) FILTER (WHERE __scd_line <> id + 1) AS bad, count(*) AS n FROM _t`);
+      expect(lines).toEqual([{ bad: '0', n: String(N) }]);
     } finally {
       await driver.close();
     }

@@ -9,7 +9,6 @@ import { FILE_COLUMN, LINE_COLUMN } from '../driver.js';
 import { duckdbDialect } from './duckdb-dialect.js';
 import { sqlString } from '../dialect.js';
 
-const AUTO_LINE = '__scd_line_auto';
 
 export class DuckDBDriver implements Driver {
   readonly dialect = duckdbDialect;
@@ -214,6 +213,19 @@ export class DuckDBDriver implements Driver {
     }
   }
 
+  /**
+   * Number a freshly read table's rows in file order: record i gets line i + 1 + offset (a CSV's
+   * header is line 1). Staging runs outside the commit's transaction, where DuckDB keeps insertion
+   * order, so a new table's row ids are the records' order in the file. `row_number() OVER ()`
+   * gives the same numbers, but as a window over the whole read (0.5 s of a 1M-line file's 1.2 s).
+   */
+  private async numberRows(table: string, column: string, offset: number): Promise<void> {
+    const q = this.dialect.quote;
+    if (this.inTransaction) throw new Error('stageFiles runs before the commit\'s transaction (row ids follow the file only then)');
+    await this.run(`ALTER TABLE ${q(table)} ADD COLUMN ${q(column)} BIGINT`);
+    await this.run(`UPDATE ${q(table)} SET ${q(column)} = rowid + ${1 + offset}`);
+  }
+
   /** Stage one file; false when it holds no readable record. */
   private async stageOne(file: InputFile, part: string, rejects: string, scratch: string, i: number): Promise<boolean> {
     const q = this.dialect.quote;
@@ -223,10 +235,11 @@ export class DuckDBDriver implements Driver {
       const rj = `_scd_csv_rejects_${i}`;
       try {
         await this.run(
-          `CREATE TEMP TABLE ${q(part)} AS SELECT *, $2::VARCHAR AS ${q(FILE_COLUMN)}, (row_number() OVER () + 1)::BIGINT AS ${q(LINE_COLUMN)}
+          `CREATE TEMP TABLE ${q(part)} AS SELECT *, $2::VARCHAR AS ${q(FILE_COLUMN)}
            FROM read_csv($1, header = true, store_rejects = true, rejects_table = '${rj}', rejects_scan = '${rj}_scan')`,
           [file.path, file.label ?? file.path],
         );
+        await this.numberRows(part, LINE_COLUMN, 1);
         await this.run(
           `INSERT INTO ${q(rejects)} SELECT $1, line, string_agg(DISTINCT error_message, '; '), any_value(csv_line) FROM ${q(rj)} GROUP BY line`,
           [file.label ?? file.path],
@@ -250,16 +263,14 @@ export class DuckDBDriver implements Driver {
     try {
       const read = (from: string) =>
         this.run(
-          `CREATE TEMP TABLE ${q(part)} AS SELECT *, $2::VARCHAR AS ${q(FILE_COLUMN)},
-             (row_number() OVER ())::BIGINT AS ${q(AUTO_LINE)} FROM ${from}`,
+          `CREATE TEMP TABLE ${q(part)} AS SELECT *, $2::VARCHAR AS ${q(FILE_COLUMN)} FROM ${from}`,
           [file.path, label],
         );
       if (file.format === 'parquet' || !(await this.readSampled(part, file.path, () => read(SAMPLED_JSON)))) await read(reader);
       // A transformed input carries the original line numbers itself.
       const cols = (await this.columns(part)) ?? [];
+      if (!cols.some((c) => c.name === LINE_COLUMN)) await this.numberRows(part, LINE_COLUMN, 0);
       if (file.format !== 'parquet') await this.keepZones(file.path, part, cols);
-      if (cols.some((c) => c.name === LINE_COLUMN)) await this.run(`ALTER TABLE ${q(part)} DROP COLUMN ${q(AUTO_LINE)}`);
-      else await this.run(`ALTER TABLE ${q(part)} RENAME COLUMN ${q(AUTO_LINE)} TO ${q(LINE_COLUMN)}`);
       return true;
     } catch (e) {
       if (file.format === 'parquet' || (await startsWithBracket(file.path))) throw unreadable(file, e);
@@ -298,7 +309,7 @@ export class DuckDBDriver implements Driver {
       await this.run(`DROP TABLE IF EXISTS ${q(part)}`);
       return false;
     }
-    const cols = ((await this.columns(part)) ?? []).filter((c) => c.name !== FILE_COLUMN && c.name !== AUTO_LINE);
+    const cols = ((await this.columns(part)) ?? []).filter((c) => c.name !== FILE_COLUMN);
     const kinds = cols.map((c) => SAMPLED_KINDS[c.type]);
     let agrees = cols.length > 0 && kinds.every((k) => k !== undefined) && cols.every((c) => !/["\\]/.test(c.name));
     // A file no longer than the sample was typed from all of it.
