@@ -164,7 +164,9 @@ export async function applyCommit(driver: Driver, flow: Flow, spec: CommitSpec):
     await dropTables(driver, [TMP.valid]);
     const duplicates = rowsRead - quarantined - dropped - skipped - eventsApplied;
     await driver.run(appendEventsSql(model, d, names), [version]);
-    const ties = eventsApplied ? await num(tiesSql(model, d, names, flow.applyAsTruncates !== undefined)) : 0;
+    // Only a walked (not simple) key's events, or a truncate, can tie.
+    const mayTie = truncated || (await num(`SELECT count(*) FROM (SELECT 1 FROM ${q(TMP.keys)} WHERE NOT ${q(SIMPLE)} LIMIT 1) k`)) > 0;
+    const ties = eventsApplied && mayTie ? await num(tiesSql(model, d, names, flow.applyAsTruncates !== undefined)) : 0;
     if (!truncated) await dropKeysWithoutNews(driver, model);
     const keysAffected = await num(`SELECT count(*) FROM ${q(TMP.keys)}`);
 

@@ -147,19 +147,20 @@ export function knownSql(model: ColumnModel, d: Dialect): string {
 
 /**
  * New events that tie: share key and sequence with a different event, new or already logged
- * (truncates, which have no key, tie with each other).
+ * (truncates, which have no key, tie with each other). The new events and the slow keys' logged
+ * ones are each distinct (validSql, knownSql), and none is in both: a new event ties exactly when
+ * its key and sequence hold more than one of them. A fast key has no logged event at a new
+ * event's sequence, and a simple key's one new event ties with nothing.
  */
 export function tiesSql(model: ColumnModel, d: Dialect, names: StoreNames, truncates = true): string {
   const q = d.quote;
-  const idc = [...model.keys.map((k) => k.name), ...model.seq.map((s) => s.name), OP, HASH].map(q).join(', ');
+  const at = [...model.keys.map((k) => k.name), ...model.seq.map((s) => s.name)].map(q).join(', ');
   const sameSeq = (a: string, b: string) => model.seq.map((c) => `${a}.${q(c.name)} = ${b}.${q(c.name)}`).join(' AND ');
-  const sameKey = model.keys.map((c) => `o.${q(c.name)} = n.${q(c.name)}`).join(' AND ');
-  const others = `(SELECT ${idc} FROM ${q(TMP.fresh)} UNION ALL SELECT ${idc} FROM ${q(TMP.slowLog)})`;
-  // Two counts, each a plain EXISTS (an EXISTS under OR cannot become a semi-join in PostgreSQL).
-  // A simple key's one new event ties with nothing (it is newer than the key's log).
-  return `SELECT CAST((SELECT count(*) FROM ${q(TMP.fresh)} n JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'n', 'k')}
-     WHERE NOT k.${q(SIMPLE)} AND n.${q(OP)} <> ${OP_TRUNCATE} AND EXISTS (SELECT 1 FROM ${others} o
-     WHERE ${sameKey} AND ${sameSeq('o', 'n')} AND (o.${q(OP)} <> n.${q(OP)} OR o.${q(HASH)} <> n.${q(HASH)})))
+  // One aggregate over the new and the logged events of the keys that may tie.
+  return `SELECT CAST(coalesce((SELECT sum(t.f) FROM (SELECT sum(x.f) AS f FROM (
+       SELECT ${at}, 1 AS f FROM ${q(TMP.fresh)} WHERE ${q(OP)} <> ${OP_TRUNCATE}
+       UNION ALL SELECT ${at}, 0 AS f FROM ${q(TMP.slowLog)}) x
+     GROUP BY ${at} HAVING count(*) > 1) t), 0)
   ${
     truncates
       ? `+ (SELECT count(*) FROM ${q(TMP.fresh)} n WHERE n.${q(OP)} = ${OP_TRUNCATE} AND EXISTS (SELECT 1 FROM ${q(names.events)} t
