@@ -70,6 +70,28 @@ const BAD: Array<[number, RegExp]> = [
 ];
 
 for (const engine of engines) {
+  describe(`blank lines on ${engine.name}`, () => {
+    it('a bad record after blank lines is quarantined at its physical line (readers skip blank lines)', async () => {
+      const dir = mkdir(tmp.dir, `blank-${engine.name}`);
+      const file = path.join(dir, 'blank.ndjson');
+      const lines = ['{"id":1,"ts":1,"qty":5}', '', '{"id":2,"ts":1,"qty":6}', '   ', '\t', '{"id":null,"ts":1,"qty":7}', '{"id":4,"ts":null,"qty":8}', '', '{"id":5,"ts":1,"qty":9}'];
+      writeFileSync(file, lines.join('\n') + '\n\n');
+      const driver = await engine.open();
+      try {
+        const r = await applyFiles(driver, defineFlow(CORPUS_FLOW), resolveInputs([file]));
+        expectAccounted(r);
+        expect(r).toMatchObject({ rowsRead: 5, eventsApplied: 3, quarantined: 2 });
+        const q = await quarantined(driver, 'orders');
+        expect(q.map((x) => [x.line, x.reason])).toEqual([
+          [6, expect.stringMatching(/key column "id" is null/)],
+          [7, expect.stringMatching(/sequence column "ts" is null/)],
+        ]);
+      } finally {
+        await driver.close();
+      }
+    });
+  });
+
   describe(`malformed corpus on ${engine.name}`, () => {
     it('every record is accounted for; each bad one is quarantined with file, line and reason', async () => {
       const dir = mkdir(tmp.dir, `corpus-${engine.name}`);

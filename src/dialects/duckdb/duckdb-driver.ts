@@ -1,7 +1,8 @@
-import { mkdtempSync, openSync, readSync, closeSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, openSync, readSync, closeSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { MAX_RECORD_BYTES, scanLines } from '../../sources/line-scan.js';
+import { countLines } from '../../sources/blank-lines.js';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { QueryError, ScdError, firstLine } from '../../errors.js';
 import type { ColumnInfo, Driver, InputFile, Row } from '../driver.js';
@@ -226,6 +227,32 @@ export class DuckDBDriver implements Driver {
     await this.run(`UPDATE ${q(table)} SET ${q(column)} = rowid + ${1 + offset}`);
   }
 
+  /**
+   * The reader skips blank lines, so records numbered in read order are off their physical line
+   * after one: shift each past the blank lines before it (the j-th blank line b has b - j records
+   * before it). Only when every other line is one record (a record spread over lines keeps its
+   * number in the file's records).
+   */
+  private async skipBlankLines(file: string, part: string, scratch: string, i: number): Promise<void> {
+    const q = this.dialect.quote;
+    const { lines, blanks } = countLines(file);
+    if (!blanks.length) return;
+    const records = Number((await this.query(`SELECT count(*) AS n FROM ${q(part)}`))[0]!.n);
+    if (lines - blanks.length !== records) return;
+    const list = path.join(scratch, `blank_${i}.csv`);
+    writeFileSync(list, `b\n${blanks.join('\n')}\n`);
+    const L = q(LINE_COLUMN);
+    await this.run(
+      `UPDATE ${q(part)} SET ${L} = ${q(part)}.${L} + s.j FROM (
+         SELECT p.rowid AS rid, r.j FROM ${q(part)} p ASOF JOIN (
+           SELECT before, max(j) AS j FROM (SELECT b - row_number() OVER (ORDER BY b) AS before, row_number() OVER (ORDER BY b) AS j
+             FROM read_csv($1, header = true, columns = {'b': 'BIGINT'})) GROUP BY before) r
+         ON p.${L} > r.before) s
+       WHERE ${q(part)}.rowid = s.rid`,
+      [list],
+    );
+  }
+
   /** Stage one file; false when it holds no readable record. */
   private async stageOne(file: InputFile, part: string, rejects: string, scratch: string, i: number): Promise<boolean> {
     const q = this.dialect.quote;
@@ -269,7 +296,10 @@ export class DuckDBDriver implements Driver {
       if (file.format === 'parquet' || !(await this.readSampled(part, file.path, () => read(SAMPLED_JSON)))) await read(reader);
       // A transformed input carries the original line numbers itself.
       const cols = (await this.columns(part)) ?? [];
-      if (!cols.some((c) => c.name === LINE_COLUMN)) await this.numberRows(part, LINE_COLUMN, 0);
+      if (!cols.some((c) => c.name === LINE_COLUMN)) {
+        await this.numberRows(part, LINE_COLUMN, 0);
+        if (file.format !== 'parquet' && !(await startsWithBracket(file.path))) await this.skipBlankLines(file.path, part, scratch, i);
+      }
       if (file.format !== 'parquet') await this.keepZones(file.path, part, cols);
       return true;
     } catch (e) {

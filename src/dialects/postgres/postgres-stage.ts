@@ -205,7 +205,8 @@ async function typedFromJson(host: StageHost, records: string, texts: string, pa
       if (firstIn.get(String(r.key)) === Number(r.src) && !place.has(String(r.key))) place.set(String(r.key), Number(r.ord));
   const keys = [...firstIn.keys()].sort((a, b) => firstIn.get(a)! - firstIn.get(b)! || (place.get(a) ?? 0) - (place.get(b) ?? 0));
   const dataKeys = keys.filter((k) => k !== LINE_COLUMN);
-  const line = keys.includes(LINE_COLUMN) ? `CAST(b->>${lit(LINE_COLUMN)} AS bigint)` : `CAST("__scd_n" AS bigint)`;
+  // A record's line is where its text is (src): blank lines are not records but are lines.
+  const line = keys.includes(LINE_COLUMN) ? `CAST(b->>${lit(LINE_COLUMN)} AS bigint)` : `CAST(src AS bigint)`;
   const create = (typeOf: (k: string) => string) =>
     `CREATE TEMP TABLE ${q(part)} AS SELECT ${dataKeys
       .map((k) => {

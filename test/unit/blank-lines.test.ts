@@ -1,0 +1,39 @@
+/** countLines: the lines of a file and its blank ones, whatever the chunk boundaries. */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { countLines } from '../../src/sources/blank-lines.js';
+
+const dir = mkdtempSync(path.join(tmpdir(), 'scdkit-lines-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function file(text: string): string {
+  const f = path.join(dir, `f${Math.random().toString(36).slice(2)}.ndjson`);
+  writeFileSync(f, text);
+  return f;
+}
+
+/** The same count, by splitting the text. */
+function expected(text: string) {
+  const parts = text.split('\n');
+  if (parts.at(-1) === '') parts.pop();
+  return { lines: parts.length, blanks: parts.flatMap((p, i) => (/^[ \t\r]*$/.test(p) ? [i + 1] : [])) };
+}
+
+describe('countLines', () => {
+  const cases: Record<string, string> = {
+    'no blank line': '{"a":1}\n{"a":2}\n',
+    'no newline at the end': '{"a":1}\n{"a":2}',
+    'an empty file': '',
+    'blank lines inside and at the end': '{"a":1}\n\n{"a":2}\n   \n\t\r\n{"a":3}\n\n',
+    'a blank first line and a last line of spaces without newline': '\n{"a":1}\n  ',
+    'CRLF lines': '{"a":1}\r\n\r\n{"a":2}\r\n',
+    'only blank lines': '\n\n \n',
+  };
+  for (const [name, text] of Object.entries(cases))
+    it(`${name}: as splitting the text gives, at every chunk size`, () => {
+      const f = file(text);
+      for (const chunk of [1, 2, 3, 5, 8, 1024]) expect(countLines(f, chunk), `chunk ${chunk}`).toEqual(expected(text));
+    });
+});
