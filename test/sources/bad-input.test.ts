@@ -92,6 +92,33 @@ for (const engine of engines) {
     });
   });
 
+  describe(`blank lines in a CSV on ${engine.name}`, () => {
+    it('blank lines are skipped; rejected and bad records are quarantined at their physical lines', async () => {
+      const dir = mkdir(tmp.dir, `blank-csv-${engine.name}`);
+      const driver = await engine.open();
+      try {
+        const flow = defineFlow(CORPUS_FLOW);
+        // Without a rejected line, then with one between the blank lines.
+        const files: Array<[string, string[], Array<[number, RegExp]>]> = [
+          ['a.csv', ['id,ts,qty', '1,1,5', '', '2,1,6', ',1,7', '4,,8'], [[5, /key column "id" is null/], [6, /sequence column "ts" is null/]]],
+          ['b.csv', ['id,ts,qty', '1,2,5', '', '2,2,6,extra', '', ',2,7', '4,,8', '5,2,9'], [[4, /3.*4|4.*3/], [6, /key column "id" is null/], [7, /sequence column "ts" is null/]]],
+        ];
+        for (const [name, lines, bad] of files) {
+          const file = path.join(dir, name);
+          writeFileSync(file, lines.join('\n') + '\n');
+          const r = await applyFiles(driver, flow, resolveInputs([file]));
+          expectAccounted(r);
+          expect(r.quarantined, name).toBe(bad.length);
+          const q = (await quarantined(driver, 'orders')).filter((x) => x.file === name);
+          expect(q.map((x) => x.line), name).toEqual(bad.map(([l]) => l));
+          for (const [k, [, reason]] of bad.entries()) expect(q[k]!.reason, `${name} line ${bad[k]![0]}`).toMatch(reason);
+        }
+      } finally {
+        await driver.close();
+      }
+    });
+  });
+
   describe(`malformed corpus on ${engine.name}`, () => {
     it('every record is accounted for; each bad one is quarantined with file, line and reason', async () => {
       const dir = mkdir(tmp.dir, `corpus-${engine.name}`);

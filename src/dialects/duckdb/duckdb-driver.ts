@@ -10,7 +10,6 @@ import { FILE_COLUMN, LINE_COLUMN } from '../driver.js';
 import { duckdbDialect } from './duckdb-dialect.js';
 import { sqlString } from '../dialect.js';
 
-
 export class DuckDBDriver implements Driver {
   readonly dialect = duckdbDialect;
   private inTransaction = false;
@@ -228,29 +227,33 @@ export class DuckDBDriver implements Driver {
   }
 
   /**
-   * The reader skips blank lines, so records numbered in read order are off their physical line
-   * after one: shift each past the blank lines before it (the j-th blank line b has b - j records
-   * before it). Only when every other line is one record (a record spread over lines keeps its
-   * number in the file's records).
+   * The readers skip blank lines (and a CSV's header and rejected lines are no records), so
+   * records numbered in read order are off their physical line after one: number each record past
+   * the lines before it that hold none (the j-th such line b has b - j records before it). Only
+   * when every other line is one record: a record spread over lines (a quoted CSV newline, a
+   * pretty-printed object) keeps the number it has. True when it numbered them.
    */
-  private async skipBlankLines(file: string, part: string, scratch: string, i: number): Promise<void> {
+  private async skipNonRecordLines(file: string, part: string, scratch: string, i: number, others: { header: boolean; lines?: string }): Promise<boolean> {
     const q = this.dialect.quote;
     const { lines, blanks } = countLines(file);
-    if (!blanks.length) return;
+    if (!blanks.length) return false;
     const records = Number((await this.query(`SELECT count(*) AS n FROM ${q(part)}`))[0]!.n);
-    if (lines - blanks.length !== records) return;
+    const rejected = others.lines ? Number((await this.query(`SELECT count(DISTINCT line) AS n FROM ${q(others.lines)}`))[0]!.n) : 0;
+    if (lines - blanks.length - rejected - (others.header ? 1 : 0) !== records) return false;
     const list = path.join(scratch, `blank_${i}.csv`);
-    writeFileSync(list, `b\n${blanks.join('\n')}\n`);
+    writeFileSync(list, `b\n${[...(others.header ? [1] : []), ...blanks].join('\n')}\n`);
+    const nonRecord = `SELECT b FROM read_csv($1, header = true, columns = {'b': 'BIGINT'})${others.lines ? ` UNION SELECT DISTINCT line FROM ${q(others.lines)}` : ''}`;
     const L = q(LINE_COLUMN);
     await this.run(
-      `UPDATE ${q(part)} SET ${L} = ${q(part)}.${L} + s.j FROM (
+      `UPDATE ${q(part)} SET ${L} = ${q(part)}.rowid + 1 + s.j FROM (
          SELECT p.rowid AS rid, r.j FROM ${q(part)} p ASOF JOIN (
            SELECT before, max(j) AS j FROM (SELECT b - row_number() OVER (ORDER BY b) AS before, row_number() OVER (ORDER BY b) AS j
-             FROM read_csv($1, header = true, columns = {'b': 'BIGINT'})) GROUP BY before) r
-         ON p.${L} > r.before) s
+             FROM (${nonRecord}) x) GROUP BY before) r
+         ON p.rowid + 1 > r.before) s
        WHERE ${q(part)}.rowid = s.rid`,
       [list],
     );
+    return true;
   }
 
   /** Stage one file; false when it holds no readable record. */
@@ -272,7 +275,9 @@ export class DuckDBDriver implements Driver {
           [file.label ?? file.path],
         );
         // Good rows were numbered as if no line had been rejected: shift each past the rejected
-        // lines before it (the j-th rejected line r has r - j - 1 good rows before it).
+        // lines before it (the j-th rejected line r has r - j - 1 good rows before it), and past
+        // blank lines when the file has some.
+        if (!(await this.skipNonRecordLines(file.path, part, scratch, i, { header: true, lines: rj })))
         await this.run(
           `UPDATE ${q(part)} SET ${q(LINE_COLUMN)} = ${q(LINE_COLUMN)} + (SELECT count(*) FROM
              (SELECT line - row_number() OVER (ORDER BY line) - 1 AS before FROM (SELECT DISTINCT line FROM ${q(rj)})) r
@@ -298,7 +303,7 @@ export class DuckDBDriver implements Driver {
       const cols = (await this.columns(part)) ?? [];
       if (!cols.some((c) => c.name === LINE_COLUMN)) {
         await this.numberRows(part, LINE_COLUMN, 0);
-        if (file.format !== 'parquet' && !(await startsWithBracket(file.path))) await this.skipBlankLines(file.path, part, scratch, i);
+        if (file.format !== 'parquet' && !(await startsWithBracket(file.path))) await this.skipNonRecordLines(file.path, part, scratch, i, { header: false });
       }
       if (file.format !== 'parquet') await this.keepZones(file.path, part, cols);
       return true;
