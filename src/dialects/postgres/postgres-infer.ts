@@ -136,14 +136,19 @@ export function jsonType(s: TextStats): string {
  * the full inference types `type` (`shape`: the one shape of its date-like strings). Undefined for
  * jsonb, which more values may turn into a scalar type: the full inference decides those.
  */
-export function fitsJsonType(e: string, type: string, shape: string | undefined): string | undefined {
+export function fitsJsonType(e: string, type: string, shape: string | undefined, text = `(${e} #>> '{}')`): string | undefined {
   const k = `jsonb_typeof(${e})`;
-  const v = `(${e} #>> '{}')`;
+  // `text`: the value as text (`b->>'key'` for `b->'key'`: one lookup, not a path).
+  const v = text;
   const none = `${e} IS NULL OR ${k} = 'null'`;
   const int = `${k} = 'number' AND ${v} !~ '[.eE]'`;
   const lit = (x: string) => `'${x.replace(/'/g, "''")}'`;
   const dated = (re: string) =>
-    shape === undefined ? undefined : `${none} OR (${k} = 'string' AND ${v} ~ '${re}' AND ${shapeSql(v)} = ${lit(shape)})`;
+    // The shape first (a translate, cheaper than the pattern); without a fraction in the shape, a
+    // value with one cannot have it, and the translate alone decides.
+    shape === undefined
+      ? undefined
+      : `${none} OR (${k} = 'string' AND ${shape.includes('.') ? shapeSql(v) : `translate(${v}, '0123456789', 'dddddddddd')`} = ${lit(shape)} AND ${v} ~ '${re}')`;
   switch (type) {
     case 'boolean':
       return `${none} OR ${k} = 'boolean'`;

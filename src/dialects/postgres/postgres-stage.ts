@@ -106,9 +106,11 @@ async function stageOne(host: StageHost, file: InputFile, part: string, rejects:
   // Each line is one field: a delimiter and a quote that valid JSON text never holds unescaped.
   const copyLines = `COPY ${q(lines)} (line) FROM STDIN WITH (FORMAT csv, DELIMITER E'\\x01', QUOTE E'\\x02', ESCAPE E'\\x02')`;
   const loaded = await host.attempt(() => host.copyFrom(copyLines, { file: file.path }));
-  // records: "__scd_n" (record number), src (where its text is), b (the parsed object).
-  const fromLines = (renumber: boolean) =>
-    `CREATE TEMP TABLE ${q(records)} AS SELECT ${renumber ? 'row_number() OVER (ORDER BY "__scd_n")' : '"__scd_n"'} AS "__scd_n", "__scd_n" AS src,
+  // records: "__scd_n" (orders the records), src (the line its text is on), b (the parsed object).
+  // Both are the line number: blank lines are no records, but numbering the records without them
+  // (a window over the whole file) would only serve the sample, which takes the same records.
+  const fromLines = () =>
+    `CREATE TEMP TABLE ${q(records)} AS SELECT "__scd_n", "__scd_n" AS src,
        CAST(line AS jsonb) AS b FROM ${q(lines)} WHERE line IS NOT NULL AND btrim(line, E' \\t\\r') <> ''`;
   const lineText = `(SELECT "__scd_n" AS src, CAST(line AS json) AS j FROM ${q(lines)})`;
   if (array) {
@@ -128,7 +130,7 @@ async function stageOne(host: StageHost, file: InputFile, part: string, rejects:
     return true;
   }
   if (!loaded) {
-    const err = await host.attempt(() => host.run(fromLines(true)));
+    const err = await host.attempt(() => host.run(fromLines()));
     const objects = !err && Number((await host.query(`SELECT count(*) AS n FROM ${q(records)} WHERE jsonb_typeof(b) <> 'object'`))[0]!.n) === 0;
     if (objects) {
       await typedFromJson(host, records, lineText, part, label, file);
@@ -145,7 +147,7 @@ async function stageOne(host: StageHost, file: InputFile, part: string, rejects:
   if (!scan.good) return false;
   await host.run(`CREATE TEMP TABLE ${q(lines)} ("__scd_n" bigserial, line text)`);
   await host.copyFrom(copyLines, { file: good });
-  await host.run(fromLines(false));
+  await host.run(fromLines());
   await typedFromJson(host, records, lineText, part, label, file);
   await host.run(`DROP TABLE ${q(lines)}`);
   return true;
@@ -173,7 +175,7 @@ async function sampledStats(host: StageHost, records: string): Promise<Array<Rec
   const checks: string[] = [];
   for (const row of rows) {
     const s = textStats(row);
-    const cond = fitsJsonType(`b->${lit(String(row.key))}`, jsonType(s), s.shapes === 1 ? s.shape : undefined);
+    const cond = fitsJsonType(`b->${lit(String(row.key))}`, jsonType(s), s.shapes === 1 ? s.shape : undefined, `(b->>${lit(String(row.key))})`);
     if (cond === undefined) return undefined;
     checks.push(`bool_and(${cond}) AS "c${checks.length}"`);
   }
