@@ -141,8 +141,10 @@ SELECT ${cols} FROM ${q(TMP.valid)} v WHERE v.${q(OP)} = ${OP_TRUNCATE}
  */
 export function knownSql(model: ColumnModel, d: Dialect): string {
   const q = d.quote;
-  const same = identity(model).map((c) => `l.${q(c)} = ${q(TMP.valid)}.${q(c)}`).join(' AND ');
-  return `DELETE FROM ${q(TMP.valid)} WHERE EXISTS (SELECT 1 FROM ${q(TMP.slowLog)} l WHERE ${same})`;
+  const same = identity(model).map((c) => `l.${q(c)} = v.${q(c)}`).join(' AND ');
+  // By row id from a plain join: a correlated EXISTS is decorrelated by DuckDB into a join on
+  // IS NOT DISTINCT FROM over a grouping of every valid event (0.39 s for 1M, against 0.1 s).
+  return `DELETE FROM ${q(TMP.valid)} WHERE ${d.rowId} IN (SELECT v.${d.rowId} FROM ${q(TMP.valid)} v JOIN ${q(TMP.slowLog)} l ON ${same})`;
 }
 
 /**
@@ -234,10 +236,16 @@ export function stateSql(model: ColumnModel, d: Dialect, names: StoreNames, even
     S.length === 1
       ? `SELECT ${K.join(', ')}, max(${S[0]}) AS ${S[0]} FROM ${q(events)} GROUP BY ${K.join(', ')}`
       : `SELECT DISTINCT ON (${K.join(', ')}) ${[...K, ...S].join(', ')} FROM ${q(events)} ORDER BY ${[...K, ...S.map((s) => `${s} DESC`)].join(', ')}`;
+  // One key column: a plain IN (DuckDB decorrelates the EXISTS into a grouped join, 0.4 s for 1M
+  // keys of a 10M state against 0.2 s); keys of a recomputed key are never null.
+  const forget =
+    K.length === 1
+      ? `DELETE FROM ${q(names.state)} WHERE ${K[0]} IN (SELECT k.${K[0]} FROM ${q(TMP.keys)} k)`
+      : `DELETE FROM ${q(names.state)} WHERE EXISTS (SELECT 1 FROM ${q(TMP.keys)} k WHERE ${model.keys
+          .map((k) => `k.${q(k.name)} = ${q(names.state)}.${q(k.name)}`)
+          .join(' AND ')})`;
   return [
-    `DELETE FROM ${q(names.state)} WHERE EXISTS (SELECT 1 FROM ${q(TMP.keys)} k WHERE ${model.keys
-      .map((k) => `k.${q(k.name)} = ${q(names.state)}.${q(k.name)}`)
-      .join(' AND ')})`,
+    forget,
     `INSERT INTO ${q(names.state)} (${stateColumns(model, d).map((c) => q(c.name)).join(', ')})
 SELECT ${K.map((k) => `e.${k}`).join(', ')}, ${S.map((s) => `e.${s}`).join(', ')}, coalesce(c.live, false)
 FROM (${last}) e
