@@ -277,13 +277,14 @@ export class DuckDBDriver implements Driver {
         // Good rows were numbered as if no line had been rejected: shift each past the rejected
         // lines before it (the j-th rejected line r has r - j - 1 good rows before it), and past
         // blank lines when the file has some.
-        if (!(await this.skipNonRecordLines(file.path, part, scratch, i, { header: true, lines: rj })))
-        await this.run(
-          `UPDATE ${q(part)} SET ${q(LINE_COLUMN)} = ${q(LINE_COLUMN)} + (SELECT count(*) FROM
-             (SELECT line - row_number() OVER (ORDER BY line) - 1 AS before FROM (SELECT DISTINCT line FROM ${q(rj)})) r
-             WHERE r.before < ${q(part)}.${q(LINE_COLUMN)} - 1)
-           WHERE EXISTS (SELECT 1 FROM ${q(rj)})`,
-        );
+        if (!(await this.skipNonRecordLines(file.path, part, scratch, i, { header: true, lines: rj }))) {
+          await this.run(
+            `UPDATE ${q(part)} SET ${q(LINE_COLUMN)} = ${q(LINE_COLUMN)} + (SELECT count(*) FROM
+               (SELECT line - row_number() OVER (ORDER BY line) - 1 AS before FROM (SELECT DISTINCT line FROM ${q(rj)})) r
+               WHERE r.before < ${q(part)}.${q(LINE_COLUMN)} - 1)
+             WHERE EXISTS (SELECT 1 FROM ${q(rj)})`,
+          );
+        }
         await this.run(`DROP TABLE IF EXISTS ${q(rj)}`);
         await this.run(`DROP TABLE IF EXISTS ${q(rj + '_scan')}`);
         return true;
