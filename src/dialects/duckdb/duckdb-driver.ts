@@ -227,22 +227,23 @@ export class DuckDBDriver implements Driver {
   }
 
   /**
-   * The readers skip blank lines (and a CSV's header and rejected lines are no records), so
-   * records numbered in read order are off their physical line after one: number each record past
-   * the lines before it that hold none (the j-th such line b has b - j records before it). Only
-   * when every other line is one record: a record spread over lines (a quoted CSV newline, a
-   * pretty-printed object) keeps the number it has. True when it numbered them.
+   * Records numbered in read order are off their physical line after a line that holds none: a
+   * CSV's header and its rejected lines, and blank lines (the readers skip them). Number each
+   * record past those before it (the j-th such line b has b - j records before it). Blank lines
+   * count only when every other line is one record: a record spread over lines (a quoted CSV
+   * newline, a pretty-printed object) cannot be placed by them.
    */
-  private async skipNonRecordLines(file: string, part: string, scratch: string, i: number, others: { header: boolean; lines?: string }): Promise<boolean> {
+  private async skipNonRecordLines(file: string, part: string, scratch: string, i: number, csv?: { rejects: string }): Promise<void> {
     const q = this.dialect.quote;
     const { lines, blanks } = countLines(file);
-    if (!blanks.length) return false;
+    const rejected = csv ? Number((await this.query(`SELECT count(DISTINCT line) AS n FROM ${q(csv.rejects)}`))[0]!.n) : 0;
+    if (!blanks.length && !rejected) return;
     const records = Number((await this.query(`SELECT count(*) AS n FROM ${q(part)}`))[0]!.n);
-    const rejected = others.lines ? Number((await this.query(`SELECT count(DISTINCT line) AS n FROM ${q(others.lines)}`))[0]!.n) : 0;
-    if (lines - blanks.length - rejected - (others.header ? 1 : 0) !== records) return false;
+    const placed = lines - blanks.length - rejected - (csv ? 1 : 0) === records;
+    if (!placed && !rejected) return;
     const list = path.join(scratch, `blank_${i}.csv`);
-    writeFileSync(list, `b\n${[...(others.header ? [1] : []), ...blanks].join('\n')}\n`);
-    const nonRecord = `SELECT b FROM read_csv($1, header = true, columns = {'b': 'BIGINT'})${others.lines ? ` UNION SELECT DISTINCT line FROM ${q(others.lines)}` : ''}`;
+    writeFileSync(list, `b\n${[...(csv ? [1] : []), ...(placed ? blanks : [])].join('\n')}\n`);
+    const nonRecord = `SELECT b FROM read_csv($1, header = true, columns = {'b': 'BIGINT'})${csv ? ` UNION SELECT DISTINCT line FROM ${q(csv.rejects)}` : ''}`;
     const L = q(LINE_COLUMN);
     await this.run(
       `UPDATE ${q(part)} SET ${L} = ${q(part)}.rowid + 1 + s.j FROM (
@@ -253,7 +254,6 @@ export class DuckDBDriver implements Driver {
        WHERE ${q(part)}.rowid = s.rid`,
       [list],
     );
-    return true;
   }
 
   /** Stage one file; false when it holds no readable record. */
@@ -274,17 +274,9 @@ export class DuckDBDriver implements Driver {
           `INSERT INTO ${q(rejects)} SELECT $1, line, string_agg(DISTINCT error_message, '; '), any_value(csv_line) FROM ${q(rj)} GROUP BY line`,
           [file.label ?? file.path],
         );
-        // Good rows were numbered as if no line had been rejected: shift each past the rejected
-        // lines before it (the j-th rejected line r has r - j - 1 good rows before it), and past
-        // blank lines when the file has some.
-        if (!(await this.skipNonRecordLines(file.path, part, scratch, i, { header: true, lines: rj }))) {
-          await this.run(
-            `UPDATE ${q(part)} SET ${q(LINE_COLUMN)} = ${q(LINE_COLUMN)} + (SELECT count(*) FROM
-               (SELECT line - row_number() OVER (ORDER BY line) - 1 AS before FROM (SELECT DISTINCT line FROM ${q(rj)})) r
-               WHERE r.before < ${q(part)}.${q(LINE_COLUMN)} - 1)
-             WHERE EXISTS (SELECT 1 FROM ${q(rj)})`,
-          );
-        }
+        // Good rows were numbered as if no line had been rejected: each goes past the rejected
+        // (and blank) lines before it.
+        await this.skipNonRecordLines(file.path, part, scratch, i, { rejects: rj });
         await this.run(`DROP TABLE IF EXISTS ${q(rj)}`);
         await this.run(`DROP TABLE IF EXISTS ${q(rj + '_scan')}`);
         return true;
@@ -304,7 +296,7 @@ export class DuckDBDriver implements Driver {
       const cols = (await this.columns(part)) ?? [];
       if (!cols.some((c) => c.name === LINE_COLUMN)) {
         await this.numberRows(part, LINE_COLUMN, 0);
-        if (file.format !== 'parquet' && !(await startsWithBracket(file.path))) await this.skipNonRecordLines(file.path, part, scratch, i, { header: false });
+        if (file.format !== 'parquet' && !(await startsWithBracket(file.path))) await this.skipNonRecordLines(file.path, part, scratch, i);
       }
       if (file.format !== 'parquet') await this.keepZones(file.path, part, cols);
       return true;
