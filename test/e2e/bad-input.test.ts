@@ -79,6 +79,23 @@ describe.concurrent('a malformed line is quarantined, the rest of the file appli
     ]);
   });
 
+  it('blank lines in NDJSON and CSV: bad records after them are quarantined at their physical lines', async () => {
+    const { dir, db } = await started('blank-lines');
+    writeFileSync(path.join(dir, 'b3.ndjson'), '{"id":7,"ts":3,"qty":1,"label":"a"}\n\n   \n{"id":null,"ts":3,"qty":2,"label":"b"}\n');
+    writeFileSync(path.join(dir, 'b4.csv'), 'id,ts,qty,label\n8,4,1,c\n\n9,4,2,d,extra\n\n,4,3,no key\n');
+    for (const input of ['b3.ndjson', 'b4.csv']) {
+      const r = await scd(['apply', 'flow.yaml', '--input', input, '--json'], dir);
+      expect(r.stderr).not.toMatch(/bug in scdkit|refused a statement/);
+      expect(r.code, input).toBe(0);
+    }
+    const q = await queryDb(db, 'SELECT file, line FROM _scd_items_quarantine ORDER BY file, line');
+    expect(q.map((x) => [path.basename(String(x.file)), Number(x.line)])).toEqual([
+      ['b3.ndjson', 4],
+      ['b4.csv', 4],
+      ['b4.csv', 6],
+    ]);
+  });
+
   it('a CSV row with too many fields is quarantined at its physical line; later lines keep theirs', async () => {
     const { dir, db } = await started('csv-reject');
     writeFileSync(path.join(dir, 'b2.csv'), 'id,ts,qty,label\n1,2,5,one,extra\n2,2,6,two b\n,3,1,no key\n');
