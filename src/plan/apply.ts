@@ -11,7 +11,7 @@ import { storeNames, TMP, type StoreNames } from '../store/names.js';
 import { ensureFilesTable, recordFiles, type FileRecord } from '../sources/landing.js';
 import { stageInputs } from '../sources/stage.js';
 import { DIFF_VIEWS, diffSql, WALKED, wholeDiffSql } from './diff-sql.js';
-import { ensurePreColumns } from '../store/feed.js';
+import { ensureFeedColumns } from '../store/feed.js';
 import { evolveModel } from './evolve.js';
 import { appendEventsSql, batchSql, DROP, expectationColumn, logColumns, quarantineSql, REASON, typedStageSql } from './events-sql.js';
 import { eventsSql, freshSql, knownSql, LOG_VIEW, keysSql, prevSql, SIMPLE, SLOW, slowLogSql, stateSql, tiesSql, validSql } from './incremental.js';
@@ -309,7 +309,7 @@ export async function writeDiff(driver: Driver, flow: Flow, model: ColumnModel, 
   const q = driver.dialect.quote;
   // Simple keys are written by their own statements (none in a rebuild or a batch of late events).
   const simple = Number((await driver.query(`SELECT count(*) AS n FROM ${q(TMP.keys)} WHERE ${q(SIMPLE)}`))[0]!.n) > 0;
-  await ensurePreColumns(driver, flow, names, targetColumns(flow, model, driver.dialect));
+  await ensureFeedColumns(driver, flow, names, targetColumns(flow, model, driver.dialect));
   const stored = Number((await driver.query(`SELECT count(*) AS n FROM (SELECT 1 FROM ${q(TMP.prev)} LIMIT 1) p`))[0]!.n) > 0;
   const diff = diffSql(flow, model, driver.dialect, names, simple, next, stored);
   for (const sql of diff.prepare) await driver.run(sql);

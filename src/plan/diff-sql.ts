@@ -5,7 +5,7 @@ import { INTERNAL_PREFIX, type ColumnModel } from './model.js';
 import { currentCondition, identityColumns, sentinelValue, targetColumns } from './target.js';
 import { ROWID, SLOW, simpleDiffSql } from './incremental.js';
 import { CURRENT } from './walk-sql.js';
-import { CLOSE_TYPE, PRE_CURRENT, PRE_END } from '../store/feed.js';
+import { CLOSE_TYPE, PRE_CURRENT, PRE_END, REF } from '../store/feed.js';
 
 /**
  * Compare the recomputed rows (TMP.next) with the stored rows they may replace (TMP.prev),
@@ -48,6 +48,11 @@ export function diffSql(
   // The end of a live version.
   const liveEnd = flow.endSentinel === undefined ? `CAST(NULL AS ${endType})` : sentinelValue(flow, model, d);
   const addedW = stored ? WALKED.added : WALKED_ADDED_VIEW;
+  // An added row is stored by reference (store/feed.ts): its identity and what a close changes.
+  const types = new Map(targetColumns(flow, model, d).map((c) => [c.name, c.type]));
+  const kept = new Set([...id, ...closing]);
+  const refList = cols.map((c) => (kept.has(c) ? `a.${q(c)}` : `CAST(NULL AS ${types.get(c)})`)).join(', ');
+  const noRef = `, CAST(NULL AS ${d.types.bool})`;
   const simple = simpleKeys ? simpleDiffSql(flow, model, d, names, { update: UPDATE, updateOfCurrent: UPDATE_OF_CURRENT, ofRow: OF_ROW, close: CLOSE }) : undefined;
   return {
     prepare: [
@@ -72,23 +77,23 @@ export function diffSql(
       `CREATE TEMP VIEW ${q(TMP.added)} AS SELECT * FROM ${q(addedW)}${simple ? `\n       UNION ALL ${simple.added}` : ''}`,
     ],
     // A close is one row: the post-image with the pre-image's end and is-current (store/feed.ts).
-    feed: `INSERT INTO ${q(names.changes)} (${list}, _change_type, _commit_version, _commit_timestamp${pre ? `, ${q(PRE_END)}, ${q(PRE_CURRENT)}` : ''})
-       SELECT ${cols.map((c) => `r.${q(c)}`).join(', ')}, CASE WHEN a.${q(id[0]!)} IS NOT NULL THEN 'update_preimage' ELSE 'delete' END, ${ver}, ${ts}${noPre}
+    feed: `INSERT INTO ${q(names.changes)} (${list}, _change_type, _commit_version, _commit_timestamp${pre ? `, ${q(PRE_END)}, ${q(PRE_CURRENT)}` : ''}, ${q(REF)})
+       SELECT ${cols.map((c) => `r.${q(c)}`).join(', ')}, CASE WHEN a.${q(id[0]!)} IS NOT NULL THEN 'update_preimage' ELSE 'delete' END, ${ver}, ${ts}${noPre}${noRef}
        FROM ${q(WALKED.removed)} r LEFT JOIN ${q(addedW)} a ON a.${upd} AND ${sameId('a', 'r')}${pre ? ` WHERE a.${q(CLOSE)} IS NOT TRUE` : ''}
        UNION ALL
-       SELECT ${cols.map((c) => `a.${q(c)}`).join(', ')}, ${postType}, ${ver}, ${ts}${
+       SELECT ${refList}, ${postType}, ${ver}, ${ts}${
          pre ? `, CASE WHEN a.${q(CLOSE)} THEN r.${q(flow.endAtColumn)} END, ${flow.isCurrentColumn ? `CASE WHEN a.${q(CLOSE)} THEN r.${q(flow.isCurrentColumn)} END` : `CAST(NULL AS ${d.types.bool})`}` : ''
-       }
+       }, true
        FROM ${q(addedW)} a${pre ? ` LEFT JOIN ${q(WALKED.removed)} r ON ${sameId('a', 'r')}` : ''}${
          // Simple keys: each row knows its pair (L and what replaces it), and L was live.
          simple
            ? `
        UNION ALL
-       SELECT ${cols.map((c) => `r.${q(c)}`).join(', ')}, r._change_type, ${ver}, ${ts}${noPre} FROM (${simple.preimages}) r
+       SELECT ${cols.map((c) => `r.${q(c)}`).join(', ')}, r._change_type, ${ver}, ${ts}${noPre}${noRef} FROM (${simple.preimages}) r
        UNION ALL
-       SELECT ${cols.map((c) => `a.${q(c)}`).join(', ')}, ${postType}, ${ver}, ${ts}${
+       SELECT ${refList}, ${postType}, ${ver}, ${ts}${
          pre ? `, CASE WHEN a.${q(CLOSE)} THEN ${liveEnd} END, ${flow.isCurrentColumn ? `CASE WHEN a.${q(CLOSE)} THEN true END` : `CAST(NULL AS ${d.types.bool})`}` : ''
-       } FROM (${simple.added}) a`
+       }, true FROM (${simple.added}) a`
            : ''
        }`,
     // A version only closed (its end, and is-current, change) is updated in place; other

@@ -11,7 +11,8 @@ import { deriveModel } from './model.js';
 import { changedSettings, semanticSettings } from './settings.js';
 import { currentViewSql, HASH, OP, targetColumns } from './target.js';
 import { walkSql } from './walk-sql.js';
-import { ensurePreColumns } from '../store/feed.js';
+import { ensureFeedColumns, materializeFeed, writtenShape } from '../store/feed.js';
+import type { FlowRecord } from '../store/catalog.js';
 
 /**
  * Recompute the whole target from the kept events under the flow as it is now (a full refresh):
@@ -79,7 +80,7 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
     } else {
       await driver.run(eventsSql(flow, model, d, names, false, true));
       await driver.run(walkSql(flow, model, d, LOG_VIEW, TMP.next, await tieFree(driver, model, LOG_VIEW)));
-      counts = await reshape(driver, flow, model, names, version, at, record.settings);
+      counts = await reshape(driver, flow, model, names, version, at, record);
       for (const sql of stateSql(model, d, names, LOG_VIEW)) await driver.run(sql);
     }
     await driver.run(`DROP VIEW IF EXISTS ${q(names.current)}`);
@@ -111,8 +112,9 @@ async function reshape(
   names: ReturnType<typeof storeNames>,
   version: number,
   at: string,
-  stored: Record<string, unknown>,
+  record: FlowRecord,
 ) {
+  const stored = record.settings;
   const d = driver.dialect;
   const q = d.quote;
   const before = (await driver.columns(names.target)) ?? [];
@@ -136,6 +138,11 @@ async function reshape(
         fix: 'rename the column in the flow output, or start a new target',
       });
   }
+  await ensureFeedColumns(driver, flow, names, after);
+  // References resolve by the old identity against the old target: they become full rows before
+  // the target goes (after the feed's new columns: DuckDB refuses to commit an ALTER TABLE after
+  // a DELETE from the table in one transaction).
+  await materializeFeed(driver, names, writtenShape(record, before.map((c) => c.name)), TMP.materialized);
   // A renamed output column (start, end, ...) keeps its values in the feed's older rows, so that
   // time travel before the rename still shows them under the new name.
   for (const field of ['startAtColumn', 'endAtColumn', 'isCurrentColumn', 'surrogateKey', 'deletedColumn'] as const) {
@@ -147,7 +154,6 @@ async function reshape(
   await driver.run(`DROP VIEW IF EXISTS ${q(names.current)}`);
   await driver.run(`DROP TABLE ${q(names.target)}`);
   await driver.run(`CREATE TABLE ${q(names.target)} (${after.map((c) => `${q(c.name)} ${c.type}`).join(', ')})`);
-  await ensurePreColumns(driver, flow, names, after);
   const newList = after.map((c) => q(c.name)).join(', ');
   await driver.run(`INSERT INTO ${q(names.target)} (${newList}) SELECT ${newList} FROM ${q(TMP.next)}`);
   await driver.run(

@@ -2,7 +2,7 @@ import type { Dialect } from '../dialects/dialect.js';
 import type { ColumnInfo } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
 import type { StoreNames } from '../store/names.js';
-import { preColumns } from '../store/feed.js';
+import { feedColumns } from '../store/feed.js';
 import { INTERNAL_PREFIX, sequenceType, type ColumnModel } from './model.js';
 import { createStateSql } from './incremental.js';
 
@@ -63,11 +63,9 @@ export function createStoreSql(flow: Flow, model: ColumnModel, d: Dialect, names
   ];
 }
 
-/** The close columns of an scd2 feed (store/feed.ts). */
+/** The feed's own columns (store/feed.ts). */
 function feedExtra(flow: Flow, target: ColumnInfo[], d: Dialect): string {
-  const end = target.find((c) => c.name === flow.endAtColumn);
-  if (flow.storedAs !== 'scd2' || !end) return '';
-  return preColumns(end.type, d.types.bool).map((c) => `, ${d.quote(c.name)} ${c.type}`).join('');
+  return feedColumns(flow, target, d.types.bool).map((c) => `, ${d.quote(c.name)} ${c.type}`).join('');
 }
 
 /** `<target>_current`: the live version of every key. */

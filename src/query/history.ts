@@ -7,7 +7,7 @@ import { storeNames } from '../store/names.js';
 import { targetColumnsOf, targetQuery } from './export.js';
 import { readRows, type RowQuery } from './output.js';
 import { sqlString } from '../dialects/dialect.js';
-import { CDF_COLUMNS, feedSql } from '../store/feed.js';
+import { CDF_COLUMNS, feedSql, writtenShape } from '../store/feed.js';
 
 const COMMIT_COLUMNS: ColumnInfo[] = [
   ['version', 'INTEGER'],
@@ -31,13 +31,17 @@ const COMMIT_COLUMNS: ColumnInfo[] = [
 ].map(([name, type]) => ({ name: name!, type: type! }));
 
 async function modelOf(driver: Driver, flow: Flow) {
+  return (await recordOf(driver, flow)).model;
+}
+
+async function recordOf(driver: Driver, flow: Flow) {
   const record = await readFlowRecord(driver, storeNames(flow.target));
   if (!record)
     throw new ScdError('NOT_APPLIED', `target "${flow.target}" does not exist in ${driver.location} yet`, {
       file: flow.origin,
       fix: 'run `scd apply` first (or check --db)',
     });
-  return record.model;
+  return record;
 }
 
 /** The commit log, newest first (like DESCRIBE HISTORY). */
@@ -62,7 +66,8 @@ export async function latestVersion(driver: Driver, flow: Flow): Promise<number>
 
 /** The change data feed between two commits (inclusive), Delta Lake's schema. */
 export async function changesQuery(driver: Driver, flow: Flow, from: number, to?: number): Promise<RowQuery> {
-  const model = await modelOf(driver, flow);
+  const record = await recordOf(driver, flow);
+  const model = record.model;
   const d = driver.dialect;
   const q = d.quote;
   const names = storeNames(flow.target);
@@ -78,7 +83,7 @@ export async function changesQuery(driver: Driver, flow: Flow, from: number, to?
   ];
   return {
     columns: cols,
-    from: await feedSql(driver, names, target.map((c) => c.name), flow.endAtColumn, flow.isCurrentColumn),
+    from: await feedSql(driver, names, writtenShape(record, target.map((c) => c.name))),
     where: `${q('_commit_version')} >= CAST($1 AS INTEGER)${to === undefined ? '' : ` AND ${q('_commit_version')} <= CAST($2 AS INTEGER)`}`,
     params: to === undefined ? [from] : [from, to],
     orderBy: order,
@@ -90,6 +95,7 @@ export async function changesQuery(driver: Driver, flow: Flow, from: number, to?
  * minus every row it removed up to N (time travel).
  */
 export async function versionQuery(driver: Driver, flow: Flow, version: number): Promise<RowQuery> {
+  const record = await recordOf(driver, flow);
   const latest = await latestVersion(driver, flow);
   if (version < 1 || version > latest)
     throw new ScdError('USAGE', `there is no commit ${version} (the latest is ${latest})`, { fix: `use --version 1..${latest}` });
@@ -99,7 +105,7 @@ export async function versionQuery(driver: Driver, flow: Flow, version: number):
   const list = base.columns.map((c) => q(c.name)).join(', ');
   return {
     ...base,
-    from: `(SELECT ${list} FROM ${await feedSql(driver, names, base.columns.map((c) => c.name), flow.endAtColumn, flow.isCurrentColumn)} WHERE ${q('_commit_version')} <= CAST($1 AS INTEGER)
+    from: `(SELECT ${list} FROM ${await feedSql(driver, names, writtenShape(record, base.columns.map((c) => c.name)))} WHERE ${q('_commit_version')} <= CAST($1 AS INTEGER)
       GROUP BY ${list}
       HAVING sum(CASE WHEN ${q('_change_type')} IN ('insert', 'update_postimage') THEN 1 ELSE -1 END) > 0) tt`,
     params: [version],

@@ -1,6 +1,7 @@
 import type { ColumnInfo, Driver } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
 import type { StoreNames } from './names.js';
+import type { FlowRecord } from './catalog.js';
 
 /**
  * The change feed's storage (docs/DESIGN.md "change feed"). SPEC §5 gives the feed Delta Lake's
@@ -11,12 +12,24 @@ import type { StoreNames } from './names.js';
  * column never changes type (a rebuild refuses it), so PRE_END keeps its type; a renamed end or
  * is-current column is read under its new name, and a feed written before these columns existed
  * (or of a target that was scd1) gets them on its next write.
+ *
+ * A row a commit adds to the target (an insert, a close, an update's post-image) is stored **by
+ * reference** (REF = true): its identity and the columns a close changes (end, is-current), and
+ * null in every other column. Those other columns do not change while the row is in the target
+ * (a close updates only the end and is-current in place; any other change removes the row and adds
+ * another), and every removal is itself a feed row with the removed row's values in full (an
+ * update_preimage or a delete). So a reference written at commit c reads its values from the first
+ * removal of its identity after c, or, if there is none, from the target. Writing the feed then
+ * costs a few narrow columns per added row instead of a second copy of it.
  */
 export const CLOSE_TYPE = 'close';
 export const PRE_END = '__scd_pre_end';
 export const PRE_CURRENT = '__scd_pre_current';
+export const REF = '__scd_ref';
 /** The columns Delta Lake's change data feed adds to the target's. */
 export const CDF_COLUMNS = ['_change_type', '_commit_version', '_commit_timestamp'];
+/** The feed rows that hold a removed row's values in full. */
+const REMOVALS = `('update_preimage', 'delete')`;
 
 /** The columns a close row needs, for an scd2 target whose end column has type `endType`. */
 export function preColumns(endType: string, boolType: string): ColumnInfo[] {
@@ -26,29 +39,105 @@ export function preColumns(endType: string, boolType: string): ColumnInfo[] {
   ];
 }
 
-/** The feed of an scd2 target gets the close columns (a feed written before they existed too). */
-export async function ensurePreColumns(driver: Driver, flow: Flow, names: StoreNames, target: ColumnInfo[]): Promise<void> {
-  if (flow.storedAs !== 'scd2') return;
-  const feed = (await driver.columns(names.changes)) ?? [];
-  if (feed.some((c) => c.name === PRE_END)) return;
+/** The feed's own columns beyond the target's and Delta Lake's: the close columns (scd2), REF. */
+export function feedColumns(flow: Flow, target: ColumnInfo[], boolType: string): ColumnInfo[] {
   const end = target.find((c) => c.name === flow.endAtColumn);
-  if (!end) return;
+  return [...(flow.storedAs === 'scd2' && end ? preColumns(end.type, boolType) : []), { name: REF, type: boolType }];
+}
+
+/** The feed gets the columns it lacks (a feed written before they existed). */
+export async function ensureFeedColumns(driver: Driver, flow: Flow, names: StoreNames, target: ColumnInfo[]): Promise<void> {
+  const feed = (await driver.columns(names.changes)) ?? [];
   const q = driver.dialect.quote;
-  for (const c of preColumns(end.type, driver.dialect.types.bool)) await driver.run(`ALTER TABLE ${q(names.changes)} ADD COLUMN ${q(c.name)} ${c.type}`);
+  for (const c of feedColumns(flow, target, driver.dialect.types.bool))
+    if (!feed.some((f) => f.name === c.name)) await driver.run(`ALTER TABLE ${q(names.changes)} ADD COLUMN ${q(c.name)} ${c.type}`);
 }
 
 /**
- * The feed as readers see it (a FROM item): every stored row, a close as its two images. `cols` are
- * the target columns to show; `endAt` / `isCurrent` the flow's columns a close changes.
+ * How a feed is read: the target columns to show, the identity a reference is resolved by (keys,
+ * plus the start for scd2), and the columns a close changes (a reference keeps them itself).
  */
-export async function feedSql(driver: Driver, names: StoreNames, cols: string[], endAt: string, isCurrent: string | undefined): Promise<string> {
+export interface FeedShape {
+  cols: string[];
+  id: string[];
+  endAt: string;
+  isCurrent: string | undefined;
+}
+
+/** The stored rows, each with its values (a reference resolved), in the feed's stored shape. */
+function storedSql(q: (s: string) => string, names: StoreNames, shape: FeedShape, extra: string[], hasRef: boolean): string {
+  const plain = `SELECT ${[...shape.cols, ...CDF_COLUMNS, ...extra].map(q).join(', ')} FROM ${q(names.changes)}`;
+  return hasRef ? `${plain} WHERE ${q(REF)} IS NULL\n    UNION ALL\n    ${resolvedSql(q, names, shape, extra)}` : plain;
+}
+
+/** The references, each with the values it stands for. */
+function resolvedSql(q: (s: string) => string, names: StoreNames, shape: FeedShape, extra: string[]): string {
+  const kept = new Set([...shape.id, shape.endAt, ...(shape.isCurrent ? [shape.isCurrent] : [])]);
+  const on = (a: string, b: string) => shape.id.map((c) => `${a}.${q(c)} = ${b}.${q(c)}`).join(' AND ');
+  const removal = (a: string) => `${a}.${q(REF)} IS NULL AND ${a}._change_type IN ${REMOVALS}`;
+  const rid = shape.id.map((c) => `r.${q(c)}`).join(', ');
+  // The first removal of each reference's identity after its commit.
+  const next = `SELECT ${rid}, r._commit_version AS v, min(g._commit_version) AS gv
+      FROM ${q(names.changes)} r JOIN ${q(names.changes)} g ON ${on('g', 'r')} AND g._commit_version > r._commit_version
+      WHERE r.${q(REF)} AND ${removal('g')} GROUP BY ${rid}, r._commit_version`;
+  const value = (c: string) => (kept.has(c) ? `r.${q(c)}` : `CASE WHEN m.gv IS NULL THEN t.${q(c)} ELSE g.${q(c)} END AS ${q(c)}`);
+  return `SELECT ${[...shape.cols.map(value), ...[...CDF_COLUMNS, ...extra].map((c) => `r.${q(c)}`)].join(', ')}
+    FROM ${q(names.changes)} r
+    LEFT JOIN (${next}) m ON ${on('m', 'r')} AND m.v = r._commit_version
+    LEFT JOIN ${q(names.changes)} g ON ${on('g', 'r')} AND g._commit_version = m.gv AND ${removal('g')}
+    LEFT JOIN ${q(names.target)} t ON ${on('t', 'r')} AND m.gv IS NULL
+    WHERE r.${q(REF)}`;
+}
+
+/**
+ * The feed as readers see it (a FROM item): every stored row with its values, a close as its two
+ * images.
+ */
+export async function feedSql(driver: Driver, names: StoreNames, shape: FeedShape): Promise<string> {
   const q = driver.dialect.quote;
   const feed = (await driver.columns(names.changes)) ?? [];
-  if (!feed.some((c) => c.name === PRE_END)) return `(SELECT ${[...cols, ...CDF_COLUMNS].map(q).join(', ')} FROM ${q(names.changes)}) feed`;
+  const hasPre = feed.some((c) => c.name === PRE_END);
+  const hasRef = feed.some((c) => c.name === REF);
+  const stored = storedSql(q, names, shape, hasPre ? [PRE_END, PRE_CURRENT] : [], hasRef);
+  if (!hasPre) return `(${stored}) feed`;
+  const { cols, endAt, isCurrent } = shape;
   const post = cols.map(q);
   const pre = cols.map((c) => (c === endAt ? `${q(PRE_END)} AS ${q(c)}` : c === isCurrent ? `${q(PRE_CURRENT)} AS ${q(c)}` : q(c)));
-  const tail = (type: string) => `${type}, _commit_version, _commit_timestamp FROM ${q(names.changes)}`;
-  return `(SELECT ${post.join(', ')}, ${tail(`_change_type`)} WHERE _change_type <> '${CLOSE_TYPE}'
+  const tail = (type: string) => `${type}, _commit_version, _commit_timestamp FROM s`;
+  return `(WITH s AS (${stored})
+    SELECT ${post.join(', ')}, ${tail(`_change_type`)} WHERE _change_type <> '${CLOSE_TYPE}'
     UNION ALL SELECT ${pre.join(', ')}, ${tail(`'update_preimage' AS _change_type`)} WHERE _change_type = '${CLOSE_TYPE}'
     UNION ALL SELECT ${post.join(', ')}, ${tail(`'update_postimage' AS _change_type`)} WHERE _change_type = '${CLOSE_TYPE}') feed`;
+}
+
+/**
+ * Every reference becomes a row with its values in full (before a rebuild changes the target's
+ * columns or identity, by which references are resolved). `shape` is the feed as it was written.
+ */
+export async function materializeFeed(driver: Driver, names: StoreNames, shape: FeedShape, tmp: string): Promise<void> {
+  const q = driver.dialect.quote;
+  const feed = (await driver.columns(names.changes)) ?? [];
+  if (!feed.some((c) => c.name === REF)) return;
+  const extra = [PRE_END, PRE_CURRENT].filter((c) => feed.some((f) => f.name === c));
+  const list = [...shape.cols, ...CDF_COLUMNS, ...extra].map(q).join(', ');
+  await driver.run(`DROP TABLE IF EXISTS ${q(tmp)}`);
+  await driver.run(`CREATE TEMP TABLE ${q(tmp)} AS ${resolvedSql(q, names, shape, extra)}`);
+  await driver.run(`DELETE FROM ${q(names.changes)} WHERE ${q(REF)}`);
+  await driver.run(`INSERT INTO ${q(names.changes)} (${list}) SELECT ${list} FROM ${q(tmp)}`);
+  await driver.run(`DROP TABLE ${q(tmp)}`);
+}
+
+/**
+ * The shape a feed was written under: the stored flow's identity and close columns (a flow file
+ * changed since, and not yet rebuilt, does not change how its references resolve).
+ */
+export function writtenShape(record: FlowRecord, cols: string[]): FeedShape {
+  const s = record.settings;
+  const scd2 = s.storedAs === 'scd2';
+  return {
+    cols,
+    id: [...record.model.keys.map((k) => k.name), ...(scd2 ? [String(s.startAtColumn)] : [])],
+    endAt: String(s.endAtColumn),
+    isCurrent: scd2 && typeof s.isCurrentColumn === 'string' ? s.isCurrentColumn : undefined,
+  };
 }

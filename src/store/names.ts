@@ -49,4 +49,5 @@ export const TMP = {
   removed: '_scd_removed',
   added: '_scd_added',
   simple: '_scd_simple',
+  materialized: '_scd_materialized',
 } as const;

@@ -3,9 +3,12 @@
  * changed. Every expected row below is written by hand from the walk of SPEC §3.
  */
 import { describe, expect, it } from 'vitest';
-import { applyRows, changesQuery, commitLogQuery, defineFlow, readRows, type Driver } from '../../src/index.js';
+import { applyRows, changesQuery, commitLogQuery, defineFlow, readRows, versionQuery, type Driver } from '../../src/index.js';
 import { engines } from '../engines.js';
 import { feed, type Row } from './fixtures/history.js';
+import { materializeFeed, writtenShape } from '../../src/store/feed.js';
+import { readFlowRecord } from '../../src/store/catalog.js';
+import { storeNames } from '../../src/store/names.js';
 
 type T = 'insert' | 'update_preimage' | 'update_postimage' | 'delete';
 
@@ -107,6 +110,49 @@ for (const engine of engines) {
       });
     });
 
+    it('scd2: added rows are stored by reference and read with the values they had, also after their row is rewritten (store/feed.ts)', async () => {
+      await withEngine(engine.open, async (d) => {
+        // Commit 1 inserts id 1; commits 2 and 3 rewrite its version in place (name is untracked);
+        // commit 4 closes it (a tracked change) and opens [14,-); commit 5 deletes it at 15.
+        await applyRows(d, scd2, [up(1, 'Ann', 'Goa', 10)]);
+        await applyRows(d, scd2, [up(1, 'Annie', 'Goa', 12)]);
+        await applyRows(d, scd2, [up(1, 'Anya', 'Goa', 13)]);
+        await applyRows(d, scd2, [up(1, 'Anya', 'Pune', 14)]);
+        await applyRows(d, scd2, [del(1, 15)]);
+        // What is stored: every added row (insert, post-image, close) is a reference, with its
+        // identity, end and is-current, and null values; every removed row is in full.
+        const stored = await d.query(
+          `SELECT _commit_version AS v, _change_type AS t, "__scd_ref" AS ref, name, city, "__START_AT" AS s FROM "_scd_dim_cf_changes" ORDER BY 1, 2`,
+        );
+        expect(stored.map((r) => [Number(r.v), r.t, r.ref, r.name, r.city, Number(r.s)])).toEqual([
+          [1, 'insert', true, null, null, 10],
+          [2, 'update_postimage', true, null, null, 10],
+          [2, 'update_preimage', null, 'Ann', 'Goa', 10],
+          [3, 'update_postimage', true, null, null, 10],
+          [3, 'update_preimage', null, 'Annie', 'Goa', 10],
+          [4, 'close', true, null, null, 10],
+          [4, 'insert', true, null, null, 14],
+          [5, 'close', true, null, null, 14],
+        ]);
+        expect(await feed(d, scd2, 1, 5)).toEqual([
+          c2(1, 'insert', 1, 'Ann', 'Goa', 10, null),
+          c2(2, 'update_preimage', 1, 'Ann', 'Goa', 10, null),
+          c2(2, 'update_postimage', 1, 'Annie', 'Goa', 10, null),
+          c2(3, 'update_preimage', 1, 'Annie', 'Goa', 10, null),
+          c2(3, 'update_postimage', 1, 'Anya', 'Goa', 10, null),
+          c2(4, 'update_preimage', 1, 'Anya', 'Goa', 10, null),
+          c2(4, 'update_postimage', 1, 'Anya', 'Goa', 10, 14),
+          c2(4, 'insert', 1, 'Anya', 'Pune', 14, null),
+          c2(5, 'update_preimage', 1, 'Anya', 'Pune', 14, null),
+          c2(5, 'update_postimage', 1, 'Anya', 'Pune', 14, 15),
+        ]);
+        const at = async (n: number) => (await readRows(d, await versionQuery(d, scd2, n))).map((r) => [r.name, r.city, r.__START_AT, r.__END_AT]);
+        expect(await at(1)).toEqual([['Ann', 'Goa', 10, null]]);
+        expect(await at(2)).toEqual([['Annie', 'Goa', 10, null]]);
+        expect(await at(4)).toEqual([['Anya', 'Goa', 10, 14], ['Anya', 'Pune', 14, null]]);
+      });
+    });
+
     it('scd2: a close is stored as one row and read as its two images (store/feed.ts)', async () => {
       await withEngine(engine.open, async (d) => {
         for (const b of [B1, B2, B3, B4]) await applyRows(d, scd2, b);
@@ -125,11 +171,14 @@ for (const engine of engines) {
       await withEngine(engine.open, async (d) => {
         for (const b of [B1, B2]) await applyRows(d, scd2, b);
         const before = await feed(d, scd2, 1, 2);
-        // The feed as an earlier scdkit wrote it: closes as two rows, no close columns.
+        // The feed as an earlier scdkit wrote it: every row in full, closes as two rows, no close
+        // or reference columns.
+        const names = storeNames('dim_cf');
+        await materializeFeed(d, names, writtenShape((await readFlowRecord(d, names))!, ['id', 'name', 'city', '__START_AT', '__END_AT']), 'm');
         await d.run(`INSERT INTO "_scd_dim_cf_changes" (id, name, city, "__START_AT", "__END_AT", _change_type, _commit_version, _commit_timestamp)
           SELECT id, name, city, "__START_AT", "__scd_pre_end", 'update_preimage', _commit_version, _commit_timestamp FROM "_scd_dim_cf_changes" WHERE _change_type = 'close'`);
         await d.run(`UPDATE "_scd_dim_cf_changes" SET _change_type = 'update_postimage' WHERE _change_type = 'close'`);
-        for (const c of ['__scd_pre_end', '__scd_pre_current']) await d.run(`ALTER TABLE "_scd_dim_cf_changes" DROP COLUMN "${c}"`);
+        for (const c of ['__scd_pre_end', '__scd_pre_current', '__scd_ref']) await d.run(`ALTER TABLE "_scd_dim_cf_changes" DROP COLUMN "${c}"`);
         expect(await feed(d, scd2, 1, 2)).toEqual(before);
         await applyRows(d, scd2, B3);
         expect(await feed(d, scd2, 1, 2)).toEqual(before);
