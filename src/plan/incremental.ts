@@ -287,6 +287,8 @@ export function simpleDiffSql(flow: Flow, model: ColumnModel, d: Dialect, names:
   const differs = P.length ? P.map((c) => `p.${q(c)} IS DISTINCT FROM ${eff(c)}`).join(' OR ') : 'false';
   const has = `p.${K[0]} IS NOT NULL`;
   const up = `n.${q(OP)} = ${OP_UPSERT}`;
+  // The rows whose L has a pre-image row: it is removed, and (scd2) not only closed.
+  const preimage = `${has} AND ${flow.storedAs === 'scd2' ? `${up} AND NOT (${changed}) AND (${differs})` : `(NOT ${up} OR ${changed} OR ${differs})`}`;
   // One join of the new events with the live versions.
   const create = `CREATE TEMP TABLE ${q(TMP.simple)} AS SELECT ${[
     ...K.map((k) => `n.${k}`),
@@ -299,7 +301,9 @@ export function simpleDiffSql(flow: Flow, model: ColumnModel, d: Dialect, names:
     `p.${d.rowId} AS ${I('prow')}`,
     // Effective values differ from the event's own only with ignoreNullUpdates.
     ...(flow.ignoreNullUpdates ? P.map((c) => `${eff(c)} AS ${I(`f_${c}`)}`) : []),
-    ...P.map((c) => `p.${q(c)} AS ${I(`l_${c}`)}`),
+    // L's values are read only for its pre-image in the change feed (the rows a close or a new
+    // version adds are stored by reference, store/feed.ts): null on every other row.
+    ...P.map((c) => `CASE WHEN ${preimage} THEN p.${q(c)} END AS ${I(`l_${c}`)}`),
     ...P.map((c) => `n.${q(c)} AS ${I(`n_${c}`)}`),
     ...rest.map((c) => `p.${q(c)} AS ${I(`t_${c}`)}`),
   ].join(', ')}
