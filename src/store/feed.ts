@@ -85,7 +85,7 @@ function resolvedSql(q: (s: string) => string, names: StoreNames, shape: FeedSha
     FROM ${q(names.changes)} r
     LEFT JOIN (${next}) m ON ${on('m', 'r')} AND m.v = r._commit_version
     LEFT JOIN ${q(names.changes)} g ON ${on('g', 'r')} AND g._commit_version = m.gv AND ${removal('g')}
-    LEFT JOIN ${q(names.target)} t ON ${on('t', 'r')} AND m.gv IS NULL
+    LEFT JOIN ${q(names.target)} t ON ${on('t', 'r')}
     WHERE r.${q(REF)}`;
 }
 
@@ -101,13 +101,15 @@ export async function feedSql(driver: Driver, names: StoreNames, shape: FeedShap
   const stored = storedSql(q, names, shape, hasPre ? [PRE_END, PRE_CURRENT] : [], hasRef);
   if (!hasPre) return `(${stored}) feed`;
   const { cols, endAt, isCurrent } = shape;
-  const post = cols.map(q);
-  const pre = cols.map((c) => (c === endAt ? `${q(PRE_END)} AS ${q(c)}` : c === isCurrent ? `${q(PRE_CURRENT)} AS ${q(c)}` : q(c)));
-  const tail = (type: string) => `${type}, _commit_version, _commit_timestamp FROM s`;
-  return `(WITH s AS (${stored})
-    SELECT ${post.join(', ')}, ${tail(`_change_type`)} WHERE _change_type <> '${CLOSE_TYPE}'
-    UNION ALL SELECT ${pre.join(', ')}, ${tail(`'update_preimage' AS _change_type`)} WHERE _change_type = '${CLOSE_TYPE}'
-    UNION ALL SELECT ${post.join(', ')}, ${tail(`'update_postimage' AS _change_type`)} WHERE _change_type = '${CLOSE_TYPE}') feed`;
+  // A close is read twice (k.pre: its pre-image, then its post-image), every other row once; one
+  // read of the stored rows, so that a reader's filter on the commit reaches them.
+  const image = (c: string) =>
+    c === endAt ? `CASE WHEN k.pre THEN s.${q(PRE_END)} ELSE s.${q(c)} END AS ${q(c)}`
+    : c === isCurrent ? `CASE WHEN k.pre THEN s.${q(PRE_CURRENT)} ELSE s.${q(c)} END AS ${q(c)}`
+    : `s.${q(c)}`;
+  const type = `CASE WHEN s._change_type <> '${CLOSE_TYPE}' THEN s._change_type WHEN k.pre THEN 'update_preimage' ELSE 'update_postimage' END AS _change_type`;
+  return `(SELECT ${[...cols.map(image), type, 's._commit_version', 's._commit_timestamp'].join(', ')}
+    FROM (${stored}) s, (VALUES (false), (true)) k(pre) WHERE NOT k.pre OR s._change_type = '${CLOSE_TYPE}') feed`;
 }
 
 /**

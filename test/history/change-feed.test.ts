@@ -153,6 +153,17 @@ for (const engine of engines) {
       });
     });
 
+    it.runIf(engine.name === 'duckdb')('reading the feed joins references with the target by hash (a regression: an IS NULL in the join condition made DuckDB loop over every pair)', async () => {
+      await withEngine(engine.open, async (d) => {
+        for (const b of [B1, B2]) await applyRows(d, scd2, b);
+        const q = await changesQuery(d, scd2, 2, 2);
+        const plan = (await d.query(`EXPLAIN SELECT count(*) FROM ${q.from} WHERE ${q.where}`, q.params)).map((r) => String(r.explain_value)).join('\n');
+        expect(plan).toContain('HASH_JOIN');
+        // The only loop join is the one that reads a close as two images (a two-row VALUES list).
+        expect(plan.match(/NL_JOIN|NESTED_LOOP/g) ?? []).toHaveLength(1);
+      });
+    });
+
     it('scd2: a close is stored as one row and read as its two images (store/feed.ts)', async () => {
       await withEngine(engine.open, async (d) => {
         for (const b of [B1, B2, B3, B4]) await applyRows(d, scd2, b);
