@@ -225,7 +225,8 @@ export async function recompute(driver: Driver, flow: Flow, model: ColumnModel, 
   // Every key recomputed: the rows that come out as they were are paired off first (narrowly).
   if (wholeLog) for (const sql of wholeDiffSql(flow, model, d, names)) await driver.run(sql);
   const counts = await writeDiff(driver, flow, model, names, version, at, wholeLog ? TMP.changed : TMP.next);
-  for (const sql of stateSql(model, d, names, events)) await driver.run(sql);
+  // Only a rebuild recomputes the whole log, and it has just recreated the state empty.
+  for (const sql of stateSql(model, d, names, events, wholeLog)) await driver.run(sql);
   return counts;
 }
 

@@ -227,7 +227,8 @@ export function eventsSql(flow: Flow, model: ColumnModel, d: Dialect, names: Sto
 }
 
 /** Replace the state of the recomputed keys: last event's sequence, and whether a version is live. */
-export function stateSql(model: ColumnModel, d: Dialect, names: StoreNames, events: string = TMP.events): string[] {
+/** `empty`: the state was just created (a rebuild), so no key has a row to forget. */
+export function stateSql(model: ColumnModel, d: Dialect, names: StoreNames, events: string = TMP.events, empty = false): string[] {
   const q = d.quote;
   const K = model.keys.map((k) => q(k.name));
   const S = seqParts(model).map(q);
@@ -245,7 +246,7 @@ export function stateSql(model: ColumnModel, d: Dialect, names: StoreNames, even
           .map((k) => `k.${q(k.name)} = ${q(names.state)}.${q(k.name)}`)
           .join(' AND ')})`;
   return [
-    forget,
+    ...(empty ? [] : [forget]),
     `INSERT INTO ${q(names.state)} (${stateColumns(model, d).map((c) => q(c.name)).join(', ')})
 SELECT ${K.map((k) => `e.${k}`).join(', ')}, ${S.map((s) => `e.${s}`).join(', ')}, coalesce(c.live, false)
 FROM (${last}) e

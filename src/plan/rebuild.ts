@@ -81,7 +81,7 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
       await driver.run(eventsSql(flow, model, d, names, false, true));
       await driver.run(walkSql(flow, model, d, LOG_VIEW, TMP.next, await tieFree(driver, model, LOG_VIEW)));
       counts = await reshape(driver, flow, model, names, version, at, record);
-      for (const sql of stateSql(model, d, names, LOG_VIEW)) await driver.run(sql);
+      for (const sql of stateSql(model, d, names, LOG_VIEW, true)) await driver.run(sql);
     }
     await driver.run(`DROP VIEW IF EXISTS ${q(names.current)}`);
     await driver.run(currentViewSql(flow, model, d, names));
