@@ -226,8 +226,10 @@ export function eventsSql(flow: Flow, model: ColumnModel, d: Dialect, names: Sto
     : `CREATE TEMP TABLE ${q(TMP.events)} AS\n${parts.join('\nUNION ALL\n')}`;
 }
 
-/** Replace the state of the recomputed keys: last event's sequence, and whether a version is live. */
-/** `empty`: the state was just created (a rebuild), so no key has a row to forget. */
+/**
+ * Replace the state of the recomputed keys: last event's sequence, and whether a version is live.
+ * `empty`: the state was just created (a rebuild), so no key has a row to forget.
+ */
 export function stateSql(model: ColumnModel, d: Dialect, names: StoreNames, events: string = TMP.events, empty = false): string[] {
   const q = d.quote;
   const K = model.keys.map((k) => q(k.name));
