@@ -5,7 +5,7 @@ import { INTERNAL_PREFIX, type ColumnModel } from './model.js';
 import { currentCondition, identityColumns, sentinelValue, targetColumns } from './target.js';
 import { ROWID, SLOW, simpleDiffSql } from './incremental.js';
 import { CURRENT } from './walk-sql.js';
-import { CLOSE_TYPE, PRE_CURRENT, PRE_END, REF } from '../store/feed.js';
+import { CLOSE_TYPE, keptByReference, PRE_CURRENT, PRE_END, REF } from '../store/feed.js';
 
 /**
  * Compare the recomputed rows (TMP.next) with the stored rows they may replace (TMP.prev),
@@ -21,7 +21,8 @@ export function diffSql(
   stored = true,
 ): DiffSql {
   const q = d.quote;
-  const cols = targetColumns(flow, model, d).map((c) => c.name);
+  const target = targetColumns(flow, model, d);
+  const cols = target.map((c) => c.name);
   const id = identityColumns(flow, model);
   // The identity (never null) as plain equalities first, so that every engine can hash the join.
   const same = (a: string, b: string) =>
@@ -42,16 +43,15 @@ export function diffSql(
   const updCur = q(UPDATE_OF_CURRENT);
   // scd2 feeds store closes as one row (store/feed.ts).
   const pre = closing.length > 0;
-  const endType = targetColumns(flow, model, d).find((c) => c.name === flow.endAtColumn)?.type ?? d.types.text;
+  const endType = target.find((c) => c.name === flow.endAtColumn)?.type ?? d.types.text;
   const noPre = pre ? `, CAST(NULL AS ${endType}), CAST(NULL AS ${d.types.bool})` : '';
   const postType = `CASE ${pre ? `WHEN a.${q(CLOSE)} THEN '${CLOSE_TYPE}' ` : ''}WHEN a.${upd} THEN 'update_postimage' ELSE 'insert' END`;
   // The end of a live version.
   const liveEnd = flow.endSentinel === undefined ? `CAST(NULL AS ${endType})` : sentinelValue(flow, model, d);
   const addedW = stored ? WALKED.added : WALKED_ADDED_VIEW;
   // An added row is stored by reference (store/feed.ts): its identity and what a close changes.
-  const types = new Map(targetColumns(flow, model, d).map((c) => [c.name, c.type]));
-  const kept = new Set([...id, ...closing]);
-  const refList = cols.map((c) => (kept.has(c) ? `a.${q(c)}` : `CAST(NULL AS ${types.get(c)})`)).join(', ');
+  const kept = keptByReference(id, closing);
+  const refList = target.map((c) => (kept.has(c.name) ? `a.${q(c.name)}` : `CAST(NULL AS ${c.type})`)).join(', ');
   const noRef = `, CAST(NULL AS ${d.types.bool})`;
   const simple = simpleKeys ? simpleDiffSql(flow, model, d, names, { update: UPDATE, updateOfCurrent: UPDATE_OF_CURRENT, ofRow: OF_ROW, close: CLOSE }) : undefined;
   return {

@@ -64,6 +64,14 @@ export interface FeedShape {
   isCurrent: string | undefined;
 }
 
+/**
+ * The columns a reference keeps itself (the writer fills them, the reader takes them from it):
+ * the identity, and the columns a close changes (`closing`: end and is-current, for scd2).
+ */
+export function keptByReference(id: string[], closing: Array<string | undefined>): Set<string> {
+  return new Set([...id, ...closing.filter((c): c is string => c !== undefined)]);
+}
+
 /** The stored rows, each with its values (a reference resolved), in the feed's stored shape. */
 function storedSql(q: (s: string) => string, names: StoreNames, shape: FeedShape, extra: string[], hasRef: boolean): string {
   const plain = `SELECT ${[...shape.cols, ...CDF_COLUMNS, ...extra].map(q).join(', ')} FROM ${q(names.changes)}`;
@@ -72,7 +80,7 @@ function storedSql(q: (s: string) => string, names: StoreNames, shape: FeedShape
 
 /** The references, each with the values it stands for. */
 function resolvedSql(q: (s: string) => string, names: StoreNames, shape: FeedShape, extra: string[]): string {
-  const kept = new Set([...shape.id, shape.endAt, ...(shape.isCurrent ? [shape.isCurrent] : [])]);
+  const kept = keptByReference(shape.id, [shape.endAt, shape.isCurrent]);
   const on = (a: string, b: string) => shape.id.map((c) => `${a}.${q(c)} = ${b}.${q(c)}`).join(' AND ');
   const removal = (a: string) => `${a}.${q(REF)} IS NULL AND ${a}._change_type IN ${REMOVALS}`;
   const rid = shape.id.map((c) => `r.${q(c)}`).join(', ');

@@ -136,10 +136,9 @@ export function jsonType(s: TextStats): string {
  * the full inference types `type` (`shape`: the one shape of its date-like strings). Undefined for
  * jsonb, which more values may turn into a scalar type: the full inference decides those.
  */
-export function fitsJsonType(e: string, type: string, shape: string | undefined, text = `(${e} #>> '{}')`): string | undefined {
+export function fitsJsonType(e: string, type: string, shape: string | undefined, v = `(${e} #>> '{}')`): string | undefined {
   const k = `jsonb_typeof(${e})`;
-  // `text`: the value as text (`b->>'key'` for `b->'key'`: one lookup, not a path).
-  const v = text;
+  // `v`: the value as text (`b->>'key'` for `b->'key'`: one lookup, not a path).
   const none = `${e} IS NULL OR ${k} = 'null'`;
   const int = `${k} = 'number' AND ${v} !~ '[.eE]'`;
   const lit = (x: string) => `'${x.replace(/'/g, "''")}'`;
