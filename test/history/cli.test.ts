@@ -79,6 +79,28 @@ describe.concurrent('history commands through bin/scd', () => {
     ]);
   });
 
+  it('`changes` and `export --version` through bin/scd show the values a version had, after it was rewritten in place (the feed stores added rows by reference)', async ({ expect }) => {
+    // name is untracked: commit 2 rewrites [10,-) in place, commit 3 closes it and opens [14,-).
+    const flow: FlowInput = { target: 'dim_ref', keys: 'id', sequenceBy: 'seq', exceptColumns: ['seq'], trackHistory: ['city'] };
+    const batches = [[{ id: 1, name: 'Ann', city: 'Goa', seq: 10 }], [{ id: 1, name: 'Annie', city: 'Goa', seq: 12 }], [{ id: 1, name: 'Annie', city: 'Pune', seq: 14 }]];
+    const p = project('ref', flow, batches);
+    for (const f of p.files) await scdOk(['apply', p.flowFile, '--input', f], p.dir);
+    const ch = noTs(parseNdjson((await scdOk(['changes', p.flowFile, '--from-version', '1', '--format', 'ndjson'], p.dir)).stdout));
+    const row = (v: number, t: string, name: string, city: string, start: number, end: number | null) =>
+      ({ id: 1, name, city, __START_AT: start, __END_AT: end, _change_type: t, _commit_version: v });
+    expect(ch).toEqual([
+      row(1, 'insert', 'Ann', 'Goa', 10, null),
+      row(2, 'update_preimage', 'Ann', 'Goa', 10, null),
+      row(2, 'update_postimage', 'Annie', 'Goa', 10, null),
+      row(3, 'update_preimage', 'Annie', 'Goa', 10, null),
+      row(3, 'update_postimage', 'Annie', 'Goa', 10, 14),
+      row(3, 'insert', 'Annie', 'Pune', 14, null),
+    ]);
+    const at = async (n: number) => parseNdjson((await scdOk(['export', p.flowFile, '--version', String(n), '--format', 'ndjson'], p.dir)).stdout);
+    expect(await at(1)).toEqual([{ id: 1, name: 'Ann', city: 'Goa', __START_AT: 10, __END_AT: null }]);
+    expect(await at(2)).toEqual([{ id: 1, name: 'Annie', city: 'Goa', __START_AT: 10, __END_AT: null }]);
+  });
+
   it('`export --version N --format ndjson` prints the target exactly as exported right after commit N', async ({ expect }) => {
     const p = project('tt', TT_FLOW, TT_BATCHES);
     // What `scd export --format ndjson` printed after each commit (the e2e suite proves the two are the same text).
