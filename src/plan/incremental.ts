@@ -67,17 +67,26 @@ SELECT DISTINCT ON (${id.map((c) => `b.${c}`).join(', ')}) ${cols} FROM ${q(TMP.
 
 /**
  * TMP.keys: the keys to recompute, each marked SLOW or not, with its last applied sequence.
- * `allSlow` (a truncate in the batch): every key of the log and of the batch, all slow.
+ * `allSlow` (a truncate in the batch, or a rebuild): every key of the log and of the batch, all
+ * slow; the last sequence is then the key's last event of the log and the batch, truncates aside
+ * (one sequence part; null with several). One grouping gives both: a rebuild's key state comes
+ * from it (rebuiltStateSql) instead of a second aggregate over the whole log.
  */
 export function keysSql(flow: Flow, model: ColumnModel, d: Dialect, names: StoreNames, allSlow: boolean): string {
   const q = d.quote;
   const K = model.keys.map((k) => q(k.name));
-  const nullLast = model.seq.map((s, i) => `CAST(NULL AS ${s.type}) AS ${q(lastPart(i))}`);
-  if (allSlow)
+  if (allSlow) {
+    const one = model.seq.length === 1;
+    const seq = one ? `, ${q(model.seq[0]!.name)}` : '';
+    const last = one
+      ? `max(${q(model.seq[0]!.name)}) AS ${q(lastPart(0))}`
+      : model.seq.map((s, i) => `CAST(NULL AS ${s.type}) AS ${q(lastPart(i))}`).join(', ');
     return `CREATE TEMP TABLE ${q(TMP.keys)} AS
-SELECT ${K.join(', ')}, true AS ${q(SLOW)}, false AS ${q(SIMPLE)}, ${nullLast.join(', ')} FROM (
-  SELECT ${K.join(', ')} FROM ${q(names.events)} WHERE ${q(OP)} <> ${OP_TRUNCATE}
-  UNION SELECT ${K.join(', ')} FROM ${q(TMP.valid)} WHERE ${q(OP)} <> ${OP_TRUNCATE}) a`;
+SELECT ${K.join(', ')}, true AS ${q(SLOW)}, false AS ${q(SIMPLE)}, ${last} FROM (
+  SELECT ${K.join(', ')}${seq} FROM ${q(names.events)} WHERE ${q(OP)} <> ${OP_TRUNCATE}
+  UNION ALL SELECT ${K.join(', ')}${seq} FROM ${q(TMP.valid)} WHERE ${q(OP)} <> ${OP_TRUNCATE}) a
+GROUP BY ${K.join(', ')}`;
+  }
   const on = model.keys.map((k) => `s.${q(k.name)} = v.${q(k.name)}`).join(' AND ');
   const last = model.seq.map((_, i) => `s.${q(lastPart(i))}`);
   // A key the state does not know is late when an event of it is not after the last truncate.
@@ -257,6 +266,31 @@ LEFT JOIN (SELECT ${K.join(', ')}, true AS live FROM ${q(TMP.next)} WHERE ${q(CU
 UNION ALL
 SELECT ${[...K.map((k) => `n.${k}`), ...model.seq.map((c) => `n.${q(c.name)}`)].join(', ')}, n.${q(OP)} = ${OP_UPSERT}
 FROM ${q(TMP.fresh)} n JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'n', 'k')} WHERE k.${q(SIMPLE)}`,
+  ];
+}
+
+/**
+ * A rebuild's key state, into the state it has just created, from TMP.keys (keysSql, allSlow):
+ * a key's last event is its last logged one or the log's last truncate (the walk expands every
+ * truncate to every key), and it is live when the rebuilt target has a current version of it.
+ * Several sequence parts: stateSql, which groups the walk's input again.
+ */
+export function rebuiltStateSql(flow: Flow, model: ColumnModel, d: Dialect, names: StoreNames): string[] {
+  if (model.seq.length !== 1) return stateSql(model, d, names, LOG_VIEW, true);
+  const q = d.quote;
+  const K = model.keys.map((k) => q(k.name));
+  const s = q(model.seq[0]!.name);
+  const truncates = flow.applyAsTruncates !== undefined;
+  const last = truncates ? `greatest(k.${q(lastPart(0))}, t.m)` : `k.${q(lastPart(0))}`;
+  return [
+    `INSERT INTO ${q(names.state)} (${stateColumns(model, d).map((c) => q(c.name)).join(', ')})
+SELECT ${K.map((k) => `k.${k}`).join(', ')}, ${last}, coalesce(c.live, false)
+FROM ${q(TMP.keys)} k
+LEFT JOIN (SELECT ${K.join(', ')}, true AS live FROM ${q(TMP.next)} WHERE ${q(CURRENT)}) c
+  ON ${model.keys.map((k) => `c.${q(k.name)} = k.${q(k.name)}`).join(' AND ')}${
+    truncates ? `
+CROSS JOIN (SELECT max(${s}) AS m FROM ${q(names.events)} WHERE ${q(OP)} = ${OP_TRUNCATE}) t` : ''
+  }`,
   ];
 }
 

@@ -5,7 +5,7 @@ import { ensureCatalog, readFlowRecord, writeFlowRecord } from '../store/catalog
 import { emptyCommit, nextVersion, recordCommit, type CommitResult } from '../store/commits.js';
 import { storeNames, TMP } from '../store/names.js';
 import { dropTemps, NO_CHANGES, recompute, tieFree, type Progress } from './apply.js';
-import { createStateSql, eventsSql, keysSql, LOG_VIEW, stateSql } from './incremental.js';
+import { createStateSql, eventsSql, keysSql, LOG_VIEW, rebuiltStateSql } from './incremental.js';
 import { relogSql } from './events-sql.js';
 import { deriveModel } from './model.js';
 import { changedSettings, semanticSettings } from './settings.js';
@@ -81,7 +81,7 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
       await driver.run(eventsSql(flow, model, d, names, false, true));
       await driver.run(walkSql(flow, model, d, LOG_VIEW, TMP.next, await tieFree(driver, model, LOG_VIEW)));
       counts = await reshape(driver, flow, model, names, version, at, record);
-      for (const sql of stateSql(model, d, names, LOG_VIEW, true)) await driver.run(sql);
+      for (const sql of rebuiltStateSql(flow, model, d, names)) await driver.run(sql);
     }
     await driver.run(`DROP VIEW IF EXISTS ${q(names.current)}`);
     await driver.run(currentViewSql(flow, model, d, names));
