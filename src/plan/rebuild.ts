@@ -2,15 +2,14 @@ import { ScdError } from '../errors.js';
 import type { Driver } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
 import { ensureCatalog, readFlowRecord, writeFlowRecord } from '../store/catalog.js';
-import { emptyCommit, nextVersion, recordCommit, type CommitResult } from '../store/commits.js';
+import { emptyCommit, nextVersion, recordCommit, recordedTies, type CommitResult } from '../store/commits.js';
 import { storeNames, TMP } from '../store/names.js';
-import { dropTemps, NO_CHANGES, recompute, tieFree, type Progress } from './apply.js';
+import { dropTemps, NO_CHANGES, recompute, walkInto, type Progress } from './apply.js';
 import { createStateSql, eventsSql, keysSql, LOG_VIEW, rebuiltStateSql } from './incremental.js';
 import { relogSql } from './events-sql.js';
 import { deriveModel } from './model.js';
 import { changedSettings, semanticSettings } from './settings.js';
 import { currentViewSql, HASH, OP, targetColumns } from './target.js';
-import { walkSql } from './walk-sql.js';
 import { ensureFeedColumns, materializeFeed, writtenShape } from '../store/feed.js';
 import type { FlowRecord } from '../store/catalog.js';
 
@@ -75,11 +74,13 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
     await driver.run(`DROP TABLE IF EXISTS ${q(names.state)}`);
     await driver.run(createStateSql(model, d, names));
     let counts = NO_CHANGES;
+    // A re-derived log may tie where the old did not: the walk then finds it (apply.ts walkInto).
+    const mayTie = await recordedTies(driver, names);
     if (sameShape) {
-      counts = await recompute(driver, flow, model, names, version, at, true);
+      counts = await recompute(driver, flow, model, names, version, at, true, mayTie);
     } else {
       await driver.run(eventsSql(flow, model, d, names, false, true));
-      await driver.run(walkSql(flow, model, d, LOG_VIEW, TMP.next, await tieFree(driver, model, LOG_VIEW)));
+      await walkInto(driver, flow, model, LOG_VIEW, mayTie);
       counts = await reshape(driver, flow, model, names, version, at, record);
       for (const sql of rebuiltStateSql(flow, model, d, names)) await driver.run(sql);
     }

@@ -26,7 +26,7 @@ const NB = `${INTERNAL_PREFIX}nb`;
  * produces the target rows (projected with the output options) of those keys,
  * plus an internal column CURRENT.
  */
-export function walkSql(flow: Flow, model: ColumnModel, d: Dialect, events: string, into: string, tieFree = false): string {
+export function walkSql(flow: Flow, model: ColumnModel, d: Dialect, events: string, into: string, tieFree = false, markTies = false): string {
   const q = d.quote;
   const K = model.keys.map((k) => q(k.name));
   const S = seqParts(model).map(q);
@@ -38,7 +38,8 @@ export function walkSql(flow: Flow, model: ColumnModel, d: Dialect, events: stri
   // Without ties (no two events of a key share sequence and operation: tieFreeSql), sequence and
   // operation order the events totally, and the payload's canonical text is not computed.
   const byOrder = `PARTITION BY ${partK} ORDER BY ${(tieFree ? [...S, q(OP)] : [...S, q(OP), canon, q(HASH)]).join(', ')}`;
-  if (!flow.ignoreNullUpdates) return oneSortWalk(flow, model, d, ev, into, byOrder);
+  if (markTies && !(tieFree && canMarkTies(flow))) throw new Error('the walk marks ties only in its one-sort form, ordered without payloads');
+  if (!flow.ignoreNullUpdates) return oneSortWalk(flow, model, d, ev, into, byOrder, markTies);
   const ordered = `SELECT *, row_number() OVER (${byOrder}) AS ${q(I)},
     coalesce(sum(CASE WHEN ${q(OP)} > 0 THEN 1 ELSE 0 END) OVER (${byOrder} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS ${q(SEG)} FROM ev`;
   const segmented = `SELECT * FROM o`;
@@ -106,6 +107,18 @@ ${versions}
 ${versionsSelect(flow, model, d, 'v')}`;
 }
 
+/**
+ * The walk's own tie check (walkSql `markTies`): ordered by sequence and operation, two events of
+ * a key that share both are next to each other, so one more lag in the walk's one sort finds every
+ * tie. The output then has this column, true on a row per tied event (a version or not) and false
+ * on every other; with no true row the order was total and the output is the walk's (apply.ts
+ * walkInto).
+ */
+export const TIE = `${INTERNAL_PREFIX}tie`;
+
+/** Whether the walk can mark its ties (its one-sort form: values taken as they are). */
+export const canMarkTies = (flow: Flow) => !flow.ignoreNullUpdates;
+
 const LOP = `${INTERNAL_PREFIX}lop`;
 const NOP = `${INTERNAL_PREFIX}nop`;
 const UPS = `${INTERNAL_PREFIX}ups`;
@@ -127,7 +140,7 @@ const LAST = `${INTERNAL_PREFIX}last`;
  * - a version's values are its last event's, its start its first event's sequence, its end the
  *   sequence of the event after its last (null when there is none).
  */
-function oneSortWalk(flow: Flow, model: ColumnModel, d: Dialect, ev: string, into: string, byOrder: string): string {
+function oneSortWalk(flow: Flow, model: ColumnModel, d: Dialect, ev: string, into: string, byOrder: string, markTies: boolean): string {
   const q = d.quote;
   const K = model.keys.map((k) => q(k.name));
   const S = seqParts(model).map(q);
@@ -141,17 +154,22 @@ function oneSortWalk(flow: Flow, model: ColumnModel, d: Dialect, ev: string, int
   const first = `CASE WHEN ${q(OP)} > 0 THEN coalesce(${lop} = 0, false) ELSE (${lop} IS NULL OR ${lop} > 0 OR ${differs('lag')}) END`;
   const nextOpens = `CASE WHEN ${nop} IS NULL THEN true WHEN ${nop} > 0 THEN ${q(OP)} = 0 ELSE (${q(OP)} > 0 OR ${differs('lead')}) END`;
   const ups = `count(CASE WHEN ${q(OP)} = 0 THEN 1 END) ${w.replace(/\)$/, ' ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)')}`;
+  const tie = `coalesce(${S.map((s) => `lag(${s}) ${w} = ${s}`).join(' AND ')} AND ${lop} = ${q(OP)}, false)`;
   const o = `SELECT ${[...K, ...S, q(OP), ...P].join(', ')}, row_number() ${w} AS ${q(I)},
     ${S.map((s, i) => `lead(${s}) ${w} AS ${q(endPart(i))}`).join(', ')},
-    ${first} AS ${q(FIRST)}, ${nextOpens} AS ${q(LAST)}, ${ups} AS ${q(UPS)}
+    ${first} AS ${q(FIRST)}, ${nextOpens} AS ${q(LAST)}, ${ups} AS ${q(UPS)}${markTies ? `, ${tie} AS ${q(TIE)}` : ''}
   FROM ev`;
   const cols = (start: string[]) =>
     [...K, ...start.map((s, i) => `${s} AS ${S[i]}`), ...S.map((_, i) => q(endPart(i))), `${q(OP)} > 0 AS ${q(TOMB)}`, ...P].join(', ');
   const inVersion = `(${q(OP)} = 0 OR ${q(UPS)} > 0)`;
-  const whole = `SELECT ${cols(S)} FROM o WHERE ${q(FIRST)} AND ${q(LAST)}`;
+  // A tied event comes out with the whole versions (one read of o), marked: a version and a mark
+  // at once when it is one, a mark alone otherwise.
+  const whole = markTies
+    ? `SELECT ${cols(S)}, ${q(TIE)} FROM o WHERE (${q(FIRST)} AND ${q(LAST)}) OR ${q(TIE)}`
+    : `SELECT ${cols(S)} FROM o WHERE ${q(FIRST)} AND ${q(LAST)}`;
   const partial = `SELECT *, ${S.map((s, i) => `lag(${s}) OVER (PARTITION BY ${K.join(', ')} ORDER BY ${q(I)}) AS ${q(startPart(i))}`).join(', ')}
     FROM o WHERE ${inVersion} AND ${q(FIRST)} <> ${q(LAST)}`;
-  const paired = `SELECT ${cols(S.map((_, i) => q(startPart(i))))} FROM p WHERE ${q(LAST)}`;
+  const paired = `SELECT ${cols(S.map((_, i) => q(startPart(i))))}${markTies ? `, false AS ${q(TIE)}` : ''} FROM p WHERE ${q(LAST)}`;
   return `CREATE TEMP TABLE ${q(into)} AS
 WITH ev AS (${ev}),
 o AS (${o}),
@@ -159,7 +177,7 @@ p AS (${partial}),
 v AS (${whole}
 UNION ALL
 ${paired})
-${versionsSelect(flow, model, d, 'v')}`;
+${markTies ? versionsSelect(flow, model, d, 'v', [TIE], TIE) : versionsSelect(flow, model, d, 'v')}`;
 }
 
 /** A count that is 0 when no two events of `events` share key, sequence and operation. */
@@ -172,9 +190,10 @@ export function tieCountSql(model: ColumnModel, d: Dialect, events: string): str
 /**
  * Target rows from walked versions: `from` has the key, the start's sequence parts, the end's
  * (endPart(i), null while open), TOMB and the payload. Drops what the flow does not keep
- * (deletions unless tombstones, zero-length versions, closed versions of scd1).
+ * (deletions unless tombstones, zero-length versions, closed versions of scd1), but for the rows
+ * whose `keepAlso` column is true.
  */
-export function versionsSelect(flow: Flow, model: ColumnModel, d: Dialect, from: string, extra: string[] = []): string {
+export function versionsSelect(flow: Flow, model: ColumnModel, d: Dialect, from: string, extra: string[] = [], keepAlso?: string): string {
   const q = d.quote;
   const S = seqParts(model).map(q);
   const keep = [
@@ -184,7 +203,7 @@ export function versionsSelect(flow: Flow, model: ColumnModel, d: Dialect, from:
       : `(${q(endPart(0))} IS NULL OR NOT (${S.map((s, i) => `${s} = ${q(endPart(i))}`).join(' AND ')}))`,
   ];
   return `SELECT ${projection(flow, model, d).join(', ')}, (${q(endPart(0))} IS NULL AND NOT ${q(TOMB)}) AS ${q(CURRENT)}${extra.map((c) => `, ${q(c)}`).join('')}
-FROM ${from} WHERE ${keep.join(' AND ')}`;
+FROM ${from} WHERE ${keepAlso ? `(${keep.join(' AND ')}) OR ${q(keepAlso)}` : keep.join(' AND ')}`;
 }
 
 export { TOMB, endPart };

@@ -37,6 +37,15 @@ export async function nextVersion(driver: Driver, names: StoreNames): Promise<nu
   return Number(rows[0]!.v) + 1;
 }
 
+/** Whether a commit of this target has counted ties: its log may hold some (apply.ts walkInto). */
+export async function recordedTies(driver: Driver, names: StoreNames): Promise<boolean> {
+  const rows = await driver.query(
+    `SELECT count(*) AS n FROM (SELECT 1 FROM ${driver.dialect.quote(names.commits)} WHERE target = $1 AND ties > 0 LIMIT 1) c`,
+    [names.target],
+  );
+  return Number(rows[0]!.n) > 0;
+}
+
 export async function recordCommit(driver: Driver, names: StoreNames, r: CommitResult): Promise<void> {
   const d = driver.dialect;
   await driver.run(

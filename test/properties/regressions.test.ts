@@ -47,6 +47,31 @@ for (const engine of engines) {
       expect(results[1]!.ties).toBe(2);
     });
 
+    // SPEC §2 ties: "order them ... by the payload's canonical text", whether or not a commit
+    // counted them. A log can hold ties no commit counted (one re-derived under a changed flow);
+    // then the walk finds them itself and orders them in full (apply.ts walkInto).
+    it('ties no commit counted: a rebuild still orders them by their payload', async () => {
+      const flow = defineFlow({ target: 't', keys: 'id', sequenceBy: 'seq' });
+      const driver = await engine.open();
+      try {
+        // 24 keys, each with two events at one sequence, the later-ordered one first in half of them.
+        const events = Array.from({ length: 24 }, (_, id) => {
+          const pair = [{ id, seq: 1, a: `x${id}` }, { id, seq: 1, a: `y${id}` }];
+          return id % 2 ? pair : pair.reverse();
+        }).flat();
+        const applied = await applyRows(driver, flow, events);
+        expect(applied.ties).toBe(48);
+        const built = await readTargetWith(driver, flow);
+        expect(built.map((r) => r.a)).toEqual(Array.from({ length: 24 }, (_, id) => `y${id}`));
+        await driver.run(`UPDATE ${driver.dialect.quote('_scd_commits')} SET ties = 0 WHERE target = 't'`);
+        const r = await rebuild(driver, flow);
+        expect(r.rowsInserted + r.rowsUpdated + r.rowsDeleted).toBe(0);
+        expect(await readTargetWith(driver, flow)).toEqual(built);
+      } finally {
+        await driver.close();
+      }
+    });
+
     // SPEC §4 surrogateKey: "the same version has the same key after any rebuild or replay". An
     // scd1 row does not store its version's start, so batch by batch must still name the version
     // by the start the whole history gives it (found by the paths property).
