@@ -242,17 +242,17 @@ export async function walkInto(driver: Driver, flow: Flow, model: ColumnModel, e
   const d = driver.dialect;
   const q = d.quote;
   if (mayTie || !canMarkTies(flow)) {
-    await driver.run(walkSql(flow, model, d, events, TMP.next, await tieFree(driver, model, events)));
+    for (const sql of walkSql(flow, model, d, events, TMP.next, await tieFree(driver, model, events))) await driver.run(sql);
     return;
   }
-  await driver.run(walkSql(flow, model, d, events, TMP.next, true, true));
+  for (const sql of walkSql(flow, model, d, events, TMP.next, true, true)) await driver.run(sql);
   const tied = Number((await driver.query(`SELECT count(*) AS n FROM (SELECT 1 FROM ${q(TMP.next)} WHERE ${q(TIE)} LIMIT 1) t`))[0]!.n) > 0;
   if (!tied) {
     await driver.run(`ALTER TABLE ${q(TMP.next)} DROP COLUMN ${q(TIE)}`);
     return;
   }
   await driver.run(`DROP TABLE ${q(TMP.next)}`);
-  await driver.run(walkSql(flow, model, d, events, TMP.next, false));
+  for (const sql of walkSql(flow, model, d, events, TMP.next, false)) await driver.run(sql);
 }
 
 /** Whether the walk's events have no ties (then it orders them without their payloads). */

@@ -100,7 +100,7 @@ export async function compact(driver: Driver, flow: Flow, before: string, progre
     };
     // An scd1 target never needed the type of a tuple sequence's versions; the walk here does.
     for (const sql of d.prepareTypes([sequenceType(d, model)])) await driver.run(sql);
-    await driver.run(walkSql(pseudo, model, d, TMP.events, TMP.next));
+    for (const sql of walkSql(pseudo, model, d, TMP.events, TMP.next)) await driver.run(sql);
 
     // Versions → events. A kept sequence column holds the version's LAST event's sequence: when it
     // differs from the version's start, a second upsert at that sequence restores it in place.
