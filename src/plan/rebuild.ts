@@ -74,7 +74,8 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
     await driver.run(`DROP TABLE IF EXISTS ${q(names.state)}`);
     await driver.run(createStateSql(model, d, names));
     let counts = NO_CHANGES;
-    // A re-derived log may tie where the old did not: the walk then finds it (apply.ts walkInto).
+    // Ties are likely where a commit counted some; elsewhere the walk finds them itself (a log
+    // re-derived under a changed flow may tie where no commit counted a tie: apply.ts walkInto).
     const mayTie = await recordedTies(driver, names);
     if (sameShape) {
       counts = await recompute(driver, flow, model, names, version, at, true, mayTie);
