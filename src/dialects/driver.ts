@@ -52,5 +52,11 @@ export interface Driver {
   close(): Promise<void>;
 }
 
+/** Whether `table` (a name, quoted by the caller, or a subquery) has a row where `where` holds: reads one at most. */
+export async function hasRow(driver: Driver, table: string, where = 'true', params: unknown[] = []): Promise<boolean> {
+  const rows = await driver.query(`SELECT count(*) AS n FROM (SELECT 1 FROM ${table} WHERE ${where} LIMIT 1) x`, params);
+  return Number(rows[0]!.n) > 0;
+}
+
 export const FILE_COLUMN = '__scd_file';
 export const LINE_COLUMN = '__scd_line';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ScdError } from '../errors.js';
 import type { Driver, InputFile } from '../dialects/driver.js';
-import { FILE_COLUMN, LINE_COLUMN } from '../dialects/driver.js';
+import { FILE_COLUMN, hasRow, LINE_COLUMN } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
 import { ensureCatalog, readFlowRecord, writeFlowRecord } from '../store/catalog.js';
 import { nextVersion, recordCommit, recordedTies, type CommitResult } from '../store/commits.js';
@@ -165,7 +165,7 @@ export async function applyCommit(driver: Driver, flow: Flow, spec: CommitSpec):
     const duplicates = rowsRead - quarantined - dropped - skipped - eventsApplied;
     await driver.run(appendEventsSql(model, d, names), [version]);
     // Only a walked (not simple) key's events, or a truncate, can tie.
-    const mayTie = truncated || (await num(`SELECT count(*) FROM (SELECT 1 FROM ${q(TMP.keys)} WHERE NOT ${q(SIMPLE)} LIMIT 1) k`)) > 0;
+    const mayTie = truncated || (await hasRow(driver, q(TMP.keys), `NOT ${q(SIMPLE)}`));
     const ties = eventsApplied && mayTie ? await num(tiesSql(model, d, names, flow.applyAsTruncates !== undefined)) : 0;
     if (!truncated) await dropKeysWithoutNews(driver, model);
     const keysAffected = await num(`SELECT count(*) FROM ${q(TMP.keys)}`);
@@ -246,8 +246,7 @@ export async function walkInto(driver: Driver, flow: Flow, model: ColumnModel, e
     return;
   }
   for (const sql of walkSql(flow, model, d, events, TMP.next, true, true)) await driver.run(sql);
-  const tied = Number((await driver.query(`SELECT count(*) AS n FROM (SELECT 1 FROM ${q(TMP.next)} WHERE ${q(TIE)} LIMIT 1) t`))[0]!.n) > 0;
-  if (!tied) {
+  if (!(await hasRow(driver, q(TMP.next), q(TIE)))) {
     await driver.run(`ALTER TABLE ${q(TMP.next)} DROP COLUMN ${q(TIE)}`);
     return;
   }
@@ -334,9 +333,9 @@ export const NO_CHANGES = { inserted: 0, updated: 0, deleted: 0, closed: 0 };
 export async function writeDiff(driver: Driver, flow: Flow, model: ColumnModel, names: StoreNames, version: number, at: string, next: string = TMP.next) {
   const q = driver.dialect.quote;
   // Simple keys are written by their own statements (none in a rebuild or a batch of late events).
-  const simple = Number((await driver.query(`SELECT count(*) AS n FROM ${q(TMP.keys)} WHERE ${q(SIMPLE)}`))[0]!.n) > 0;
+  const simple = await hasRow(driver, q(TMP.keys), q(SIMPLE));
   await ensureFeedColumns(driver, flow, names, targetColumns(flow, model, driver.dialect));
-  const stored = Number((await driver.query(`SELECT count(*) AS n FROM (SELECT 1 FROM ${q(TMP.prev)} LIMIT 1) p`))[0]!.n) > 0;
+  const stored = await hasRow(driver, q(TMP.prev));
   const diff = diffSql(flow, model, driver.dialect, names, simple, next, stored);
   for (const sql of diff.prepare) await driver.run(sql);
   const row = (await driver.query(diff.counts))[0]!;

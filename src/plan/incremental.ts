@@ -95,16 +95,21 @@ GROUP BY ${K.join(', ')}`;
   // Without applyAsTruncates the log holds no truncate (changing it needs a rebuild, which re-derives the log).
   const truncates = flow.applyAsTruncates !== undefined;
   const late = `(s.${K[0]} IS NOT NULL AND NOT ${greater(vseq, last)})${truncates ? ` OR (s.${K[0]} IS NULL AND t.${q(lastPart(0))} IS NOT NULL AND NOT ${greater(vseq, trunc)})` : ''}`;
-  const lastTruncate = `(SELECT ${model.seq.map((c, i) => `${q(c.name)} AS ${q(lastPart(i))}`).join(', ')} FROM ${q(names.events)} WHERE ${q(OP)} = ${OP_TRUNCATE}
-    ORDER BY ${model.seq.map((c) => `${q(c.name)} DESC`).join(', ')} LIMIT 1)`;
   const reopen = flow.deletes === 'tombstone' ? ` OR (s.${K[0]} IS NOT NULL AND NOT s.${q(LIVE)})` : '';
   // An scd1 row does not store where its version started, and a surrogate key is made of that
   // start: such a flow recomputes its keys from the log (correct, not fast).
   const slow = flow.storedAs === 'scd1' && flow.surrogateKey !== undefined ? 'true' : `bool_or(${late}${reopen})`;
   return `CREATE TEMP TABLE ${q(TMP.keys)} AS
 SELECT ${K.map((k) => `v.${k}`).join(', ')}, ${slow} AS ${q(SLOW)}, (count(*) = 1 AND NOT ${slow}) AS ${q(SIMPLE)}, ${last.map((l, i) => `${l} AS ${q(lastPart(i))}`).join(', ')}
-FROM ${q(TMP.valid)} v LEFT JOIN ${q(names.state)} s ON ${on}${truncates ? ` LEFT JOIN ${lastTruncate} t ON true` : ''}
+FROM ${q(TMP.valid)} v LEFT JOIN ${q(names.state)} s ON ${on}${truncates ? ` LEFT JOIN ${lastTruncateSql(model, d, names)} t ON true` : ''}
 GROUP BY ${[...K.map((k) => `v.${k}`), ...last, `s.${q(LIVE)}`].join(', ')}`;
+}
+
+/** The log's last truncate, its sequence parts named like the key state's (no row without one). */
+function lastTruncateSql(model: ColumnModel, d: Dialect, names: StoreNames): string {
+  const q = d.quote;
+  return `(SELECT ${model.seq.map((c, i) => `${q(c.name)} AS ${q(lastPart(i))}`).join(', ')} FROM ${q(names.events)} WHERE ${q(OP)} = ${OP_TRUNCATE}
+    ORDER BY ${model.seq.map((c) => `${q(c.name)} DESC`).join(', ')} LIMIT 1)`;
 }
 
 const keyJoin = (model: ColumnModel, d: Dialect, a: string, b: string) =>
@@ -279,9 +284,8 @@ export function rebuiltStateSql(flow: Flow, model: ColumnModel, d: Dialect, name
   if (model.seq.length !== 1) return stateSql(model, d, names, LOG_VIEW, true);
   const q = d.quote;
   const K = model.keys.map((k) => q(k.name));
-  const s = q(model.seq[0]!.name);
   const truncates = flow.applyAsTruncates !== undefined;
-  const last = truncates ? `greatest(k.${q(lastPart(0))}, t.m)` : `k.${q(lastPart(0))}`;
+  const last = truncates ? `greatest(k.${q(lastPart(0))}, t.${q(lastPart(0))})` : `k.${q(lastPart(0))}`;
   return [
     `INSERT INTO ${q(names.state)} (${stateColumns(model, d).map((c) => q(c.name)).join(', ')})
 SELECT ${K.map((k) => `k.${k}`).join(', ')}, ${last}, coalesce(c.live, false)
@@ -289,7 +293,7 @@ FROM ${q(TMP.keys)} k
 LEFT JOIN (SELECT ${K.join(', ')}, true AS live FROM ${q(TMP.next)} WHERE ${q(CURRENT)}) c
   ON ${model.keys.map((k) => `c.${q(k.name)} = k.${q(k.name)}`).join(' AND ')}${
     truncates ? `
-CROSS JOIN (SELECT max(${s}) AS m FROM ${q(names.events)} WHERE ${q(OP)} = ${OP_TRUNCATE}) t` : ''
+LEFT JOIN ${lastTruncateSql(model, d, names)} t ON true` : ''
   }`,
   ];
 }

@@ -1,4 +1,4 @@
-import type { Driver } from '../dialects/driver.js';
+import { hasRow, type Driver } from '../dialects/driver.js';
 import type { StoreNames } from './names.js';
 
 /**
@@ -39,11 +39,7 @@ export async function nextVersion(driver: Driver, names: StoreNames): Promise<nu
 
 /** Whether a commit of this target has counted ties: its log may hold some (apply.ts walkInto). */
 export async function recordedTies(driver: Driver, names: StoreNames): Promise<boolean> {
-  const rows = await driver.query(
-    `SELECT count(*) AS n FROM (SELECT 1 FROM ${driver.dialect.quote(names.commits)} WHERE target = $1 AND ties > 0 LIMIT 1) c`,
-    [names.target],
-  );
-  return Number(rows[0]!.n) > 0;
+  return hasRow(driver, driver.dialect.quote(names.commits), 'target = $1 AND ties > 0', [names.target]);
 }
 
 export async function recordCommit(driver: Driver, names: StoreNames, r: CommitResult): Promise<void> {
