@@ -5,6 +5,8 @@
 //                                baseline table is created in the same file from scdkit's target
 //   scdkit   {db, file}          time applyFiles of file
 //   baseline {db, file, create?} time the two-step SQL (create: make the empty table first, untimed)
+//   floor    {db, file}          time the floor (bench/floor.mjs: the least SPEC asks, hand-written; DuckDB)
+//   floor-log {db, file}         time the baseline plus the narrowest event log (bench/floor.mjs; both engines)
 //   sort     {db}               time a DuckDB sort of the flow's event log (rebuild reference)
 //   rebuild  {db}               time scdkit's rebuild, if the library exports one (else available: false)
 //   check    {scdDb, baseDb}    compare scdkit's target with the baseline table (untimed)
@@ -17,6 +19,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { BASE_TABLE, baselineSteps, baselineStepsPostgres, createBaseTableSql } from './baseline.mjs';
+import { floorLogSteps, floorLogStepsPostgres, floorSteps, floorTablesSql, floorTablesSqlPostgres } from './floor.mjs';
 import { ATTRS } from './generate.mjs';
 import { benchFlow, TARGET } from './flow.mjs';
 
@@ -157,6 +160,31 @@ async function setupPostgres() {
   return { ...out, versions: Number(counts.versions), current: Number(counts.current) };
 }
 
+/** Time `steps` ([phase, sql | {copy, file}]) in one transaction, after the untimed `before`. */
+async function runSteps(steps, before) {
+  const driver = await open(task.db);
+  for (const sql of before) await driver.run(sql);
+  const phases = [];
+  const phase = (name, secs) => {
+    const last = phases.at(-1);
+    if (last && last[0] === name) last[1] = +(last[1] + secs).toFixed(3);
+    else phases.push([name, +secs.toFixed(3)]);
+  };
+  const t0 = now();
+  await driver.run('BEGIN');
+  for (const [name, step] of steps) {
+    const t = now();
+    if (typeof step === 'string') await driver.run(step);
+    else await driver.copyFrom(step.copy, { file: step.file }); // COPY ... FROM STDIN through the same pg client
+    phase(name, now() - t);
+  }
+  let t = now();
+  await driver.run('COMMIT');
+  phase('commit', now() - t);
+  const t1 = now();
+  return closeTimed(driver, { seconds: t1 - t0, phases });
+}
+
 const tasks = {
   async setup() {
     if (isPg(task.db)) return setupPostgres();
@@ -180,28 +208,17 @@ const tasks = {
   },
 
   async baseline() {
-    const driver = await open(task.db);
-    const pg = isPg(task.db);
-    if (task.create) await driver.run(createBaseTableSql());
-    const phases = [];
-    const phase = (name, secs) => {
-      const last = phases.at(-1);
-      if (last && last[0] === name) last[1] = +(last[1] + secs).toFixed(3);
-      else phases.push([name, +secs.toFixed(3)]);
-    };
-    const t0 = now();
-    await driver.run('BEGIN');
-    for (const [name, step] of pg ? baselineStepsPostgres(task.file) : baselineSteps(task.file)) {
-      const t = now();
-      if (typeof step === 'string') await driver.run(step);
-      else await driver.copyFrom(step.copy, { file: step.file }); // COPY ... FROM STDIN through the same pg client
-      phase(name, now() - t);
-    }
-    let t = now();
-    await driver.run('COMMIT');
-    phase('commit', now() - t);
-    const t1 = now();
-    return closeTimed(driver, { seconds: t1 - t0, phases });
+    return runSteps(isPg(task.db) ? baselineStepsPostgres(task.file) : baselineSteps(task.file), task.create ? [createBaseTableSql()] : []);
+  },
+
+  async floor() {
+    if (isPg(task.db)) throw new Error('the floor is written for DuckDB');
+    return runSteps(floorSteps(task.file), floorTablesSql());
+  },
+
+  async 'floor-log'() {
+    if (isPg(task.db)) return runSteps(floorLogStepsPostgres(task.file), floorTablesSqlPostgres());
+    return runSteps(floorLogSteps(task.file), floorTablesSql());
   },
 
   async sort() {

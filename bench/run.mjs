@@ -31,6 +31,7 @@ const HELP = `npm run bench -- [options]        (or: node bench/run.mjs [options
   --threads N       SET threads on both sides;  --memory-limit X: SET memory_limit on both sides
   --timeout S       seconds before a child is killed                 default 3600
   --no-check        skip the row-by-row comparison of the in-order results
+  --floor           batch cases also time the two floors of bench/floor.mjs (the least SPEC.md asks, hand-written)
   --fresh           rebuild the cached initial databases even if scdkit's build did not change
   --keep-work       keep the database copies of the last repetition in bench/data/work
   --build ID        run the snapshot bench/data/builds/ID of an earlier run (same build in two runs)
@@ -97,6 +98,7 @@ function parseArgs(argv) {
     else if (a === '--memory-limit') o.memoryLimit = val();
     else if (a === '--timeout') o.timeout = Number(val());
     else if (a === '--no-check') o.check = false;
+    else if (a === '--floor') o.floor = true;
     else if (a === '--fresh') o.fresh = true;
     else if (a === '--keep-work') o.keepWork = true;
     else if (a === '--engines') o.engines = val();
@@ -260,18 +262,28 @@ function pairedRatio(a, b) {
 async function batchCase(c, base, opts) {
   const s = path.join(workDir, 'scdkit.duckdb');
   const b = path.join(workDir, 'baseline.duckdb');
+  const f = path.join(workDir, 'floor.duckdb');
   const sRuns = [];
   const bRuns = [];
+  const fRuns = [];
+  const lRuns = [];
   let check;
   for (let rep = 0; rep < opts.reps; rep++) {
     copyDb(base, s);
     copyDb(base, b);
     const runS = async () => sRuns.push(await runChild({ kind: 'scdkit', db: s, file: c.file }, opts));
     const runB = async () => bRuns.push(await runChild({ kind: 'baseline', db: b, file: c.file }, opts));
-    // alternate which side runs first, so slow drift of a shared machine hits both alike
-    if (rep % 2 === 0) await runS().then(runB);
-    else await runB().then(runS);
-    log(`  rep ${rep + 1}: scdkit ${fmtRun(sRuns.at(-1))}, baseline ${fmtRun(bRuns.at(-1))}`);
+    const floorSide = (kind, runs) => async () => {
+      copyDb(base, f);
+      runs.push(await runChild({ kind, db: f, file: c.file }, opts));
+      rmDb(f);
+    };
+    // alternate which side runs first, so slow drift of a shared machine hits each alike
+    const sides = opts.floor ? [runS, runB, floorSide('floor', fRuns), floorSide('floor-log', lRuns)] : [runS, runB];
+    for (let k = 0; k < sides.length; k++) await sides[(k + rep) % sides.length]();
+    log(
+      `  rep ${rep + 1}: scdkit ${fmtRun(sRuns.at(-1))}, baseline ${fmtRun(bRuns.at(-1))}${opts.floor ? `, floor ${fmtRun(fRuns.at(-1))}, floor-log ${fmtRun(lRuns.at(-1))}` : ''}`,
+    );
     if (rep === 0 && c.mode === 'in' && opts.check && !sRuns[0].error && !bRuns[0].error) {
       check = await runChild({ kind: 'check', scdDb: s, baseDb: b }, opts);
       log(`  check: ${fmtCheck(check)}`);
@@ -279,7 +291,16 @@ async function batchCase(c, base, opts) {
     if (!(opts.keepWork && rep === opts.reps - 1)) [s, b].forEach(rmDb);
     if (sRuns.at(-1).error && bRuns.at(-1).error) break;
   }
-  return { scdkit: sideSummary(sRuns), baseline: sideSummary(bRuns), pairedRatio: pairedRatio(sRuns, bRuns), check };
+  const floor = opts.floor
+    ? {
+        floor: sideSummary(fRuns),
+        floorRatio: pairedRatio(fRuns, bRuns),
+        overFloor: pairedRatio(sRuns, fRuns),
+        floorLog: sideSummary(lRuns),
+        floorLogRatio: pairedRatio(lRuns, bRuns),
+      }
+    : {};
+  return { scdkit: sideSummary(sRuns), baseline: sideSummary(bRuns), pairedRatio: pairedRatio(sRuns, bRuns), check, ...floor };
 }
 
 async function landingCase(c, opts) {
@@ -384,17 +405,25 @@ async function ensurePgBase(N, server, opts, fp, setups) {
 async function pgBatchCase(c, template, server, opts) {
   const sDb = 'bench_scdkit';
   const bDb = 'bench_baseline';
+  const lDb = 'bench_floor';
   const sRuns = [];
   const bRuns = [];
+  const lRuns = [];
   let check;
   for (let rep = 0; rep < opts.pgReps; rep++) {
     await PG.copyDatabase(server, template, sDb);
     await PG.copyDatabase(server, template, bDb);
     const runS = async () => sRuns.push(await runChild({ kind: 'scdkit', db: PG.dbUrl(server, sDb), file: c.file }, opts));
     const runB = async () => bRuns.push(await runChild({ kind: 'baseline', db: PG.dbUrl(server, bDb), file: c.file }, opts));
-    if (rep % 2 === 0) await runS().then(runB);
-    else await runB().then(runS);
-    log(`  rep ${rep + 1}: scdkit ${fmtRun(sRuns.at(-1))}, baseline ${fmtRun(bRuns.at(-1))}`);
+    // The floor on PostgreSQL: the baseline plus the narrowest log (bench/floor.mjs floor-log).
+    const runL = async () => {
+      await PG.copyDatabase(server, template, lDb);
+      lRuns.push(await runChild({ kind: 'floor-log', db: PG.dbUrl(server, lDb), file: c.file }, opts));
+      await PG.dropDatabase(server, lDb);
+    };
+    const sides = opts.floor ? [runS, runB, runL] : [runS, runB];
+    for (let k = 0; k < sides.length; k++) await sides[(k + rep) % sides.length]();
+    log(`  rep ${rep + 1}: scdkit ${fmtRun(sRuns.at(-1))}, baseline ${fmtRun(bRuns.at(-1))}${opts.floor ? `, floor-log ${fmtRun(lRuns.at(-1))}` : ''}`);
     if (rep === 0 && c.mode === 'in' && opts.check && !sRuns[0].error && !bRuns[0].error) {
       check = await runChild({ kind: 'check', scdDb: PG.dbUrl(server, sDb), baseDb: PG.dbUrl(server, bDb) }, opts);
       log(`  check: ${fmtCheck(check)}`);
@@ -402,7 +431,8 @@ async function pgBatchCase(c, template, server, opts) {
     if (!(opts.keepWork && rep === opts.pgReps - 1)) for (const db of [sDb, bDb]) await PG.dropDatabase(server, db);
     if (sRuns.at(-1).error && bRuns.at(-1).error) break;
   }
-  return { scdkit: sideSummary(sRuns), baseline: sideSummary(bRuns), pairedRatio: pairedRatio(sRuns, bRuns), check };
+  const floor = opts.floor ? { floorLog: sideSummary(lRuns), floorLogRatio: pairedRatio(lRuns, bRuns) } : {};
+  return { scdkit: sideSummary(sRuns), baseline: sideSummary(bRuns), pairedRatio: pairedRatio(sRuns, bRuns), check, ...floor };
 }
 
 const fmtRun = (r) =>
@@ -576,6 +606,16 @@ async function main() {
     console.log(`\nDuckDB, median of ${opts.reps} runs. (+x) = closing the database afterwards (its checkpoint). MB = peak RSS of the process.\n`);
     console.log(table(duckRows));
   }
+  const floorRows = duckRows.filter((r) => r.floor);
+  if (floorRows.length) {
+    console.log(`\nThe floor (bench/floor.mjs): the least SPEC.md asks of a batch, hand-written; medians, paired ratios.\n`);
+    const sec = (x) => (x.median == null ? 'ERROR' : x.median.toFixed(2));
+    const x = (v) => (v == null ? 'n/a' : `${v.toFixed(2)}×`);
+    for (const r of floorRows)
+      console.log(
+        `${r.name}: baseline ${sec(r.baseline)} s; floor-log (baseline + narrowest log) ${sec(r.floorLog)} s = ${x(r.floorLogRatio)}; floor (one read + log + feed) ${sec(r.floor)} s = ${x(r.floorRatio)}; scdkit ${sec(r.scdkit)} s = ${x(r.overFloor)} the floor`,
+      );
+  }
   for (const s of setups.values())
     console.log(
       `\nsetup ${sizeLabel(s.N)}: scdkit initial load of ${s.events ?? '?'} events → ${s.versions} versions (${s.current} current): ${s.seconds.toFixed(1)} s, ${s.rssMb.toFixed(0)} MB${s.cached ? ' (cached from an earlier run of this build)' : ''}`,
@@ -584,6 +624,9 @@ async function main() {
     console.log(`\nPostgreSQL (${pgServer.version}${pgServer.own ? `, throwaway server: ${Object.entries(pgServer.conf).map(([k, v]) => `${k}=${v}`).join(' ')}` : ''}), median of ${opts.pgReps} runs.`);
     console.log(`(+x) = CHECKPOINT + disconnect afterwards; MB = peak RSS of the node process / of the session's server backend (VmHWM, counts the shared buffers it touched).\n`);
     console.log(table(pgRows, { server: true }));
+    const x = (v) => (v == null ? 'n/a' : `${v.toFixed(2)}×`);
+    for (const r of pgRows.filter((r) => r.floorLog))
+      console.log(`${r.name}: floor-log (baseline + narrowest log) ${r.floorLog.median?.toFixed(2) ?? 'ERROR'} s = ${x(r.floorLogRatio)} the baseline`);
     for (const s of pgSetups.values())
       console.log(
         `\nsetup postgres ${sizeLabel(s.N)}: scdkit initial load of ${s.events ?? '?'} events in ${s.commits === 1 ? 'one commit' : `${s.commits} commits of ${sizeLabel(s.chunk)}`} → ${s.versions} versions (${s.current} current): ${s.seconds.toFixed(1)} s (slowest commit ${s.slowestCommitSeconds?.toFixed(1)} s)${s.cached ? ` (restored from the dump of an earlier run of this build in ${s.restoreSeconds.toFixed(1)} s)` : ''}`,
