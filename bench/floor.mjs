@@ -58,17 +58,21 @@ export function floorLogSteps(file, version = 2) {
  * event log and change feed.
  */
 export function floorSteps(file, version = 2) {
+  return [...loadSteps(file, version), ...oneRead(`(${latest})`, 'rowid', version), ['drop staging', `DROP TABLE ev`]];
+}
+
+/** The one read of the target and the writes from it: closes by row id (`rowid`), new versions, feed. */
+function oneRead(latestEvents, rowid, version) {
   const changed = ATTRS.map((c) => `d.${c} IS DISTINCT FROM s.${c}`).join(' OR ');
   const opens = `(rid IS NULL OR closes) AND op <> 'D'`;
   return [
-    ...loadSteps(file, version),
     [
       'join',
       `CREATE TEMP TABLE j AS
-       SELECT s.*, d.rowid AS rid, d.effective_from AS old_from, (d.id IS NOT NULL AND (s.op = 'D' OR ${changed})) AS closes
-       FROM (${latest}) s LEFT JOIN ${BASE_TABLE} d ON d.id = s.id AND d.is_current`,
+       SELECT s.*, d.${rowid} AS rid, d.effective_from AS old_from, (d.id IS NOT NULL AND (s.op = 'D' OR ${changed})) AS closes
+       FROM ${latestEvents} s LEFT JOIN ${BASE_TABLE} d ON d.id = s.id AND d.is_current`,
     ],
-    ['close', `UPDATE ${BASE_TABLE} SET effective_to = j.updated_at, is_current = FALSE FROM j WHERE j.closes AND ${BASE_TABLE}.rowid = j.rid`],
+    ['close', `UPDATE ${BASE_TABLE} SET effective_to = j.updated_at, is_current = FALSE FROM j WHERE j.closes AND ${BASE_TABLE}.${rowid} = j.rid`],
     ['insert', `INSERT INTO ${BASE_TABLE} (id, ${ATTRS.join(', ')}, effective_from) SELECT id, ${ATTRS.join(', ')}, updated_at FROM j WHERE ${opens}`],
     [
       'feed',
@@ -78,8 +82,15 @@ export function floorSteps(file, version = 2) {
        UNION ALL SELECT id, updated_at, 'insert', ${version} FROM j WHERE ${opens}`,
     ],
     ['drop staging', `DROP TABLE j`],
-    ['drop staging', `DROP TABLE ev`],
   ];
+}
+
+/** The floor on PostgreSQL: the baseline's load, log and dedup (with its ANALYZE), one read by ctid, the feed. */
+export function floorStepsPostgres(file, version = 2) {
+  const steps = floorLogStepsPostgres(file, version);
+  const close = steps.findIndex(([name]) => name === 'close');
+  const drops = steps.filter(([name]) => name === 'drop staging');
+  return [...steps.slice(0, close), ...oneRead('stg', 'ctid', version), ...drops];
 }
 
 /** floor-log on PostgreSQL: the baseline's steps, and the narrowest log from its loaded lines. */

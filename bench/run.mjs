@@ -291,16 +291,7 @@ async function batchCase(c, base, opts) {
     if (!(opts.keepWork && rep === opts.reps - 1)) [s, b].forEach(rmDb);
     if (sRuns.at(-1).error && bRuns.at(-1).error) break;
   }
-  const floor = opts.floor
-    ? {
-        floor: sideSummary(fRuns),
-        floorRatio: pairedRatio(fRuns, bRuns),
-        overFloor: pairedRatio(sRuns, fRuns),
-        floorLog: sideSummary(lRuns),
-        floorLogRatio: pairedRatio(lRuns, bRuns),
-      }
-    : {};
-  return { scdkit: sideSummary(sRuns), baseline: sideSummary(bRuns), pairedRatio: pairedRatio(sRuns, bRuns), check, ...floor };
+  return { scdkit: sideSummary(sRuns), baseline: sideSummary(bRuns), pairedRatio: pairedRatio(sRuns, bRuns), check, ...floors(opts, sRuns, bRuns, fRuns, lRuns) };
 }
 
 async function landingCase(c, opts) {
@@ -408,6 +399,7 @@ async function pgBatchCase(c, template, server, opts) {
   const lDb = 'bench_floor';
   const sRuns = [];
   const bRuns = [];
+  const fRuns = [];
   const lRuns = [];
   let check;
   for (let rep = 0; rep < opts.pgReps; rep++) {
@@ -415,15 +407,16 @@ async function pgBatchCase(c, template, server, opts) {
     await PG.copyDatabase(server, template, bDb);
     const runS = async () => sRuns.push(await runChild({ kind: 'scdkit', db: PG.dbUrl(server, sDb), file: c.file }, opts));
     const runB = async () => bRuns.push(await runChild({ kind: 'baseline', db: PG.dbUrl(server, bDb), file: c.file }, opts));
-    // The floor on PostgreSQL: the baseline plus the narrowest log (bench/floor.mjs floor-log).
-    const runL = async () => {
+    const floorSide = (kind, runs) => async () => {
       await PG.copyDatabase(server, template, lDb);
-      lRuns.push(await runChild({ kind: 'floor-log', db: PG.dbUrl(server, lDb), file: c.file }, opts));
+      runs.push(await runChild({ kind, db: PG.dbUrl(server, lDb), file: c.file }, opts));
       await PG.dropDatabase(server, lDb);
     };
-    const sides = opts.floor ? [runS, runB, runL] : [runS, runB];
+    const sides = opts.floor ? [runS, runB, floorSide('floor', fRuns), floorSide('floor-log', lRuns)] : [runS, runB];
     for (let k = 0; k < sides.length; k++) await sides[(k + rep) % sides.length]();
-    log(`  rep ${rep + 1}: scdkit ${fmtRun(sRuns.at(-1))}, baseline ${fmtRun(bRuns.at(-1))}${opts.floor ? `, floor-log ${fmtRun(lRuns.at(-1))}` : ''}`);
+    log(
+      `  rep ${rep + 1}: scdkit ${fmtRun(sRuns.at(-1))}, baseline ${fmtRun(bRuns.at(-1))}${opts.floor ? `, floor ${fmtRun(fRuns.at(-1))}, floor-log ${fmtRun(lRuns.at(-1))}` : ''}`,
+    );
     if (rep === 0 && c.mode === 'in' && opts.check && !sRuns[0].error && !bRuns[0].error) {
       check = await runChild({ kind: 'check', scdDb: PG.dbUrl(server, sDb), baseDb: PG.dbUrl(server, bDb) }, opts);
       log(`  check: ${fmtCheck(check)}`);
@@ -431,8 +424,28 @@ async function pgBatchCase(c, template, server, opts) {
     if (!(opts.keepWork && rep === opts.pgReps - 1)) for (const db of [sDb, bDb]) await PG.dropDatabase(server, db);
     if (sRuns.at(-1).error && bRuns.at(-1).error) break;
   }
-  const floor = opts.floor ? { floorLog: sideSummary(lRuns), floorLogRatio: pairedRatio(lRuns, bRuns) } : {};
-  return { scdkit: sideSummary(sRuns), baseline: sideSummary(bRuns), pairedRatio: pairedRatio(sRuns, bRuns), check, ...floor };
+  return { scdkit: sideSummary(sRuns), baseline: sideSummary(bRuns), pairedRatio: pairedRatio(sRuns, bRuns), check, ...floors(opts, sRuns, bRuns, fRuns, lRuns) };
+}
+
+/** The floors' summaries (--floor), each paired by repetition with the baseline; scdkit's with the floor. */
+function floors(opts, sRuns, bRuns, fRuns, lRuns) {
+  if (!opts.floor) return {};
+  return {
+    floor: sideSummary(fRuns),
+    floorRatio: pairedRatio(fRuns, bRuns),
+    overFloor: pairedRatio(sRuns, fRuns),
+    floorLog: sideSummary(lRuns),
+    floorLogRatio: pairedRatio(lRuns, bRuns),
+  };
+}
+
+function printFloors(rows) {
+  const sec = (x) => (x.median == null ? 'ERROR' : x.median.toFixed(2));
+  const x = (v) => (v == null ? 'n/a' : `${v.toFixed(2)}×`);
+  for (const r of rows.filter((r) => r.floor))
+    console.log(
+      `${r.name}: baseline ${sec(r.baseline)} s; floor-log (baseline + narrowest log) ${sec(r.floorLog)} s = ${x(r.floorLogRatio)}; floor (one read + log + feed) ${sec(r.floor)} s = ${x(r.floorRatio)}; scdkit ${sec(r.scdkit)} s = ${x(r.overFloor)} the floor`,
+    );
 }
 
 const fmtRun = (r) =>
@@ -606,16 +619,6 @@ async function main() {
     console.log(`\nDuckDB, median of ${opts.reps} runs. (+x) = closing the database afterwards (its checkpoint). MB = peak RSS of the process.\n`);
     console.log(table(duckRows));
   }
-  const floorRows = duckRows.filter((r) => r.floor);
-  if (floorRows.length) {
-    console.log(`\nThe floor (bench/floor.mjs): the least SPEC.md asks of a batch, hand-written; medians, paired ratios.\n`);
-    const sec = (x) => (x.median == null ? 'ERROR' : x.median.toFixed(2));
-    const x = (v) => (v == null ? 'n/a' : `${v.toFixed(2)}×`);
-    for (const r of floorRows)
-      console.log(
-        `${r.name}: baseline ${sec(r.baseline)} s; floor-log (baseline + narrowest log) ${sec(r.floorLog)} s = ${x(r.floorLogRatio)}; floor (one read + log + feed) ${sec(r.floor)} s = ${x(r.floorRatio)}; scdkit ${sec(r.scdkit)} s = ${x(r.overFloor)} the floor`,
-      );
-  }
   for (const s of setups.values())
     console.log(
       `\nsetup ${sizeLabel(s.N)}: scdkit initial load of ${s.events ?? '?'} events → ${s.versions} versions (${s.current} current): ${s.seconds.toFixed(1)} s, ${s.rssMb.toFixed(0)} MB${s.cached ? ' (cached from an earlier run of this build)' : ''}`,
@@ -624,15 +627,16 @@ async function main() {
     console.log(`\nPostgreSQL (${pgServer.version}${pgServer.own ? `, throwaway server: ${Object.entries(pgServer.conf).map(([k, v]) => `${k}=${v}`).join(' ')}` : ''}), median of ${opts.pgReps} runs.`);
     console.log(`(+x) = CHECKPOINT + disconnect afterwards; MB = peak RSS of the node process / of the session's server backend (VmHWM, counts the shared buffers it touched).\n`);
     console.log(table(pgRows, { server: true }));
-    const x = (v) => (v == null ? 'n/a' : `${v.toFixed(2)}×`);
-    for (const r of pgRows.filter((r) => r.floorLog))
-      console.log(`${r.name}: floor-log (baseline + narrowest log) ${r.floorLog.median?.toFixed(2) ?? 'ERROR'} s = ${x(r.floorLogRatio)} the baseline`);
     for (const s of pgSetups.values())
       console.log(
         `\nsetup postgres ${sizeLabel(s.N)}: scdkit initial load of ${s.events ?? '?'} events in ${s.commits === 1 ? 'one commit' : `${s.commits} commits of ${sizeLabel(s.chunk)}`} → ${s.versions} versions (${s.current} current): ${s.seconds.toFixed(1)} s (slowest commit ${s.slowestCommitSeconds?.toFixed(1)} s)${s.cached ? ` (restored from the dump of an earlier run of this build in ${s.restoreSeconds.toFixed(1)} s)` : ''}`,
       );
   }
-  const errors = rows.flatMap((r) => ['scdkit', 'baseline'].filter((k) => r[k].error).map((k) => [r.name, k, r[k].error]));
+  if (opts.floor) {
+    console.log(`\nThe floors (bench/floor.mjs): the least SPEC.md asks of a batch, hand-written; medians, ratios paired by repetition.\n`);
+    printFloors(rows);
+  }
+  const errors = rows.flatMap((r) => ['scdkit', 'baseline', 'floor', 'floorLog'].filter((k) => r[k]?.error).map((k) => [r.name, k, r[k].error]));
   for (const [name, side, e] of errors) console.log(`\nERROR ${name} — ${side}: ${e.code ? `[${e.code}] ` : ''}${e.message}${e.stderr ? `\n${e.stderr}` : ''}`);
   console.log(`\nresults: ${path.relative(process.cwd(), out)}  (${(elapsed / 60).toFixed(1)} min)`);
 }
