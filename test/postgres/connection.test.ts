@@ -1,7 +1,7 @@
 /**
  * PostgreSQL connections: credentials never appear in messages; the location shows host and
  * database only; SCD_DATABASE_URL is used when the flow names no database; pglite:// works
- * from a flow file.
+ * from a flow file; the session's settings.
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { databaseOf, defineFlow, openDriver, ScdError } from '../../src/index.js';
 import { safeLocation } from '../../src/dialects/postgres/postgres-driver.js';
 import { ndjson, parseNdjson, scd, tempDir } from '../e2e/fixtures/cli.js';
+import { engines } from '../engines.js';
 
 const SECRET = 'S3cret-Pa55';
 
@@ -57,6 +58,17 @@ describe('postgres connections', () => {
       else process.env.SCD_DATABASE_URL = before;
     }
   });
+
+  for (const engine of engines.filter((e) => e.name !== 'duckdb'))
+    it(`${engine.name}: the session runs in UTC and without JIT compilation (docs/DECISIONS.md)`, async () => {
+      const driver = await engine.open();
+      try {
+        const [row] = await driver.query(`SELECT current_setting('jit') AS jit, current_setting('TimeZone') AS tz`);
+        expect(row).toEqual({ jit: 'off', tz: 'UTC' });
+      } finally {
+        await driver.close();
+      }
+    });
 
   it('a flow on pglite:// applies and exports through the CLI (schema from the flow)', async () => {
     const { dir, cleanup } = tempDir();

@@ -82,6 +82,10 @@ export class PostgresDriver implements Driver {
       await driver.run(`SET TimeZone = 'UTC'`);
       await driver.run(`SET client_min_messages = warning`);
       await driver.run(`SET DateStyle = 'ISO, YMD'`);
+      // No JIT compilation: the planner cannot know the size of the temporary tables an apply
+      // makes and reads once, so it compiled most statements, 0.2–0.7 s each, even those that
+      // read no row (docs/DECISIONS.md "PostgreSQL runs without JIT").
+      await driver.run(`SET jit = off`);
       if (schema !== 'public') await driver.run(`CREATE SCHEMA IF NOT EXISTS ${postgresDialect.quote(schema)}`);
       await driver.run(`SET search_path TO ${postgresDialect.quote(schema)}`);
       await driver.run(tryCastFunctionSql());
