@@ -47,6 +47,11 @@ export interface Driver {
    * transaction: a commit's intermediate tables are dropped as soon as they are used.
    */
   dropTemporary(tables: string[]): Promise<void>;
+  /**
+   * Tell the planner how large a temporary table just made is, where the engine does not know by
+   * itself (PostgreSQL never analyzes temporary tables; DuckDB keeps its statistics as it writes).
+   */
+  analyzeTemporary(table: string): Promise<void>;
   /** Write the rows of a SELECT to a csv or parquet file, in the engine. */
   copyToFile(select: string, format: 'csv' | 'parquet', file: string): Promise<void>;
   close(): Promise<void>;

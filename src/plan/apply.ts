@@ -151,6 +151,8 @@ export async function applyCommit(driver: Driver, flow: Flow, spec: CommitSpec):
     await dropTables(driver, [TMP.batch, TMP.dups]);
     const truncated = (await num(`SELECT count(*) FROM ${q(TMP.valid)} WHERE ${q(OP)} = ${OP_TRUNCATE}`)) > 0;
     await driver.run(keysSql(flow, model, d, names, truncated));
+    // The keys pick the rows of the key state, the log and the target that the commit reads.
+    await driver.analyzeTemporary(TMP.keys);
     await driver.run(slowLogSql(model, d, names));
     // Without truncates the valid events are new but those of slow keys the log holds already
     // (a fast key's events all come after what was applied): those go, and the valid events

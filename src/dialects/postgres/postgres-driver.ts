@@ -246,6 +246,17 @@ export class PostgresDriver implements Driver {
     for (const t of tables) await this.run(`DROP TABLE IF EXISTS ${this.dialect.quote(t)}`);
   }
 
+  /**
+   * Autovacuum never analyzes a temporary table, and without statistics the planner guesses its
+   * rows from its pages and a default selectivity for each filter: the joins of the batch's keys
+   * with the log, the target and its current rows hashed the large side (the target's 1M rows,
+   * 0.8 s to build) or sorted both for a merge join, 1.2–1.5 s more in all than hashing the keys
+   * (docs/DECISIONS.md "PostgreSQL analyzes the batch's keys"). ANALYZE samples at most 30,000 rows.
+   */
+  async analyzeTemporary(table: string): Promise<void> {
+    await this.run(`ANALYZE ${this.dialect.quote(table)}`);
+  }
+
   async stageFiles(files: InputFile[], table: string, rejects: string): Promise<void> {
     await stageFiles(this, files, table, rejects);
   }

@@ -1,0 +1,45 @@
+/**
+ * What scdkit tells the planner (docs/DECISIONS.md "PostgreSQL analyzes the batch's keys"): a
+ * temporary table it analyzes has statistics (PostgreSQL never analyzes temporary tables itself),
+ * and an apply analyzes its key list once it is made. DuckDB keeps statistics itself: a no-op.
+ */
+import { describe, expect, it } from 'vitest';
+import { applyRows, defineFlow } from '../../src/index.js';
+import { TMP } from '../../src/store/names.js';
+import { engines } from '../engines.js';
+
+for (const engine of engines)
+  describe(`${engine.name}: analyzeTemporary`, () => {
+    it('a temporary table it analyzed has the planner statistics of its rows', async () => {
+      const driver = await engine.open();
+      try {
+        await driver.run(`CREATE TEMP TABLE "_scd_t" AS SELECT 1 AS x FROM (SELECT 1 FROM (VALUES (1), (2), (3)) a(v), (VALUES (1), (2), (3)) b(v)) s`);
+        await driver.analyzeTemporary('_scd_t');
+        if (engine.name !== 'duckdb') {
+          const [row] = await driver.query(`SELECT reltuples AS n FROM pg_class WHERE relname = '_scd_t' AND relpersistence = 't'`);
+          expect(Number(row!.n)).toBe(9);
+        }
+        expect(Number((await driver.query(`SELECT count(*) AS n FROM "_scd_t"`))[0]!.n)).toBe(9);
+      } finally {
+        await driver.close();
+      }
+    });
+
+    it("an apply analyzes the commit's key list, and only that", async () => {
+      const driver = await engine.open();
+      const analyzed: string[] = [];
+      const orig = driver.analyzeTemporary.bind(driver);
+      driver.analyzeTemporary = async (t: string) => {
+        analyzed.push(t);
+        await orig(t);
+      };
+      try {
+        const flow = defineFlow({ target: 't', keys: 'id', sequenceBy: 'seq' });
+        await applyRows(driver, flow, [{ id: 1, v: 'a', seq: 1 }]);
+        await applyRows(driver, flow, [{ id: 1, v: 'b', seq: 2 }, { id: 2, v: 'c', seq: 1 }]);
+        expect(analyzed).toEqual([TMP.keys, TMP.keys]);
+      } finally {
+        await driver.close();
+      }
+    });
+  });
