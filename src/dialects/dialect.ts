@@ -12,6 +12,13 @@ export interface Dialect {
   readonly capabilities: DialectCapabilities;
   /** The engine's physical row id pseudo-column (rowid, ctid): removes rows without a search. */
   readonly rowId: string;
+  /**
+   * Where defined, a condition that has the engine fetch the rows whose ids `subquery` gives, by
+   * id (PostgreSQL: `ctid = ANY(ARRAY(…))`, a TID scan), where a join or `IN` by row id would read
+   * every row of the table (a hash join over the target's ctids). DuckDB's join by row id reads
+   * only its row id column, and needs none.
+   */
+  readonly fetchByRowId?: (rowId: string, subquery: string) => string;
   /** Quote an identifier (always used; never splice a raw name). */
   quote(identifier: string): string;
   /** Internal column types. */

@@ -98,11 +98,13 @@ export function diffSql(
        }`,
     // A version only closed (its end, and is-current, change) is updated in place; other
     // replaced rows are deleted and inserted again.
-    delete: `DELETE FROM ${q(names.target)} WHERE ${d.rowId} IN (SELECT r.${q(ROWID)} FROM ${q(TMP.removed)} r
-         WHERE NOT EXISTS (SELECT 1 FROM ${q(TMP.added)} a WHERE a.${q(CLOSE)} AND ${sameId('a', 'r')}))`,
+    delete: `DELETE FROM ${q(names.target)} WHERE ${rowIdIn(d, d.rowId, `SELECT r.${q(ROWID)} FROM ${q(TMP.removed)} r
+         WHERE NOT EXISTS (SELECT 1 FROM ${q(TMP.added)} a WHERE a.${q(CLOSE)} AND ${sameId('a', 'r')})`)}`,
     update: closing.length
       ? `UPDATE ${q(names.target)} SET ${closing.map((c) => `${q(c)} = a.${q(c)}`).join(', ')}
-         FROM ${q(TMP.added)} a WHERE a.${q(CLOSE)} AND ${q(names.target)}.${d.rowId} = a.${q(OF_ROW)}`
+         FROM ${q(TMP.added)} a WHERE a.${q(CLOSE)} AND ${q(names.target)}.${d.rowId} = a.${q(OF_ROW)}${
+           d.fetchByRowId ? ` AND ${d.fetchByRowId(`${q(names.target)}.${d.rowId}`, `SELECT ${q(OF_ROW)} FROM ${q(TMP.added)} WHERE ${q(CLOSE)}`)}` : ''
+         }`
       : undefined,
     insert: `INSERT INTO ${q(names.target)} (${list}) SELECT ${list} FROM ${q(TMP.added)} WHERE NOT ${q(CLOSE)}`,
     // Each close pairs with one removed row: what is left is deleted, what is not a close inserted.
@@ -112,6 +114,11 @@ export function diffSql(
         CAST(count(*) AS ${d.types.int}) AS added, CAST(count(*) FILTER (WHERE ${q(CLOSE)}) AS ${d.types.int}) AS closes FROM ${q(TMP.added)}) i,
       (SELECT CAST(count(*) AS ${d.types.int}) AS removed, CAST(count(*) FILTER (WHERE ${q(CURRENT)}) AS ${d.types.int}) AS current_removed FROM ${q(TMP.removed)}) r`,
   };
+}
+
+/** `rowId` is one of the ids `subquery` gives: fetched by id where the dialect can (Dialect.fetchByRowId). */
+function rowIdIn(d: Dialect, rowId: string, subquery: string): string {
+  return d.fetchByRowId ? d.fetchByRowId(rowId, subquery) : `${rowId} IN (${subquery})`;
 }
 
 /** The statements of a diff: the rows found, then each write (run only when it has rows to write). */

@@ -2,6 +2,7 @@
  * What scdkit tells the planner (docs/DECISIONS.md "PostgreSQL analyzes the batch's keys"): a
  * temporary table it analyzes has statistics (PostgreSQL never analyzes temporary tables itself),
  * and an apply analyzes its key list once it is made. DuckDB keeps statistics itself: a no-op.
+ * And the SQL shape where it matters: on PostgreSQL the closes fetch their rows by ctid.
  */
 import { describe, expect, it } from 'vitest';
 import { applyRows, defineFlow } from '../../src/index.js';
@@ -38,6 +39,32 @@ for (const engine of engines)
         await applyRows(driver, flow, [{ id: 1, v: 'a', seq: 1 }]);
         await applyRows(driver, flow, [{ id: 1, v: 'b', seq: 2 }, { id: 2, v: 'c', seq: 1 }]);
         expect(analyzed).toEqual([TMP.keys, TMP.keys]);
+      } finally {
+        await driver.close();
+      }
+    });
+  });
+
+for (const engine of engines.filter((e) => e.name !== 'duckdb'))
+  describe(`${engine.name}: closes by row id`, () => {
+    it('the closes of a commit fetch their target rows by ctid (a TID scan), not by a join over every row', async () => {
+      const driver = await engine.open();
+      const plans: string[] = [];
+      const orig = driver.run.bind(driver);
+      driver.run = async (sql: string, params?: unknown[]) => {
+        if (/^UPDATE "t" SET/.test(sql)) plans.push((await driver.query(`EXPLAIN ${sql}`, params)).map((r) => String(Object.values(r)[0])).join('\n'));
+        return orig(sql, params);
+      };
+      try {
+        const flow = defineFlow({ target: 't', keys: 'id', sequenceBy: 'seq' });
+        const ids = Array.from({ length: 2000 }, (_, i) => i);
+        await applyRows(driver, flow, ids.map((id) => ({ id, v: 'a', seq: 1 })));
+        const r = await applyRows(driver, flow, ids.filter((id) => id % 10 === 0).map((id) => ({ id, v: 'b', seq: 2 })));
+        expect(r.versionsClosed).toBe(200);
+        expect(plans).toHaveLength(1);
+        expect(plans[0]).toContain('Tid Scan on t');
+        const [{ n }] = (await driver.query(`SELECT count(*) AS n FROM "t" WHERE "__END_AT" = 2`)) as Array<{ n: unknown }>;
+        expect(Number(n)).toBe(200);
       } finally {
         await driver.close();
       }

@@ -107,6 +107,7 @@ export const postgresDialect: Dialect = {
   name: 'postgres',
   capabilities: { ignoreNullsInWindows: false },
   rowId: 'ctid',
+  fetchByRowId: (rowId, subquery) => `${rowId} = ANY(ARRAY(${subquery}))`,
   quote,
   types: {
     int: 'integer',
