@@ -9,7 +9,7 @@
 //   floor-log {db, file}         time the baseline plus the narrowest event log (bench/floor.mjs; both engines)
 //   sort     {db}               time a DuckDB sort of the flow's event log (rebuild reference)
 //   rebuild  {db}               time scdkit's rebuild, if the library exports one (else available: false)
-//   check    {scdDb, baseDb}    compare scdkit's target with the baseline table (untimed)
+//   check    {scdDb, baseDb, floor?} compare scdkit's target (floor: a floor's table; DuckDB) with the baseline table (untimed)
 // `db` is a DuckDB file or a postgres:// URL (PostgreSQL cases). On PostgreSQL, setup takes
 // `files` (the initial events in chunks, one commit each), "close" is a CHECKPOINT then the
 // disconnect (the deferred writes, as DuckDB's checkpoint on close), and `serverRssMb` is the
@@ -252,8 +252,12 @@ const tasks = {
     const con = await instance.connect();
     await con.run(`ATTACH '${task.baseDb.replace(/'/g, "''")}' AS b (READ_ONLY)`);
     const cols = `id, ${ATTRS.join(', ')}`;
+    // floor: the first database is a floor's, whose table is the baseline's (bench/floor.mjs).
+    const mine = task.floor
+      ? `SELECT ${cols}, effective_from AS f, effective_to AS t FROM ${BASE_TABLE}`
+      : `SELECT ${cols}, "__START_AT" AS f, coalesce("__END_AT", TIMESTAMP '9999-12-31') AS t FROM ${TARGET}`;
     const reader = await con.runAndReadAll(`
-      WITH s AS (SELECT ${cols}, "__START_AT" AS f, coalesce("__END_AT", TIMESTAMP '9999-12-31') AS t FROM ${TARGET}),
+      WITH s AS (${mine}),
            bb AS (SELECT ${cols}, effective_from, effective_to FROM b.${BASE_TABLE})
       SELECT (SELECT count(*) FROM s)::BIGINT AS rows_scdkit,
              (SELECT count(*) FROM bb)::BIGINT AS rows_baseline,

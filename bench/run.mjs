@@ -262,11 +262,11 @@ function pairedRatio(a, b) {
 async function batchCase(c, base, opts) {
   const s = path.join(workDir, 'scdkit.duckdb');
   const b = path.join(workDir, 'baseline.duckdb');
-  const f = path.join(workDir, 'floor.duckdb');
   const sRuns = [];
   const bRuns = [];
   const fRuns = [];
   const lRuns = [];
+  const floorChecks = {};
   let check;
   for (let rep = 0; rep < opts.reps; rep++) {
     copyDb(base, s);
@@ -274,9 +274,12 @@ async function batchCase(c, base, opts) {
     const runS = async () => sRuns.push(await runChild({ kind: 'scdkit', db: s, file: c.file }, opts));
     const runB = async () => bRuns.push(await runChild({ kind: 'baseline', db: b, file: c.file }, opts));
     const floorSide = (kind, runs) => async () => {
+      const f = path.join(workDir, `${kind}.duckdb`);
       copyDb(base, f);
       runs.push(await runChild({ kind, db: f, file: c.file }, opts));
-      rmDb(f);
+      // The floors are real jobs: in order, each gives the baseline's rows (checked once).
+      if (rep === 0 && c.mode === 'in' && opts.check) floorChecks[kind] = f;
+      else rmDb(f);
     };
     // alternate which side runs first, so slow drift of a shared machine hits each alike
     const sides = opts.floor ? [runS, runB, floorSide('floor', fRuns), floorSide('floor-log', lRuns)] : [runS, runB];
@@ -287,6 +290,13 @@ async function batchCase(c, base, opts) {
     if (rep === 0 && c.mode === 'in' && opts.check && !sRuns[0].error && !bRuns[0].error) {
       check = await runChild({ kind: 'check', scdDb: s, baseDb: b }, opts);
       log(`  check: ${fmtCheck(check)}`);
+    }
+    for (const [kind, db] of Object.entries(floorChecks)) {
+      const fc = await runChild({ kind: 'check', scdDb: db, baseDb: b, floor: true }, opts);
+      log(`  check ${kind}: ${fmtCheck(fc)}`);
+      (check ??= {})[kind] = fc;
+      rmDb(db);
+      delete floorChecks[kind];
     }
     if (!(opts.keepWork && rep === opts.reps - 1)) [s, b].forEach(rmDb);
     if (sRuns.at(-1).error && bRuns.at(-1).error) break;
@@ -444,7 +454,9 @@ function printFloors(rows) {
   const x = (v) => (v == null ? 'n/a' : `${v.toFixed(2)}×`);
   for (const r of rows.filter((r) => r.floor))
     console.log(
-      `${r.name}: baseline ${sec(r.baseline)} s; floor-log (baseline + narrowest log) ${sec(r.floorLog)} s = ${x(r.floorLogRatio)}; floor (one read + log + feed) ${sec(r.floor)} s = ${x(r.floorRatio)}; scdkit ${sec(r.scdkit)} s = ${x(r.overFloor)} the floor`,
+      `${r.name}: baseline ${sec(r.baseline)} s; floor-log (baseline + narrowest log) ${sec(r.floorLog)} s = ${x(r.floorLogRatio)}; floor (one read + log + feed) ${sec(r.floor)} s = ${x(r.floorRatio)}; scdkit ${sec(r.scdkit)} s = ${x(r.overFloor)} the floor${
+        r.check?.floor ? ` (in-order check: floor ${fmtCheck(r.check.floor)}, floor-log ${fmtCheck(r.check['floor-log'])})` : ''
+      }`,
     );
 }
 
