@@ -129,14 +129,14 @@ export class DuckDBDriver implements Driver {
     }
   }
 
+  /** DuckDB's statistics follow its writes: nothing to do. */
+  async analyzeTemporary(): Promise<void> {}
+
   /**
    * DuckDB keeps a table dropped inside a transaction in memory until the transaction ends (a
    * rollback would need it), but frees a dropped column at once: the columns go first, so a large
    * commit's intermediate tables do not pile up (and spill) until its COMMIT (docs/DECISIONS.md).
    */
-  /** DuckDB's statistics follow its writes: nothing to do. */
-  async analyzeTemporary(): Promise<void> {}
-
   async dropTemporary(tables: string[]): Promise<void> {
     const q = this.dialect.quote;
     for (const t of tables) {
