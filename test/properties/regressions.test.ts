@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { applyBatches } from '../helpers.js';
 import { applyRows, compact, defineFlow, readTargetWith, rebuild } from '../../src/index.js';
 import { engines } from '../engines.js';
+import { storeNames } from '../../src/store/names.js';
 
 for (const engine of engines) {
   describe(`${engine.name}: property regressions`, () => {
@@ -63,7 +64,7 @@ for (const engine of engines) {
         expect(applied.ties).toBe(48);
         const built = await readTargetWith(driver, flow);
         expect(built.map((r) => r.a)).toEqual(Array.from({ length: 24 }, (_, id) => `y${id}`));
-        await driver.run(`UPDATE ${driver.dialect.quote('_scd_commits')} SET ties = 0 WHERE target = 't'`);
+        await driver.run(`UPDATE ${driver.dialect.quote(storeNames(flow.target).commits)} SET ties = 0 WHERE target = 't'`);
         const r = await rebuild(driver, flow);
         expect(r.rowsInserted + r.rowsUpdated + r.rowsDeleted).toBe(0);
         expect(await readTargetWith(driver, flow)).toEqual(built);
