@@ -14,7 +14,7 @@ import { DIFF_VIEWS, diffSql, WALKED, wholeDiffSql } from './diff-sql.js';
 import { ensureFeedColumns } from '../store/feed.js';
 import { evolveModel } from './evolve.js';
 import { appendEventsSql, batchSql, DROP, expectationColumn, logColumns, quarantineSql, REASON, typedStageSql } from './events-sql.js';
-import { eventsSql, freshSql, knownSql, LOG_VIEW, keysSql, prevSql, rebuiltStateSql, SIMPLE, SLOW, slowLogSql, stateSql, tiesSql, validSql } from './incremental.js';
+import { eventsSql, freshSql, knownSql, LOG_VIEW, keysSql, prevSql, rebuiltStateSql, SIMPLE, SLOW, slowLogSql, STATE_ROW, stateSql, tiesSql, validSql } from './incremental.js';
 import { checkSingleExpression } from './expression.js';
 import { deriveModel, type ColumnModel } from './model.js';
 import { changedSettings, semanticSettings } from './settings.js';
@@ -228,7 +228,9 @@ export async function recompute(driver: Driver, flow: Flow, model: ColumnModel, 
   if (wholeLog) for (const sql of wholeDiffSql(flow, model, d, names)) await driver.run(sql);
   const counts = await writeDiff(driver, flow, model, names, version, at, wholeLog ? TMP.changed : TMP.next);
   // Only a rebuild recomputes the whole log, and it has just recreated the state empty.
-  for (const sql of wholeLog ? rebuiltStateSql(flow, model, d, names) : stateSql(model, d, names, events)) await driver.run(sql);
+  // A batch with a truncate recomputes every key (keysSql's allSlow), without their rows of the state.
+  const byRow = !wholeLog && ((await driver.columns(TMP.keys)) ?? []).some((c) => c.name === STATE_ROW);
+  for (const sql of wholeLog ? rebuiltStateSql(flow, model, d, names) : stateSql(model, d, names, events, false, byRow)) await driver.run(sql);
   return counts;
 }
 

@@ -22,6 +22,8 @@ export const LIVE = `${INTERNAL_PREFIX}live`;
 /** A fast key with exactly one new event: its rows come from one join, without the walk. */
 export const SIMPLE = `${INTERNAL_PREFIX}simple`;
 export const ROWID = `${INTERNAL_PREFIX}rowid`;
+/** TMP.keys: the row of the key state a known key had (only where the dialect fetches by row id). */
+export const STATE_ROW = `${INTERNAL_PREFIX}srow`;
 const lastPart = (i: number) => `${INTERNAL_PREFIX}l${i}`;
 
 export function stateColumns(model: ColumnModel, d: Dialect): ColumnInfo[] {
@@ -99,10 +101,16 @@ GROUP BY ${K.join(', ')}`;
   // An scd1 row does not store where its version started, and a surrogate key is made of that
   // start: such a flow recomputes its keys from the log (correct, not fast).
   const slow = flow.storedAs === 'scd1' && flow.surrogateKey !== undefined ? 'true' : `bool_or(${late}${reopen})`;
+  // Where rows are fetched by id, the key's row of the state comes along: stateSql forgets it by
+  // that id instead of joining the whole state again (the lock and the transaction keep it in place).
+  const row = d.fetchByRowId ? [`s.${d.rowId}`] : [];
   return `CREATE TEMP TABLE ${q(TMP.keys)} AS
-SELECT ${K.map((k) => `v.${k}`).join(', ')}, ${slow} AS ${q(SLOW)}, (count(*) = 1 AND NOT ${slow}) AS ${q(SIMPLE)}, ${last.map((l, i) => `${l} AS ${q(lastPart(i))}`).join(', ')}
+SELECT ${K.map((k) => `v.${k}`).join(', ')}, ${slow} AS ${q(SLOW)}, (count(*) = 1 AND NOT ${slow}) AS ${q(SIMPLE)}, ${[
+    ...last.map((l, i) => `${l} AS ${q(lastPart(i))}`),
+    ...row.map((r) => `${r} AS ${q(STATE_ROW)}`),
+  ].join(', ')}
 FROM ${q(TMP.valid)} v LEFT JOIN ${q(names.state)} s ON ${on}${truncates ? ` LEFT JOIN ${lastTruncateSql(model, d, names)} t ON true` : ''}
-GROUP BY ${[...K.map((k) => `v.${k}`), ...last, `s.${q(LIVE)}`].join(', ')}`;
+GROUP BY ${[...K.map((k) => `v.${k}`), ...last, `s.${q(LIVE)}`, ...row].join(', ')}`;
 }
 
 /** The log's last truncate, its sequence parts named like the key state's (no row without one). */
@@ -242,9 +250,10 @@ export function eventsSql(flow: Flow, model: ColumnModel, d: Dialect, names: Sto
 
 /**
  * Replace the state of the recomputed keys: last event's sequence, and whether a version is live.
- * `empty`: the state was just created (a rebuild), so no key has a row to forget.
+ * `empty`: the state was just created (a rebuild), so no key has a row to forget. `byRow`: TMP.keys
+ * holds each known key's row of the state (STATE_ROW), which is forgotten by that id.
  */
-export function stateSql(model: ColumnModel, d: Dialect, names: StoreNames, events: string = TMP.events, empty = false): string[] {
+export function stateSql(model: ColumnModel, d: Dialect, names: StoreNames, events: string = TMP.events, empty = false, byRow = false): string[] {
   const q = d.quote;
   const K = model.keys.map((k) => q(k.name));
   const S = seqParts(model).map(q);
@@ -256,7 +265,9 @@ export function stateSql(model: ColumnModel, d: Dialect, names: StoreNames, even
   // One key column: a plain IN (DuckDB decorrelates the EXISTS into a grouped join, 0.4 s for 1M
   // keys of a 10M state against 0.2 s); keys of a recomputed key are never null.
   const forget =
-    K.length === 1
+    byRow && d.fetchByRowId
+      ? `DELETE FROM ${q(names.state)} WHERE ${d.fetchByRowId(d.rowId, `SELECT k.${q(STATE_ROW)} FROM ${q(TMP.keys)} k WHERE k.${q(STATE_ROW)} IS NOT NULL`)}`
+      : K.length === 1
       ? `DELETE FROM ${q(names.state)} WHERE ${K[0]} IN (SELECT k.${K[0]} FROM ${q(TMP.keys)} k)`
       : `DELETE FROM ${q(names.state)} WHERE EXISTS (SELECT 1 FROM ${q(TMP.keys)} k WHERE ${model.keys
           .map((k) => `k.${q(k.name)} = ${q(names.state)}.${q(k.name)}`)

@@ -70,3 +70,40 @@ for (const engine of engines.filter((e) => e.name !== 'duckdb'))
       }
     });
   });
+
+for (const engine of engines.filter((e) => e.name !== 'duckdb'))
+  describe(`${engine.name}: the key state by row id`, () => {
+    it("a commit forgets its keys' rows of the state by ctid (a TID scan), and the state keeps one right row per key", async () => {
+      const driver = await engine.open();
+      const plans: string[] = [];
+      const orig = driver.run.bind(driver);
+      driver.run = async (sql: string, params?: unknown[]) => {
+        if (/^DELETE FROM "_scd_t_keys"/.test(sql)) plans.push((await driver.query(`EXPLAIN ${sql}`, params)).map((r) => String(Object.values(r)[0])).join('\n'));
+        return orig(sql, params);
+      };
+      try {
+        const flow = defineFlow({ target: 't', keys: 'id', sequenceBy: 'seq', applyAsDeletes: "op = 'D'" });
+        const ids = Array.from({ length: 2000 }, (_, i) => i);
+        await applyRows(driver, flow, ids.map((id) => ({ id, v: 'a', seq: 1, op: 'U' })));
+        // Known keys in order (fast), one late (slow), a delete, and new keys.
+        await applyRows(driver, flow, [
+          ...ids.filter((id) => id % 10 === 0).map((id) => ({ id, v: 'b', seq: 3 })),
+          { id: 5, v: 'late', seq: 0 },
+          { id: 7, v: 'gone', seq: 4, op: 'D' },
+          { id: 5000, v: 'new', seq: 1 },
+        ].map((r) => ({ op: 'U', ...r })));
+        expect(plans.length).toBeGreaterThan(0);
+        for (const p of plans) expect(p).toContain('Tid Scan on _scd_t_keys');
+        const state = await driver.query(`SELECT "id", CAST("__scd_l0" AS integer) AS l, "__scd_live" AS live FROM "_scd_t_keys" ORDER BY "id"`);
+        expect(state).toHaveLength(2001);
+        const of = (id: number) => state.find((r) => Number(r.id) === id);
+        expect(of(10)).toMatchObject({ l: 3, live: true });
+        expect(of(5)).toMatchObject({ l: 1, live: true });
+        expect(of(7)).toMatchObject({ l: 4, live: false });
+        expect(of(1)).toMatchObject({ l: 1, live: true });
+        expect(of(5000)).toMatchObject({ l: 1, live: true });
+      } finally {
+        await driver.close();
+      }
+    });
+  });
