@@ -126,6 +126,29 @@ for (const engine of pgEngines) {
       }
     });
 
+    it('NDJSON with LF, CR LF or lone CR line breaks stages the same: keys in order of first appearance, blank lines counted', async () => {
+      // Keys first seen on later lines, after blank ones; an integer-like key (JS would reorder it).
+      // LF and CR LF go straight into jsonb, a lone CR through a text table first.
+      const lines = ['{"id":1,"seq":1,"zeta":"z"}', '', '{"seq":2,"10":"ten","id":2,"alpha":1.5}', '', '{"id":3,"seq":3,"beta":true,"zeta":"y"}'];
+      const staged: Array<{ cols: string[]; rows: unknown[] }> = [];
+      for (const [name, eol] of Object.entries({ lf: '\n', crlf: '\r\n', cr: '\r' })) {
+        const file = path.join(dir, `breaks_${name}.ndjson`);
+        writeFileSync(file, lines.join(eol) + eol);
+        await driver.stageFiles([{ path: file, format: 'ndjson', label: 'f' }], '_t', '_r');
+        const cols = ((await driver.columns('_t')) ?? []).map((c) => `${c.name} ${c.type}`);
+        const rows = await driver.query(`SELECT "id", "10", "alpha", "beta", "zeta", CAST("__scd_line" AS integer) AS line FROM "_t" ORDER BY "id"`);
+        staged.push({ cols, rows });
+      }
+      expect(staged[0]!.cols).toEqual(['id bigint', 'seq bigint', 'zeta text', '10 text', 'alpha double precision', 'beta boolean', '__scd_file text', '__scd_line bigint']);
+      expect(staged[0]!.rows).toEqual([
+        { id: '1', 10: null, alpha: null, beta: null, zeta: 'z', line: 1 },
+        { id: '2', 10: 'ten', alpha: 1.5, beta: null, zeta: null, line: 3 },
+        { id: '3', 10: null, alpha: null, beta: true, zeta: 'y', line: 5 },
+      ]);
+      expect(staged[1]).toEqual(staged[0]);
+      expect(staged[2]).toEqual(staged[0]);
+    });
+
     it('unreadable lines and CSV rows with the wrong field count are quarantined at their line', async () => {
       const flow = defineFlow({ target: 'dim_bad', keys: 'id', sequenceBy: 'ts' });
       const nd = path.join(dir, 'bad.ndjson');

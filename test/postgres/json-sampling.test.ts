@@ -7,6 +7,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Driver } from '../../src/dialects/driver.js';
+import { JSON_SAMPLE } from '../../src/dialects/postgres/postgres-stage.js';
 import { engines } from '../engines.js';
 import { tempDir } from '../helpers.js';
 import { N, regular } from '../json-records.js';
@@ -52,7 +53,7 @@ for (const engine of pgEngines) {
         driver.query = query;
       }
       const types = Object.fromEntries(((await driver.columns('_t')) ?? []).map((c) => [c.name, c.type]));
-      const counted = sent.some((s) => s.includes('jsonb_each') && !s.includes(`LIMIT 20480`));
+      const counted = sent.some((s) => s.includes('jsonb_each') && !s.includes(`LIMIT ${JSON_SAMPLE}`));
       return { types, counted };
     }
 
@@ -64,6 +65,18 @@ for (const engine of pgEngines) {
       expect(long.types).toEqual(short.types);
       expect(long.types).toMatchObject({ id: 'bigint', n: 'bigint', x: 'double precision', b: 'boolean', s: 'text', d: 'date' });
     });
+
+    // The sample's size decides only whether every record is counted, never the types.
+    for (const [name, odd] of Object.entries(late)) {
+      it(`${name} just after PostgreSQL's sample (${JSON_SAMPLE} records), inside DuckDB's: typed as when every record is counted`, async () => {
+        const records = Array.from({ length: N }, (_, i) => regular(i));
+        records[JSON_SAMPLE + 1] = { ...odd, id: JSON_SAMPLE + 1 };
+        const long = await staged(`${name}_early`, records);
+        const short = await staged(`${name}_early_short`, [...Array.from({ length: 100 }, (_, i) => regular(i)), odd]);
+        expect(long.counted).toBe(true);
+        expect(long.types).toEqual(short.types);
+      });
+    }
 
     for (const [name, last] of Object.entries(late)) {
       it(`${name} after ${N - 1} records: typed as when every record is counted`, async () => {

@@ -60,7 +60,7 @@ export function textStatsSql(v: string, alias: string): string[] {
 }
 
 /**
- * Per key of the jsonb objects in column `b` of `table`: counts of its values by JSON kind, for
+ * Per key of the jsonb objects in column `b` of `table` (records numbered by "__scd_n"): counts of its values by JSON kind, for
  * strings whether they are dates or timestamps of one format, and the first record that has it
  * (`src`). One pass over the records.
  */
@@ -86,7 +86,7 @@ export function jsonStatsSql(table: string, b: string): string {
     min(x.src) AS "src",
     min(x.shape) AS "shape"
   FROM (SELECT y.*, CASE WHEN ${str.replace(/x\./g, 'y.')} THEN ${shapeSql('y.v')} END AS shape
-        FROM (SELECT e.key, r.src, jsonb_typeof(e.value) AS k, CASE WHEN jsonb_typeof(e.value) IN ('string', 'number') THEN e.value #>> '{}' END AS v
+        FROM (SELECT e.key, r."__scd_n" AS src, jsonb_typeof(e.value) AS k, CASE WHEN jsonb_typeof(e.value) IN ('string', 'number') THEN e.value #>> '{}' END AS v
               FROM ${table} r CROSS JOIN LATERAL jsonb_each(r.${b}) e OFFSET 0) y OFFSET 0) x
   GROUP BY x.key`;
 }
@@ -132,14 +132,14 @@ export function jsonType(s: TextStats): string {
 }
 
 /**
- * A condition true when the JSON value `e` (jsonb, null when the key is absent) could be in a column
- * the full inference types `type` (`shape`: the one shape of its date-like strings). Undefined for
- * jsonb, which more values may turn into a scalar type: the full inference decides those.
+ * A condition true when a JSON value could be in a column the full inference types `type`
+ * (`shape`: the one shape of its date-like strings). The value is given by its kind `k`
+ * (`jsonb_typeof` of it: null when the key is absent) and its text `v` (`b->>'key'`), each
+ * computed once. Undefined for jsonb, which more values may turn into a scalar type: the full
+ * inference decides those.
  */
-export function fitsJsonType(e: string, type: string, shape: string | undefined, v = `(${e} #>> '{}')`): string | undefined {
-  const k = `jsonb_typeof(${e})`;
-  // `v`: the value as text (`b->>'key'` for `b->'key'`: one lookup, not a path).
-  const none = `${e} IS NULL OR ${k} = 'null'`;
+export function fitsJsonType(k: string, v: string, type: string, shape: string | undefined): string | undefined {
+  const none = `coalesce(${k}, 'null') = 'null'`;
   const int = `${k} = 'number' AND ${v} !~ '[.eE]'`;
   const lit = (x: string) => `'${x.replace(/'/g, "''")}'`;
   const dated = (re: string) =>
@@ -150,15 +150,15 @@ export function fitsJsonType(e: string, type: string, shape: string | undefined,
       : `${none} OR (${k} = 'string' AND ${shape.includes('.') ? shapeSql(v) : `translate(${v}, '0123456789', 'dddddddddd')`} = ${lit(shape)} AND ${v} ~ '${re}')`;
   switch (type) {
     case 'boolean':
-      return `${none} OR ${k} = 'boolean'`;
+      return `coalesce(${k}, 'null') IN ('null', 'boolean')`;
     case 'double precision':
-      return `${none} OR ${k} = 'number'`;
+      return `coalesce(${k}, 'null') IN ('null', 'number')`;
     case 'numeric':
       return `${none} OR (${int})`;
     case 'bigint':
       return `${none} OR (${int} AND (length(${v}) < 19 OR CAST(${v} AS numeric) BETWEEN -9223372036854775808 AND 9223372036854775807))`;
     case 'text':
-      return `${none} OR ${k} = 'string'`;
+      return `coalesce(${k}, 'null') IN ('null', 'string')`;
     case 'date':
       return dated(RE.date);
     case 'timestamp without time zone':

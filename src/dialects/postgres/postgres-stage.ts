@@ -1,4 +1,4 @@
-import { closeSync, mkdtempSync, openSync, readSync, rmSync, statSync } from 'node:fs';
+import { closeSync, createReadStream, mkdtempSync, openSync, readSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { QueryError, ScdError, firstLine } from '../../errors.js';
@@ -33,18 +33,25 @@ export async function stageFiles(host: StageHost, files: InputFile[], table: str
   await host.run(`DROP TABLE IF EXISTS ${q(rejects)}`);
   await host.run(`CREATE TEMP TABLE ${q(rejects)} (${q(FILE_COLUMN)} text, ${q(LINE_COLUMN)} bigint, reason text, raw text)`);
   const scratch = mkdtempSync(path.join(tmpdir(), 'scdkit-pgstage-'));
-  const parts: Array<{ name: string; cols: ColumnInfo[] }> = [];
+  const parts: Array<{ name: string; cols: ColumnInfo[]; last: boolean }> = [];
   try {
     for (const [i, file] of files.entries()) {
       if (statSync(file.path).size === 0) continue;
       const part = `_scd_part_${i}`;
       await host.run(`DROP TABLE IF EXISTS ${q(part)}`);
       const ok = await stageOne(host, file, part, rejects, scratch, i);
-      if (ok) parts.push({ name: part, cols: ((await host.columns(part)) ?? []).filter((c) => c.name !== FILE_COLUMN && c.name !== LINE_COLUMN) });
+      if (!ok) continue;
+      const all = (await host.columns(part)) ?? [];
+      const cols = all.filter((c) => c.name !== FILE_COLUMN && c.name !== LINE_COLUMN);
+      parts.push({ name: part, cols, last: all.slice(-2).map((c) => c.name).join() === [FILE_COLUMN, LINE_COLUMN].join() });
     }
     await host.run(`DROP TABLE IF EXISTS ${q(table)}`);
-    await host.run(`CREATE TEMP TABLE ${q(table)} AS ${unionByName(parts)}`);
-    for (const p of parts) await host.run(`DROP TABLE ${q(p.name)}`);
+    // One file's part is the staged table already (its columns end with the file and the line).
+    if (parts.length === 1 && parts[0]!.last) await host.run(`ALTER TABLE ${q(parts[0]!.name)} RENAME TO ${q(table)}`);
+    else {
+      await host.run(`CREATE TEMP TABLE ${q(table)} AS ${unionByName(parts)}`);
+      for (const p of parts) await host.run(`DROP TABLE ${q(p.name)}`);
+    }
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
@@ -102,40 +109,50 @@ async function stageOne(host: StageHost, file: InputFile, part: string, rejects:
   const lines = `_scd_lines_${i}`;
   const records = `_scd_records_${i}`;
   for (const t of [lines, records]) await host.run(`DROP TABLE IF EXISTS ${q(t)}`);
-  await host.run(`CREATE TEMP TABLE ${q(lines)} ("__scd_n" bigserial, line text)`);
   // Each line is one field: a delimiter and a quote that valid JSON text never holds unescaped.
-  const copyLines = `COPY ${q(lines)} (line) FROM STDIN WITH (FORMAT csv, DELIMITER E'\\x01', QUOTE E'\\x02', ESCAPE E'\\x02')`;
-  const loaded = await host.attempt(() => host.copyFrom(copyLines, { file: file.path }));
-  // records: "__scd_n" (orders the records), src (the line its text is on), b (the parsed object).
-  // Both are the line number: blank lines are no records, but numbering the records without them
-  // (a window over the whole file) would only serve the sample, which takes the same records.
-  const fromLines = () =>
-    `CREATE TEMP TABLE ${q(records)} AS SELECT "__scd_n", "__scd_n" AS src,
-       CAST(line AS jsonb) AS b FROM ${q(lines)} WHERE line IS NOT NULL AND btrim(line, E' \\t\\r') <> ''`;
-  const lineText = `(SELECT "__scd_n" AS src, CAST(line AS json) AS j FROM ${q(lines)})`;
-  if (array) {
-    if (loaded) throw unreadable(file, loaded);
-    const err = await host.attempt(() =>
-      host.run(
-        `CREATE TEMP TABLE ${q(records)} AS SELECT e.ord AS "__scd_n", e.ord AS src, e.j, CAST(e.j AS jsonb) AS b FROM
-         (SELECT CAST(string_agg(line, E'\\n' ORDER BY "__scd_n") AS json) AS doc FROM ${q(lines)}) a,
-         json_array_elements(a.doc) WITH ORDINALITY e(j, ord)`,
-      ),
-    );
-    if (err) throw unreadable(file, err);
-    const notObject = Number((await host.query(`SELECT count(*) AS n FROM ${q(records)} WHERE jsonb_typeof(b) <> 'object'`))[0]!.n);
-    if (notObject) throw unreadable(file, new Error('a record of the array is not a JSON object'));
-    await typedFromJson(host, records, `(SELECT src, j FROM ${q(records)})`, part, label, file);
-    await host.run(`DROP TABLE ${q(lines)}`);
-    return true;
-  }
-  if (!loaded) {
-    const err = await host.attempt(() => host.run(fromLines()));
-    const objects = !err && Number((await host.query(`SELECT count(*) AS n FROM ${q(records)} WHERE jsonb_typeof(b) <> 'object'`))[0]!.n) === 0;
-    if (objects) {
-      await typedFromJson(host, records, lineText, part, label, file);
+  const asLines = `WITH (FORMAT csv, DELIMITER E'\\x01', QUOTE E'\\x02', ESCAPE E'\\x02')`;
+  const copyLines = `COPY ${q(lines)} (line) FROM STDIN ${asLines}`;
+  // records: "__scd_n" (orders the records, and is the line their text is on), b (the parsed object).
+  if (!array && lineBreaks(file.path) === 'lf') {
+    // NDJSON straight into jsonb, one line a row (a blank line is a null); the key order comes
+    // from the text of the few lines that first have each key.
+    await host.run(`CREATE TEMP TABLE ${q(records)} ("__scd_n" bigserial, b jsonb)`);
+    const failed = await host.attempt(() => host.copyFrom(`COPY ${q(records)} (b) FROM STDIN ${asLines}`, { file: file.path }));
+    if (!failed) {
+      await host.run(`DELETE FROM ${q(records)} WHERE b IS NULL`);
+      if (Number((await host.query(`SELECT count(*) AS n FROM ${q(records)} WHERE jsonb_typeof(b) <> 'object'`))[0]!.n) === 0) {
+        await typedFromJson(host, records, keysInLines(host, file.path), part, label, file);
+        return true;
+      }
+    }
+    await host.run(`DROP TABLE IF EXISTS ${q(records)}`);
+  } else {
+    await host.run(`CREATE TEMP TABLE ${q(lines)} ("__scd_n" bigserial, line text)`);
+    const loaded = await host.attempt(() => host.copyFrom(copyLines, { file: file.path }));
+    if (array) {
+      if (loaded) throw unreadable(file, loaded);
+      const err = await host.attempt(() =>
+        host.run(
+          `CREATE TEMP TABLE ${q(records)} AS SELECT e.ord AS "__scd_n", e.j, CAST(e.j AS jsonb) AS b FROM
+           (SELECT CAST(string_agg(line, E'\\n' ORDER BY "__scd_n") AS json) AS doc FROM ${q(lines)}) a,
+           json_array_elements(a.doc) WITH ORDINALITY e(j, ord)`,
+        ),
+      );
+      if (err) throw unreadable(file, err);
+      const notObject = Number((await host.query(`SELECT count(*) AS n FROM ${q(records)} WHERE jsonb_typeof(b) <> 'object'`))[0]!.n);
+      if (notObject) throw unreadable(file, new Error('a record of the array is not a JSON object'));
+      await typedFromJson(host, records, keysInTexts(host, `(SELECT "__scd_n" AS src, j FROM ${q(records)})`), part, label, file);
       await host.run(`DROP TABLE ${q(lines)}`);
       return true;
+    }
+    if (!loaded) {
+      const err = await host.attempt(() => host.run(fromLines(records, lines)));
+      const objects = !err && Number((await host.query(`SELECT count(*) AS n FROM ${q(records)} WHERE jsonb_typeof(b) <> 'object'`))[0]!.n) === 0;
+      if (objects) {
+        await typedFromJson(host, records, keysInTexts(host, lineTexts(lines)), part, label, file);
+        await host.run(`DROP TABLE ${q(lines)}`);
+        return true;
+      }
     }
   }
   // The file has lines that cannot become records: find them, keep the rest (DuckDB driver's way).
@@ -147,49 +164,131 @@ async function stageOne(host: StageHost, file: InputFile, part: string, rejects:
   if (!scan.good) return false;
   await host.run(`CREATE TEMP TABLE ${q(lines)} ("__scd_n" bigserial, line text)`);
   await host.copyFrom(copyLines, { file: good });
-  await host.run(fromLines());
-  await typedFromJson(host, records, lineText, part, label, file);
+  await host.run(fromLines(records, lines));
+  await typedFromJson(host, records, keysInTexts(host, lineTexts(lines)), part, label, file);
   await host.run(`DROP TABLE ${q(lines)}`);
   return true;
 }
 
-/** DuckDB's default sample for JSON types; the PostgreSQL reader samples the same. */
-const JSON_SAMPLE = 20480;
+/** Lines (a text table) → records: blank lines are no records, but keep their numbers. */
+const fromLines = (records: string, lines: string) =>
+  `CREATE TEMP TABLE ${q(records)} AS SELECT "__scd_n", CAST(line AS jsonb) AS b FROM ${q(lines)}
+   WHERE line IS NOT NULL AND btrim(line, E' \\t\\r') <> ''`;
+const lineTexts = (lines: string) => `(SELECT "__scd_n" AS src, CAST(line AS json) AS j FROM ${q(lines)})`;
+
+/** The keys of some records in the order of their text: (src, key, ord) rows for the records numbered srcs. */
+type KeysInOrder = (srcs: number[]) => Promise<Array<Record<string, unknown>>>;
+
+/** From a relation of the records' JSON text (src, j json). */
+const keysInTexts =
+  (host: StageHost, texts: string): KeysInOrder =>
+  (srcs) =>
+    host.query(
+      `SELECT t.src, e.key, e.ord FROM ${texts} t CROSS JOIN LATERAL json_object_keys(t.j) WITH ORDINALITY e(key, ord)
+       WHERE t.src IN (${srcs.map((n) => String(Math.trunc(n))).join(', ')})`,
+    );
+
+/** From the file's own lines (numbered as COPY numbered its rows), read until the last one wanted. */
+const keysInLines =
+  (host: StageHost, file: string): KeysInOrder =>
+  async (srcs) => {
+    const texts = await linesAt(file, new Set(srcs));
+    // One parameter, a JSON array of [line, text] pairs (array parameters differ between clients).
+    return host.query(
+      `SELECT CAST(t.p->>0 AS bigint) AS src, e.key, e.ord FROM json_array_elements(CAST($1 AS json)) AS t(p)
+       CROSS JOIN LATERAL json_object_keys(CAST(t.p->>1 AS json)) WITH ORDINALITY e(key, ord)`,
+      [JSON.stringify([...texts])],
+    );
+  };
+
+/** The text of the lines numbered `wanted` (1-based, split at LF, a CR before it dropped). */
+async function linesAt(file: string, wanted: Set<number>): Promise<Map<number, string>> {
+  const found = new Map<number, string>();
+  const last = Math.max(0, ...wanted);
+  let line = 1;
+  let pending: Buffer[] = [];
+  const keep = (bytes: Buffer) => {
+    if (wanted.has(line)) found.set(line, bytes.toString('utf8').replace(/\r$/, ''));
+    line++;
+  };
+  const stream = createReadStream(file);
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      let start = 0;
+      for (let n = chunk.indexOf(0x0a); n >= 0 && line <= last; n = chunk.indexOf(0x0a, start)) {
+        keep(pending.length ? Buffer.concat([...pending, chunk.subarray(start, n)]) : chunk.subarray(start, n));
+        pending = [];
+        start = n + 1;
+      }
+      if (line > last) break;
+      if (wanted.has(line)) pending.push(chunk.subarray(start));
+    }
+    if (line <= last && pending.length) keep(Buffer.concat(pending));
+  } finally {
+    stream.destroy();
+  }
+  return found;
+}
+
+/**
+ * How the file's lines end, as COPY decides it from the first line break: 'lf' (LF, or CR LF)
+ * or 'cr' (a lone CR, or none seen in the first megabyte: then the lines go through a text table).
+ */
+function lineBreaks(file: string): 'lf' | 'cr' {
+  const fd = openSync(file, 'r');
+  try {
+    const buf = Buffer.alloc(1 << 20);
+    const n = readSync(fd, buf, 0, buf.length, 0);
+    for (let i = 0; i < n; i++) {
+      if (buf[i] === 0x0a) return 'lf';
+      if (buf[i] === 0x0d) return i + 1 < n && buf[i + 1] === 0x0a ? 'lf' : 'cr';
+    }
+    return 'cr';
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * The records PostgreSQL types JSON from before checking every record against those types. Its
+ * size decides only how often a file is counted whole, never the types (docs/DECISIONS.md "typed
+ * from a sample, then checked"): smaller than DuckDB's 20,480, as counting costs more here.
+ */
+export const JSON_SAMPLE = 4096;
 
 function textStats(row: Record<string, unknown>): TextStats {
   const s = Object.fromEntries(Object.entries(row).filter(([n]) => n !== 'key' && n !== 'shape').map(([n, v]) => [n, Number(v)]));
   return { ...(s as unknown as TextStats), shape: row.shape === null || row.shape === undefined ? undefined : String(row.shape) };
 }
 
+/** The one shape of a column's date-like strings, when it has one. */
+const oneShape = (s: TextStats) => (s.shapes === 1 ? s.shape : undefined);
+
 /**
- * The type statistics of the first JSON_SAMPLE records, when every record agrees with the types
- * they give (one pass of plain per-column checks instead of expanding every record); undefined
- * when the file is no longer than the sample, a key appears only later, or a value would change a
- * type: then every record is counted (docs/DECISIONS.md "typed from a sample, then checked").
+ * The type statistics of the first JSON_SAMPLE records; undefined when the file is no longer than
+ * the sample, or the sample gives a column a type that more values may change (jsonb, or no value
+ * yet): then every record is counted.
  */
 async function sampledStats(host: StageHost, records: string): Promise<Array<Record<string, unknown>> | undefined> {
   const total = Number((await host.query(`SELECT count(*) AS n FROM ${q(records)}`))[0]!.n);
   if (total <= JSON_SAMPLE) return undefined;
   const rows = await host.query(jsonStatsSql(`(SELECT * FROM ${q(records)} ORDER BY "__scd_n" LIMIT ${JSON_SAMPLE})`, 'b'));
   if (!rows.length) return undefined;
-  const checks: string[] = [];
   for (const row of rows) {
     const s = textStats(row);
-    const cond = fitsJsonType(`b->${lit(String(row.key))}`, jsonType(s), s.shapes === 1 ? s.shape : undefined, `(b->>${lit(String(row.key))})`);
-    if (cond === undefined) return undefined;
-    checks.push(`bool_and(${cond}) AS "c${checks.length}"`);
+    if (fitsJsonType('k', 'v', jsonType(s), oneShape(s)) === undefined) return undefined;
   }
-  const known = `ARRAY[${rows.map((r) => lit(String(r.key))).join(', ')}]::text[]`;
-  const r = (await host.query(`SELECT ${checks.join(', ')}, bool_and((b - ${known}) = '{}'::jsonb) AS "known" FROM ${q(records)}`))[0]!;
-  return Object.values(r).every((v) => v !== false) ? rows : undefined;
+  return rows;
 }
 
-/**
- * records ("__scd_n", src, b jsonb objects) → part: one typed column per key, in order of first
- * appearance (read from the records' JSON text `texts` (src, j json): jsonb does not keep key order).
- */
-async function typedFromJson(host: StageHost, records: string, texts: string, part: string, label: string, file: InputFile): Promise<void> {
-  const stats = (await sampledStats(host, records)) ?? (await host.query(jsonStatsSql(q(records), 'b')));
+/** The columns the statistics give: their types, and the keys in order of first appearance. */
+interface JsonColumns {
+  types: Map<string, string>;
+  /** Every key, in order. */
+  keys: string[];
+}
+
+async function jsonColumns(stats: Array<Record<string, unknown>>, keysInOrder: KeysInOrder): Promise<JsonColumns> {
   const types = new Map<string, string>();
   const firstIn = new Map<string, number>();
   for (const row of stats) {
@@ -200,30 +299,75 @@ async function typedFromJson(host: StageHost, records: string, texts: string, pa
   const srcs = [...new Set(firstIn.values())];
   const place = new Map<string, number>();
   if (srcs.length)
-    for (const r of await host.query(
-      `SELECT t.src, e.key, e.ord FROM ${texts} t CROSS JOIN LATERAL json_object_keys(t.j) WITH ORDINALITY e(key, ord)
-       WHERE t.src IN (${srcs.map((n) => String(Math.trunc(n))).join(', ')})`,
-    ))
+    for (const r of await keysInOrder(srcs))
       if (firstIn.get(String(r.key)) === Number(r.src) && !place.has(String(r.key))) place.set(String(r.key), Number(r.ord));
   const keys = [...firstIn.keys()].sort((a, b) => firstIn.get(a)! - firstIn.get(b)! || (place.get(a) ?? 0) - (place.get(b) ?? 0));
-  const dataKeys = keys.filter((k) => k !== LINE_COLUMN);
-  // A record's line is where its text is (src): blank lines are not records but are lines.
-  const line = keys.includes(LINE_COLUMN) ? `CAST(b->>${lit(LINE_COLUMN)} AS bigint)` : `CAST(src AS bigint)`;
-  const create = (typeOf: (k: string) => string) =>
-    `CREATE TEMP TABLE ${q(part)} AS SELECT ${dataKeys
-      .map((k) => {
-        const t = typeOf(k);
-        const value = t === 'jsonb' ? `CASE WHEN jsonb_typeof(b->${lit(k)}) = 'null' THEN NULL ELSE b->${lit(k)} END` : fromText(`(b->>${lit(k)})`, t);
-        return `${value} AS ${q(k)}`;
-      })
-      .concat([`CAST($1 AS text) AS ${q(FILE_COLUMN)}`, `${line} AS ${q(LINE_COLUMN)}`])
-      .join(', ')} FROM ${q(records)}`;
-  const typeOf = (k: string) => types.get(k) ?? 'jsonb';
-  let err = await host.attempt(() => host.run(create(typeOf), [label]));
-  // A value that looks like a date but is none (2024-02-30): such columns stay text.
-  if (err) err = await host.attempt(() => host.run(create((k) => (/^(date|timestamp)/.test(typeOf(k)) ? 'text' : typeOf(k))), [label]));
-  if (err) throw unreadable(file, err);
+  return { types, keys };
+}
+
+/** A record's line is where its text is ("__scd_n"): blank lines are not records but are lines. */
+const lineOf = (keys: string[], b: string, n: string) =>
+  keys.includes(LINE_COLUMN) ? `CAST(${b}->>${lit(LINE_COLUMN)} AS bigint)` : `CAST(${n} AS bigint)`;
+
+/**
+ * records ("__scd_n", b jsonb objects) → part: one typed column per key, in order of first
+ * appearance (in the records' JSON text: jsonb does not keep key order). Typed from the sample when
+ * every record fits its types (fromSample), else from counting every record.
+ */
+async function typedFromJson(host: StageHost, records: string, keysInOrder: KeysInOrder, part: string, label: string, file: InputFile): Promise<void> {
+  const sample = await sampledStats(host, records);
+  if (!sample || !(await fromSample(host, records, part, label, sample, await jsonColumns(sample, keysInOrder)))) {
+    const { types, keys } = await jsonColumns(await host.query(jsonStatsSql(q(records), 'b')), keysInOrder);
+    const dataKeys = keys.filter((k) => k !== LINE_COLUMN);
+    const create = (typeOf: (k: string) => string) =>
+      `CREATE TEMP TABLE ${q(part)} AS SELECT ${dataKeys
+        .map((k) => {
+          const t = typeOf(k);
+          const value = t === 'jsonb' ? `CASE WHEN jsonb_typeof(b->${lit(k)}) = 'null' THEN NULL ELSE b->${lit(k)} END` : fromText(`(b->>${lit(k)})`, t);
+          return `${value} AS ${q(k)}`;
+        })
+        .concat([`CAST($1 AS text) AS ${q(FILE_COLUMN)}`, `${lineOf(keys, 'b', '"__scd_n"')} AS ${q(LINE_COLUMN)}`])
+        .join(', ')} FROM ${q(records)}`;
+    const typeOf = (k: string) => types.get(k) ?? 'jsonb';
+    let err = await host.attempt(() => host.run(create(typeOf), [label]));
+    // A value that looks like a date but is none (2024-02-30): such columns stay text.
+    if (err) err = await host.attempt(() => host.run(create((k) => (/^(date|timestamp)/.test(typeOf(k)) ? 'text' : typeOf(k))), [label]));
+    if (err) throw unreadable(file, err);
+  }
   await host.run(`DROP TABLE ${q(records)}`);
+}
+
+const FITS = '__scd_fits';
+
+/**
+ * One pass typing every record by the sample's types and telling whether each fits them (its
+ * values' kinds, integer range, date pattern and shape: fitsJsonType) and has no key the sample
+ * lacks; then the full count would give the same types. False, with no part left, when a record
+ * does not fit, or a value does not convert (a date that is none, like 2024-02-30): the full count
+ * decides those.
+ */
+async function fromSample(host: StageHost, records: string, part: string, label: string, stats: Array<Record<string, unknown>>, cols: JsonColumns): Promise<boolean> {
+  const { keys } = cols;
+  const shapes = new Map(stats.map((r) => [String(r.key), oneShape(textStats(r))]));
+  const typeOf = (k: string) => cols.types.get(k)!;
+  // Each key's kind and text computed once (OFFSET 0 keeps the planner from inlining them back).
+  const inner = `SELECT "__scd_n", b, ${keys.map((k, i) => `jsonb_typeof(b->${lit(k)}) AS "k${i}", b->>${lit(k)} AS "v${i}"`).join(', ')} FROM ${q(records)} OFFSET 0`;
+  const fits = keys.map((k, i) => `(${fitsJsonType(`x."k${i}"`, `x."v${i}"`, typeOf(k), shapes.get(k))!})`);
+  fits.push(`(x.b - ARRAY[${keys.map(lit).join(', ')}]::text[]) = '{}'::jsonb`);
+  const values = keys.flatMap((k, i) => (k === LINE_COLUMN ? [] : [`${fromText(`x."v${i}"`, typeOf(k))} AS ${q(k)}`]));
+  const create = `CREATE TEMP TABLE ${q(part)} AS SELECT ${[
+    ...values,
+    `CAST($1 AS text) AS ${q(FILE_COLUMN)}`,
+    `${lineOf(keys, 'x.b', 'x."__scd_n"')} AS ${q(LINE_COLUMN)}`,
+    `(${fits.join(' AND ')}) AS ${q(FITS)}`,
+  ].join(', ')} FROM (${inner}) x`;
+  if (await host.attempt(() => host.run(create, [label]))) return false;
+  if ((await host.query(`SELECT 1 AS misfit FROM ${q(part)} WHERE ${q(FITS)} IS NOT TRUE LIMIT 1`)).length) {
+    await host.run(`DROP TABLE ${q(part)}`);
+    return false;
+  }
+  await host.run(`ALTER TABLE ${q(part)} DROP COLUMN ${q(FITS)}`);
+  return true;
 }
 
 /**
