@@ -50,8 +50,9 @@ export interface Driver {
   /**
    * Tell the planner how large a temporary table just made is, where the engine does not know by
    * itself (PostgreSQL never analyzes temporary tables; DuckDB keeps its statistics as it writes).
+   * `columns`: only those columns' statistics (the table's size always).
    */
-  analyzeTemporary(table: string): Promise<void>;
+  analyzeTemporary(table: string, columns?: string[]): Promise<void>;
   /** Write the rows of a SELECT to a csv or parquet file, in the engine. */
   copyToFile(select: string, format: 'csv' | 'parquet', file: string): Promise<void>;
   close(): Promise<void>;

@@ -150,6 +150,7 @@ export async function applyCommit(driver: Driver, flow: Flow, spec: CommitSpec):
     // Intermediate tables go as soon as they are used (a large commit keeps to its memory).
     await dropTables(driver, [TMP.batch, TMP.dups]);
     const truncated = (await num(`SELECT count(*) FROM ${q(TMP.valid)} WHERE ${q(OP)} = ${OP_TRUNCATE}`)) > 0;
+    await driver.analyzeTemporary(TMP.valid, model.keys.map((k) => k.name));
     await driver.run(keysSql(flow, model, d, names, truncated));
     // The keys pick the rows of the key state, the log and the target that the commit reads.
     await driver.analyzeTemporary(TMP.keys);

@@ -21,24 +21,33 @@ for (const engine of engines)
           expect(Number(row!.n)).toBe(9);
         }
         expect(Number((await driver.query(`SELECT count(*) AS n FROM "_scd_t"`))[0]!.n)).toBe(9);
+        // Some columns only: the table's size, and statistics of those columns alone.
+        await driver.run(`CREATE TEMP TABLE "_scd_u" AS SELECT g.v AS x, g.v % 3 AS y FROM generate_series(1, 50) AS g(v)`);
+        await driver.analyzeTemporary('_scd_u', ['x']);
+        if (engine.name !== 'duckdb') {
+          const [row] = await driver.query(`SELECT reltuples AS n FROM pg_class WHERE relname = '_scd_u' AND relpersistence = 't'`);
+          expect(Number(row!.n)).toBe(50);
+          const stats = await driver.query(`SELECT attname AS a FROM pg_stats WHERE tablename = '_scd_u' ORDER BY attname`);
+          expect(stats.map((r) => r.a)).toEqual(['x']);
+        }
       } finally {
         await driver.close();
       }
     });
 
-    it("an apply analyzes the commit's key list, and only that", async () => {
+    it("an apply analyzes its valid events' keys and the commit's key list, and only those", async () => {
       const driver = await engine.open();
       const analyzed: string[] = [];
       const orig = driver.analyzeTemporary.bind(driver);
-      driver.analyzeTemporary = async (t: string) => {
-        analyzed.push(t);
-        await orig(t);
+      driver.analyzeTemporary = async (t: string, columns?: string[]) => {
+        analyzed.push(columns ? `${t} (${columns.join(', ')})` : t);
+        await orig(t, columns);
       };
       try {
         const flow = defineFlow({ target: 't', keys: 'id', sequenceBy: 'seq' });
         await applyRows(driver, flow, [{ id: 1, v: 'a', seq: 1 }]);
         await applyRows(driver, flow, [{ id: 1, v: 'b', seq: 2 }, { id: 2, v: 'c', seq: 1 }]);
-        expect(analyzed).toEqual([TMP.keys, TMP.keys]);
+        expect(analyzed).toEqual([`${TMP.valid} (id)`, TMP.keys, `${TMP.valid} (id)`, TMP.keys]);
       } finally {
         await driver.close();
       }
