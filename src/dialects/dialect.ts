@@ -19,6 +19,13 @@ export interface Dialect {
    * only its row id column, and needs none.
    */
   readonly fetchByRowId?: (rowId: string, subquery: string) => string;
+  /**
+   * Appended to a subquery in FROM whose columns the outer query reads several times, so that the
+   * engine computes each once (PostgreSQL: ` OFFSET 0`, which keeps the planner from pulling the
+   * subquery up and copying its expressions into every use). Empty where the engine computes a
+   * repeated expression once by itself (DuckDB eliminates common subexpressions).
+   */
+  readonly computeOnce: string;
   /** Quote an identifier (always used; never splice a raw name). */
   quote(identifier: string): string;
   /** Internal column types. */

@@ -339,33 +339,45 @@ export function simpleDiffSql(flow: Flow, model: ColumnModel, d: Dialect, names:
   const differs = P.length ? P.map((c) => `p.${q(c)} IS DISTINCT FROM ${eff(c)}`).join(' OR ') : 'false';
   const has = `p.${K[0]} IS NOT NULL`;
   const up = `n.${q(OP)} = ${OP_UPSERT}`;
+  // One join of the new events with the live versions. The change flags are computed once in the
+  // join (d.computeOnce) and read by every pre-image column.
+  const [u, h, c, f] = [I('up'), I('has'), I('chg'), I('dif')];
   // The rows whose L has a pre-image row: it is removed, and (scd2) not only closed.
-  const preimage = `${has} AND ${flow.storedAs === 'scd2' ? `${up} AND NOT (${changed}) AND (${differs})` : `(NOT ${up} OR ${changed} OR ${differs})`}`;
-  // One join of the new events with the live versions.
-  const create = `CREATE TEMP TABLE ${q(TMP.simple)} AS SELECT ${[
+  const preimageOf = `x.${h} AND ${flow.storedAs === 'scd2' ? `x.${u} AND NOT x.${c} AND x.${f}` : `(NOT x.${u} OR x.${c} OR x.${f})`}`;
+  const joined = `SELECT ${[
     ...K.map((k) => `n.${k}`),
-    ...model.seq.map((c, i) => `n.${q(c.name)} AS ${I(`ns${i}`)}`),
+    ...model.seq.map((col, i) => `n.${q(col.name)} AS ${I(`ns${i}`)}`),
     ...start.map((x, i) => `${x} AS ${I(`ps${i}`)}`),
-    `${up} AS ${I('up')}`,
-    `${has} AS ${I('has')}`,
-    `(${changed}) AS ${I('chg')}`,
-    `(${differs}) AS ${I('dif')}`,
+    `${up} AS ${u}`,
+    `${has} AS ${h}`,
+    `(${changed}) AS ${c}`,
+    `(${differs}) AS ${f}`,
     `p.${d.rowId} AS ${I('prow')}`,
     // Effective values differ from the event's own only with ignoreNullUpdates.
-    ...(flow.ignoreNullUpdates ? P.map((c) => `${eff(c)} AS ${I(`f_${c}`)}`) : []),
-    // L's values are read only for its pre-image in the change feed (the rows a close or a new
-    // version adds are stored by reference, store/feed.ts): null on every other row.
-    ...P.map((c) => `CASE WHEN ${preimage} THEN p.${q(c)} END AS ${I(`l_${c}`)}`),
-    ...P.map((c) => `n.${q(c)} AS ${I(`n_${c}`)}`),
-    ...rest.map((c) => `p.${q(c)} AS ${I(`t_${c}`)}`),
+    ...(flow.ignoreNullUpdates ? P.map((col) => `${eff(col)} AS ${I(`f_${col}`)}`) : []),
+    ...P.map((col) => `p.${q(col)} AS ${I(`p_${col}`)}`),
+    ...P.map((col) => `n.${q(col)} AS ${I(`n_${col}`)}`),
+    ...rest.map((col) => `p.${q(col)} AS ${I(`t_${col}`)}`),
   ].join(', ')}
   FROM ${q(TMP.fresh)} n JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'n', 'k')}
   LEFT JOIN ${q(names.target)} p ON ${keyJoin(model, d, 'p', 'k')} AND ${currentCondition(flow, model, d, 'p.')}
-  WHERE k.${q(SIMPLE)}`;
+  WHERE k.${q(SIMPLE)}${d.computeOnce}`;
+  const create = `CREATE TEMP TABLE ${q(TMP.simple)} AS SELECT ${[
+    ...K.map((k) => `x.${k}`),
+    ...model.seq.map((_, i) => `x.${I(`ns${i}`)}`),
+    ...start.map((_, i) => `x.${I(`ps${i}`)}`),
+    ...[u, h, c, f, I('prow')].map((col) => `x.${col}`),
+    ...(flow.ignoreNullUpdates ? P.map((col) => `x.${I(`f_${col}`)}`) : []),
+    // L's values are read only for its pre-image in the change feed (the rows a close or a new
+    // version adds are stored by reference, store/feed.ts): null on every other row.
+    ...P.map((col) => `CASE WHEN ${preimageOf} THEN x.${I(`p_${col}`)} END AS ${I(`l_${col}`)}`),
+    ...P.map((col) => `x.${I(`n_${col}`)}`),
+    ...rest.map((col) => `x.${I(`t_${col}`)}`),
+  ].join(', ')}
+  FROM (${joined}) x`;
   const ns = model.seq.map((_, i) => I(`ns${i}`));
   const ps = model.seq.map((_, i) => I(`ps${i}`));
   const nullEnd = model.seq.map((c) => `CAST(NULL AS ${c.type})`);
-  const [u, h, c, f] = [I('up'), I('has'), I('chg'), I('dif')];
   const [upd, updCur, ofRow, close] = [flags.update, flags.updateOfCurrent, flags.ofRow, flags.close].map(q);
   const row = (st: string[], end: string[], tomb: string, payload: string, isUpdate: string | boolean, isClose: boolean, where: string) =>
     `SELECT ${[

@@ -12,6 +12,7 @@ export const duckdbDialect: Dialect = {
   name: 'duckdb',
   capabilities: { ignoreNullsInWindows: true },
   rowId: 'rowid',
+  computeOnce: '',
   quote: (id) => `"${id.replace(/"/g, '""')}"`,
   types: {
     int: 'INTEGER',

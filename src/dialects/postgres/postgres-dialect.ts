@@ -107,6 +107,7 @@ export const postgresDialect: Dialect = {
   name: 'postgres',
   capabilities: { ignoreNullsInWindows: false },
   rowId: 'ctid',
+  computeOnce: ' OFFSET 0',
   fetchByRowId: (rowId, subquery) => `${rowId} = ANY(ARRAY(${subquery}))`,
   quote,
   types: {
