@@ -133,10 +133,12 @@ export function jsonType(s: TextStats): string {
 
 /**
  * A condition true when a JSON value could be in a column the full inference types `type`
- * (`shape`: the one shape of its date-like strings). The value is given by its kind `k`
- * (`jsonb_typeof` of it: null when the key is absent) and its text `v` (`b->>'key'`), each
- * computed once. Undefined for jsonb, which more values may turn into a scalar type: the full
- * inference decides those.
+ * (`shape`: the one shape of its date-like strings), given that the value's text is cast to
+ * `type` in the same statement, whose failure is also a misfit: for bigint, the cast refuses a
+ * fraction, an exponent and a value beyond 64 bits, so only the kind is checked. The value is
+ * given by its kind `k` (`jsonb_typeof` of it: null when the key is absent) and its text `v`
+ * (`b->>'key'`), each computed once. Undefined for jsonb, which more values may turn into a
+ * scalar type: the full inference decides those.
  */
 export function fitsJsonType(k: string, v: string, type: string, shape: string | undefined): string | undefined {
   const none = `coalesce(${k}, 'null') = 'null'`;
@@ -156,7 +158,7 @@ export function fitsJsonType(k: string, v: string, type: string, shape: string |
     case 'numeric':
       return `${none} OR (${int})`;
     case 'bigint':
-      return `${none} OR (${int} AND (length(${v}) < 19 OR CAST(${v} AS numeric) BETWEEN -9223372036854775808 AND 9223372036854775807))`;
+      return `coalesce(${k}, 'null') IN ('null', 'number')`;
     case 'text':
       return `coalesce(${k}, 'null') IN ('null', 'string')`;
     case 'date':

@@ -343,8 +343,8 @@ const FITS = '__scd_fits';
  * One pass typing every record by the sample's types and telling whether each fits them (its
  * values' kinds, integer range, date pattern and shape: fitsJsonType) and has no key the sample
  * lacks; then the full count would give the same types. False, with no part left, when a record
- * does not fit, or a value does not convert (a date that is none, like 2024-02-30): the full count
- * decides those.
+ * does not fit, or a value does not convert (a fraction or a 65-bit integer in a bigint column, a
+ * date that is none, like 2024-02-30): the full count decides those.
  */
 async function fromSample(host: StageHost, records: string, part: string, label: string, stats: Array<Record<string, unknown>>, cols: JsonColumns): Promise<boolean> {
   const { keys } = cols;
