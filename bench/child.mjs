@@ -7,6 +7,7 @@
 //   baseline {db, file, create?} time the two-step SQL (create: make the empty table first, untimed)
 //   floor    {db, file}          time the floor (bench/floor.mjs: the least SPEC asks, hand-written)
 //   floor-log {db, file}         time the baseline plus the narrowest event log (bench/floor.mjs; both engines)
+//   floor-check {db, file}       floor-log plus the narrowest check that every value fits (bench/floor.mjs; both engines)
 //   sort     {db}               time a DuckDB sort of the flow's event log (rebuild reference)
 //   rebuild  {db}               time scdkit's rebuild, if the library exports one (else available: false)
 //   check    {scdDb, baseDb, floor?} compare scdkit's target (floor: a floor's table; DuckDB) with the baseline table (untimed)
@@ -19,7 +20,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { BASE_TABLE, baselineSteps, baselineStepsPostgres, createBaseTableSql } from './baseline.mjs';
-import { floorLogSteps, floorLogStepsPostgres, floorSteps, floorStepsPostgres, floorTablesSql, floorTablesSqlPostgres } from './floor.mjs';
+import { floorCheckSteps, floorCheckStepsPostgres, floorLogSteps, floorLogStepsPostgres, floorSteps, floorStepsPostgres, floorTablesSql, floorTablesSqlPostgres } from './floor.mjs';
 import { ATTRS } from './generate.mjs';
 import { benchFlow, TARGET } from './flow.mjs';
 
@@ -219,6 +220,11 @@ const tasks = {
   async 'floor-log'() {
     if (isPg(task.db)) return runSteps(floorLogStepsPostgres(task.file), floorTablesSqlPostgres());
     return runSteps(floorLogSteps(task.file), floorTablesSql());
+  },
+
+  async 'floor-check'() {
+    if (isPg(task.db)) return runSteps(floorCheckStepsPostgres(task.file), floorTablesSqlPostgres());
+    return runSteps(floorCheckSteps(task.file), floorTablesSql());
   },
 
   async sort() {

@@ -3,8 +3,11 @@
 // same driver). It is not a correct SCD engine; it answers one question with a measurement: could
 // ANY design meet "in order ≤ 1.0× the two-step baseline"? (docs/PERFORMANCE.md "The floor").
 //
-// Two floors. `floor-log`: the baseline's own statements plus the narrowest event log, and no
-// change feed. `floor`: the design the issue points to — one read of the target instead of the
+// Three floors. `floor-log`: the baseline's own statements plus the narrowest event log, and no
+// change feed. `floor-check`: floor-log plus the narrowest check that every value fits its column
+// (SPEC §6: a value that does not fit goes to quarantine, where the baseline's typed read fails the
+// whole run or reads it as null): each value's JSON kind, in one pass, misfits kept aside.
+// `floor`: the design the issue points to — one read of the target instead of the
 // baseline's two — plus the two writes the SPEC cannot do without, each as narrow as it can be:
 // - the event log (SPEC §3: the state is a function of every event ever received; an event that
 //   changes nothing still decides where a later late event ends): key, sequence, operation and
@@ -22,12 +25,17 @@ import { BASE_TABLE, baselineSteps, baselineStepsPostgres } from './baseline.mjs
 const sqlString = (s) => `'${String(s).replace(/'/g, "''")}'`;
 export const FLOOR_LOG = 'floor_log';
 export const FLOOR_FEED = 'floor_feed';
+export const FLOOR_QUARANTINE = 'floor_quarantine';
+
+/** The JSON kind a value of each column must have (null aside): the narrowest check of a fit. */
+const KIND = { BIGINT: 'number', VARCHAR: 'string', TIMESTAMP: 'string' };
 
 /** The floor's own tables, created untimed before its transaction (empty: an append costs the same). */
 export function floorTablesSql() {
   return [
     `CREATE TABLE IF NOT EXISTS ${FLOOR_LOG} (id BIGINT, updated_at TIMESTAMP, op VARCHAR, commit_version INTEGER)`,
     `CREATE TABLE IF NOT EXISTS ${FLOOR_FEED} (id BIGINT, start_at TIMESTAMP, change_type VARCHAR, commit_version INTEGER)`,
+    `CREATE TABLE IF NOT EXISTS ${FLOOR_QUARANTINE} (raw VARCHAR, commit_version INTEGER)`,
   ];
 }
 
@@ -50,6 +58,18 @@ const latest = `SELECT * FROM ev QUALIFY row_number() OVER (PARTITION BY id ORDE
 export function floorLogSteps(file, version = 2) {
   const [, close, insert, drop] = baselineSteps(file);
   return [...loadSteps(file, version), ['dedupe', `CREATE TEMP TABLE stg AS ${latest}`], close, insert, drop, ['drop staging', `DROP TABLE ev`]];
+}
+
+/**
+ * floor-log, and before it the narrowest check of every value (its JSON kind; DuckDB reads the
+ * records' text once more for it, as its typed read keeps no kind), misfits into the quarantine.
+ */
+export function floorCheckSteps(file, version = 2) {
+  const fits = Object.entries(COLUMNS)
+    .map(([n, t]) => `coalesce(json_type(json, '$.${n}'), 'NULL') IN ('NULL', ${KIND[t] === 'number' ? `'BIGINT', 'UBIGINT', 'DOUBLE'` : `'VARCHAR'`})`)
+    .join(' AND ');
+  const check = `INSERT INTO ${FLOOR_QUARANTINE} SELECT CAST(json AS VARCHAR), ${version} FROM read_ndjson_objects(${sqlString(file)}) WHERE NOT (${fits})`;
+  return [['check', check], ...floorLogSteps(file, version)];
 }
 
 /**
@@ -99,6 +119,16 @@ export function floorLogStepsPostgres(file, version = 2) {
   const at = steps.findIndex(([name]) => name === 'dedupe');
   const log = `INSERT INTO ${FLOOR_LOG} SELECT r.id, r.updated_at, r.op, ${version} FROM raw, jsonb_to_record(raw.doc) AS r(id bigint, updated_at timestamp, op text)`;
   return [...steps.slice(0, at), ['log', log], ...steps.slice(at)];
+}
+
+/** floor-check on PostgreSQL: floor-log, with the kind of every value checked in the loaded records. */
+export function floorCheckStepsPostgres(file, version = 2) {
+  const steps = floorLogStepsPostgres(file, version);
+  const fits = Object.entries(COLUMNS)
+    .map(([n, t]) => `coalesce(jsonb_typeof(raw.doc->'${n}'), 'null') IN ('null', '${KIND[t]}')`)
+    .join(' AND ');
+  const at = steps.findIndex(([name]) => name === 'log');
+  return [...steps.slice(0, at), ['check', `INSERT INTO ${FLOOR_QUARANTINE} SELECT CAST(doc AS text), ${version} FROM raw WHERE NOT (${fits})`], ...steps.slice(at)];
 }
 
 /** floorTablesSql on PostgreSQL. */

@@ -31,7 +31,7 @@ const HELP = `npm run bench -- [options]        (or: node bench/run.mjs [options
   --threads N       SET threads on both sides;  --memory-limit X: SET memory_limit on both sides
   --timeout S       seconds before a child is killed                 default 3600
   --no-check        skip the row-by-row comparison of the in-order results
-  --floor           batch cases also time the two floors of bench/floor.mjs (the least SPEC.md asks, hand-written)
+  --floor           batch cases also time the three floors of bench/floor.mjs (the least SPEC.md asks, hand-written)
   --fresh           rebuild the cached initial databases even if scdkit's build did not change
   --keep-work       keep the database copies of the last repetition in bench/data/work
   --build ID        run the snapshot bench/data/builds/ID of an earlier run (same build in two runs)
@@ -266,6 +266,7 @@ async function batchCase(c, base, opts) {
   const bRuns = [];
   const fRuns = [];
   const lRuns = [];
+  const cRuns = [];
   const floorChecks = {};
   let check;
   for (let rep = 0; rep < opts.reps; rep++) {
@@ -282,10 +283,12 @@ async function batchCase(c, base, opts) {
       else rmDb(f);
     };
     // alternate which side runs first, so slow drift of a shared machine hits each alike
-    const sides = opts.floor ? [runS, runB, floorSide('floor', fRuns), floorSide('floor-log', lRuns)] : [runS, runB];
+    const sides = opts.floor ? [runS, runB, floorSide('floor', fRuns), floorSide('floor-log', lRuns), floorSide('floor-check', cRuns)] : [runS, runB];
     for (let k = 0; k < sides.length; k++) await sides[(k + rep) % sides.length]();
     log(
-      `  rep ${rep + 1}: scdkit ${fmtRun(sRuns.at(-1))}, baseline ${fmtRun(bRuns.at(-1))}${opts.floor ? `, floor ${fmtRun(fRuns.at(-1))}, floor-log ${fmtRun(lRuns.at(-1))}` : ''}`,
+      `  rep ${rep + 1}: scdkit ${fmtRun(sRuns.at(-1))}, baseline ${fmtRun(bRuns.at(-1))}${
+        opts.floor ? `, floor ${fmtRun(fRuns.at(-1))}, floor-log ${fmtRun(lRuns.at(-1))}, floor-check ${fmtRun(cRuns.at(-1))}` : ''
+      }`,
     );
     if (rep === 0 && c.mode === 'in' && opts.check && !sRuns[0].error && !bRuns[0].error) {
       check = await runChild({ kind: 'check', scdDb: s, baseDb: b }, opts);
@@ -301,7 +304,7 @@ async function batchCase(c, base, opts) {
     if (!(opts.keepWork && rep === opts.reps - 1)) [s, b].forEach(rmDb);
     if (sRuns.at(-1).error && bRuns.at(-1).error) break;
   }
-  return { scdkit: sideSummary(sRuns), baseline: sideSummary(bRuns), pairedRatio: pairedRatio(sRuns, bRuns), check, ...floors(opts, sRuns, bRuns, fRuns, lRuns) };
+  return { scdkit: sideSummary(sRuns), baseline: sideSummary(bRuns), pairedRatio: pairedRatio(sRuns, bRuns), check, ...floors(opts, sRuns, bRuns, fRuns, lRuns, cRuns) };
 }
 
 async function landingCase(c, opts) {
@@ -411,6 +414,7 @@ async function pgBatchCase(c, template, server, opts) {
   const bRuns = [];
   const fRuns = [];
   const lRuns = [];
+  const cRuns = [];
   let check;
   for (let rep = 0; rep < opts.pgReps; rep++) {
     await PG.copyDatabase(server, template, sDb);
@@ -422,10 +426,12 @@ async function pgBatchCase(c, template, server, opts) {
       runs.push(await runChild({ kind, db: PG.dbUrl(server, lDb), file: c.file }, opts));
       await PG.dropDatabase(server, lDb);
     };
-    const sides = opts.floor ? [runS, runB, floorSide('floor', fRuns), floorSide('floor-log', lRuns)] : [runS, runB];
+    const sides = opts.floor ? [runS, runB, floorSide('floor', fRuns), floorSide('floor-log', lRuns), floorSide('floor-check', cRuns)] : [runS, runB];
     for (let k = 0; k < sides.length; k++) await sides[(k + rep) % sides.length]();
     log(
-      `  rep ${rep + 1}: scdkit ${fmtRun(sRuns.at(-1))}, baseline ${fmtRun(bRuns.at(-1))}${opts.floor ? `, floor ${fmtRun(fRuns.at(-1))}, floor-log ${fmtRun(lRuns.at(-1))}` : ''}`,
+      `  rep ${rep + 1}: scdkit ${fmtRun(sRuns.at(-1))}, baseline ${fmtRun(bRuns.at(-1))}${
+        opts.floor ? `, floor ${fmtRun(fRuns.at(-1))}, floor-log ${fmtRun(lRuns.at(-1))}, floor-check ${fmtRun(cRuns.at(-1))}` : ''
+      }`,
     );
     if (rep === 0 && c.mode === 'in' && opts.check && !sRuns[0].error && !bRuns[0].error) {
       check = await runChild({ kind: 'check', scdDb: PG.dbUrl(server, sDb), baseDb: PG.dbUrl(server, bDb) }, opts);
@@ -434,11 +440,11 @@ async function pgBatchCase(c, template, server, opts) {
     if (!(opts.keepWork && rep === opts.pgReps - 1)) for (const db of [sDb, bDb]) await PG.dropDatabase(server, db);
     if (sRuns.at(-1).error && bRuns.at(-1).error) break;
   }
-  return { scdkit: sideSummary(sRuns), baseline: sideSummary(bRuns), pairedRatio: pairedRatio(sRuns, bRuns), check, ...floors(opts, sRuns, bRuns, fRuns, lRuns) };
+  return { scdkit: sideSummary(sRuns), baseline: sideSummary(bRuns), pairedRatio: pairedRatio(sRuns, bRuns), check, ...floors(opts, sRuns, bRuns, fRuns, lRuns, cRuns) };
 }
 
 /** The floors' summaries (--floor), each paired by repetition with the baseline; scdkit's with the floor. */
-function floors(opts, sRuns, bRuns, fRuns, lRuns) {
+function floors(opts, sRuns, bRuns, fRuns, lRuns, cRuns) {
   if (!opts.floor) return {};
   return {
     floor: sideSummary(fRuns),
@@ -446,6 +452,8 @@ function floors(opts, sRuns, bRuns, fRuns, lRuns) {
     overFloor: pairedRatio(sRuns, fRuns),
     floorLog: sideSummary(lRuns),
     floorLogRatio: pairedRatio(lRuns, bRuns),
+    floorCheck: sideSummary(cRuns),
+    floorCheckRatio: pairedRatio(cRuns, bRuns),
   };
 }
 
@@ -454,8 +462,8 @@ function printFloors(rows) {
   const x = (v) => (v == null ? 'n/a' : `${v.toFixed(2)}×`);
   for (const r of rows.filter((r) => r.floor))
     console.log(
-      `${r.name}: baseline ${sec(r.baseline)} s; floor-log (baseline + narrowest log) ${sec(r.floorLog)} s = ${x(r.floorLogRatio)}; floor (one read + log + feed) ${sec(r.floor)} s = ${x(r.floorRatio)}; scdkit ${sec(r.scdkit)} s = ${x(r.overFloor)} the floor${
-        r.check?.floor ? ` (in-order check: floor ${fmtCheck(r.check.floor)}, floor-log ${fmtCheck(r.check['floor-log'])})` : ''
+      `${r.name}: baseline ${sec(r.baseline)} s; floor-log (baseline + narrowest log) ${sec(r.floorLog)} s = ${x(r.floorLogRatio)}; floor-check (floor-log + every value's kind) ${r.floorCheck ? sec(r.floorCheck) : '-'} s = ${x(r.floorCheckRatio)}; floor (one read + log + feed) ${sec(r.floor)} s = ${x(r.floorRatio)}; scdkit ${sec(r.scdkit)} s = ${x(r.overFloor)} the floor${
+        r.check?.floor ? ` (in-order check: floor ${fmtCheck(r.check.floor)}, floor-log ${fmtCheck(r.check['floor-log'])}, floor-check ${fmtCheck(r.check['floor-check'])})` : ''
       }`,
     );
 }
@@ -648,7 +656,7 @@ async function main() {
     console.log(`\nThe floors (bench/floor.mjs): the least SPEC.md asks of a batch, hand-written; medians, ratios paired by repetition.\n`);
     printFloors(rows);
   }
-  const errors = rows.flatMap((r) => ['scdkit', 'baseline', 'floor', 'floorLog'].filter((k) => r[k]?.error).map((k) => [r.name, k, r[k].error]));
+  const errors = rows.flatMap((r) => ['scdkit', 'baseline', 'floor', 'floorLog', 'floorCheck'].filter((k) => r[k]?.error).map((k) => [r.name, k, r[k].error]));
   for (const [name, side, e] of errors) console.log(`\nERROR ${name} — ${side}: ${e.code ? `[${e.code}] ` : ''}${e.message}${e.stderr ? `\n${e.stderr}` : ''}`);
   console.log(`\nresults: ${path.relative(process.cwd(), out)}  (${(elapsed / 60).toFixed(1)} min)`);
 }
