@@ -264,9 +264,7 @@ async function batchCase(c, base, opts) {
   const b = path.join(workDir, 'baseline.duckdb');
   const sRuns = [];
   const bRuns = [];
-  const fRuns = [];
-  const lRuns = [];
-  const cRuns = [];
+  const fl = floorRuns();
   const floorChecks = {};
   let check;
   for (let rep = 0; rep < opts.reps; rep++) {
@@ -274,22 +272,18 @@ async function batchCase(c, base, opts) {
     copyDb(base, b);
     const runS = async () => sRuns.push(await runChild({ kind: 'scdkit', db: s, file: c.file }, opts));
     const runB = async () => bRuns.push(await runChild({ kind: 'baseline', db: b, file: c.file }, opts));
-    const floorSide = (kind, runs) => async () => {
+    const floorSide = (kind) => async () => {
       const f = path.join(workDir, `${kind}.duckdb`);
       copyDb(base, f);
-      runs.push(await runChild({ kind, db: f, file: c.file }, opts));
+      fl[kind].push(await runChild({ kind, db: f, file: c.file }, opts));
       // The floors are real jobs: in order, each gives the baseline's rows (checked once).
       if (rep === 0 && c.mode === 'in' && opts.check) floorChecks[kind] = f;
       else rmDb(f);
     };
     // alternate which side runs first, so slow drift of a shared machine hits each alike
-    const sides = opts.floor ? [runS, runB, floorSide('floor', fRuns), floorSide('floor-log', lRuns), floorSide('floor-check', cRuns)] : [runS, runB];
+    const sides = caseSides(opts, runS, runB, floorSide);
     for (let k = 0; k < sides.length; k++) await sides[(k + rep) % sides.length]();
-    log(
-      `  rep ${rep + 1}: scdkit ${fmtRun(sRuns.at(-1))}, baseline ${fmtRun(bRuns.at(-1))}${
-        opts.floor ? `, floor ${fmtRun(fRuns.at(-1))}, floor-log ${fmtRun(lRuns.at(-1))}, floor-check ${fmtRun(cRuns.at(-1))}` : ''
-      }`,
-    );
+    log(repLine(rep, opts, sRuns, bRuns, fl));
     if (rep === 0 && c.mode === 'in' && opts.check && !sRuns[0].error && !bRuns[0].error) {
       check = await runChild({ kind: 'check', scdDb: s, baseDb: b }, opts);
       log(`  check: ${fmtCheck(check)}`);
@@ -304,7 +298,7 @@ async function batchCase(c, base, opts) {
     if (!(opts.keepWork && rep === opts.reps - 1)) [s, b].forEach(rmDb);
     if (sRuns.at(-1).error && bRuns.at(-1).error) break;
   }
-  return { scdkit: sideSummary(sRuns), baseline: sideSummary(bRuns), pairedRatio: pairedRatio(sRuns, bRuns), check, ...floors(opts, sRuns, bRuns, fRuns, lRuns, cRuns) };
+  return { scdkit: sideSummary(sRuns), baseline: sideSummary(bRuns), pairedRatio: pairedRatio(sRuns, bRuns), check, ...floors(opts, sRuns, bRuns, fl) };
 }
 
 async function landingCase(c, opts) {
@@ -412,27 +406,21 @@ async function pgBatchCase(c, template, server, opts) {
   const lDb = 'bench_floor';
   const sRuns = [];
   const bRuns = [];
-  const fRuns = [];
-  const lRuns = [];
-  const cRuns = [];
+  const fl = floorRuns();
   let check;
   for (let rep = 0; rep < opts.pgReps; rep++) {
     await PG.copyDatabase(server, template, sDb);
     await PG.copyDatabase(server, template, bDb);
     const runS = async () => sRuns.push(await runChild({ kind: 'scdkit', db: PG.dbUrl(server, sDb), file: c.file }, opts));
     const runB = async () => bRuns.push(await runChild({ kind: 'baseline', db: PG.dbUrl(server, bDb), file: c.file }, opts));
-    const floorSide = (kind, runs) => async () => {
+    const floorSide = (kind) => async () => {
       await PG.copyDatabase(server, template, lDb);
-      runs.push(await runChild({ kind, db: PG.dbUrl(server, lDb), file: c.file }, opts));
+      fl[kind].push(await runChild({ kind, db: PG.dbUrl(server, lDb), file: c.file }, opts));
       await PG.dropDatabase(server, lDb);
     };
-    const sides = opts.floor ? [runS, runB, floorSide('floor', fRuns), floorSide('floor-log', lRuns), floorSide('floor-check', cRuns)] : [runS, runB];
+    const sides = caseSides(opts, runS, runB, floorSide);
     for (let k = 0; k < sides.length; k++) await sides[(k + rep) % sides.length]();
-    log(
-      `  rep ${rep + 1}: scdkit ${fmtRun(sRuns.at(-1))}, baseline ${fmtRun(bRuns.at(-1))}${
-        opts.floor ? `, floor ${fmtRun(fRuns.at(-1))}, floor-log ${fmtRun(lRuns.at(-1))}, floor-check ${fmtRun(cRuns.at(-1))}` : ''
-      }`,
-    );
+    log(repLine(rep, opts, sRuns, bRuns, fl));
     if (rep === 0 && c.mode === 'in' && opts.check && !sRuns[0].error && !bRuns[0].error) {
       check = await runChild({ kind: 'check', scdDb: PG.dbUrl(server, sDb), baseDb: PG.dbUrl(server, bDb) }, opts);
       log(`  check: ${fmtCheck(check)}`);
@@ -440,21 +428,29 @@ async function pgBatchCase(c, template, server, opts) {
     if (!(opts.keepWork && rep === opts.pgReps - 1)) for (const db of [sDb, bDb]) await PG.dropDatabase(server, db);
     if (sRuns.at(-1).error && bRuns.at(-1).error) break;
   }
-  return { scdkit: sideSummary(sRuns), baseline: sideSummary(bRuns), pairedRatio: pairedRatio(sRuns, bRuns), check, ...floors(opts, sRuns, bRuns, fRuns, lRuns, cRuns) };
+  return { scdkit: sideSummary(sRuns), baseline: sideSummary(bRuns), pairedRatio: pairedRatio(sRuns, bRuns), check, ...floors(opts, sRuns, bRuns, fl) };
 }
 
+/** The floors of bench/floor.mjs (--floor): each child task's kind, and its key in the results. */
+const FLOORS = [
+  ['floor', 'floor'],
+  ['floor-log', 'floorLog'],
+  ['floor-check', 'floorCheck'],
+];
+/** Each floor's runs, by kind. */
+const floorRuns = () => Object.fromEntries(FLOORS.map(([kind]) => [kind, []]));
+/** The batch case's sides: scdkit, the baseline, and (--floor) each floor run by `floorSide`. */
+const caseSides = (opts, runS, runB, floorSide) => (opts.floor ? [runS, runB, ...FLOORS.map(([kind]) => floorSide(kind))] : [runS, runB]);
+/** One repetition's line of the log. */
+const repLine = (rep, opts, sRuns, bRuns, fl) =>
+  `  rep ${rep + 1}: scdkit ${fmtRun(sRuns.at(-1))}, baseline ${fmtRun(bRuns.at(-1))}${opts.floor ? FLOORS.map(([kind]) => `, ${kind} ${fmtRun(fl[kind].at(-1))}`).join('') : ''}`;
+
 /** The floors' summaries (--floor), each paired by repetition with the baseline; scdkit's with the floor. */
-function floors(opts, sRuns, bRuns, fRuns, lRuns, cRuns) {
+function floors(opts, sRuns, bRuns, fl) {
   if (!opts.floor) return {};
-  return {
-    floor: sideSummary(fRuns),
-    floorRatio: pairedRatio(fRuns, bRuns),
-    overFloor: pairedRatio(sRuns, fRuns),
-    floorLog: sideSummary(lRuns),
-    floorLogRatio: pairedRatio(lRuns, bRuns),
-    floorCheck: sideSummary(cRuns),
-    floorCheckRatio: pairedRatio(cRuns, bRuns),
-  };
+  const out = { overFloor: pairedRatio(sRuns, fl.floor) };
+  for (const [kind, key] of FLOORS) Object.assign(out, { [key]: sideSummary(fl[kind]), [`${key}Ratio`]: pairedRatio(fl[kind], bRuns) });
+  return out;
 }
 
 function printFloors(rows) {
@@ -463,7 +459,7 @@ function printFloors(rows) {
   for (const r of rows.filter((r) => r.floor))
     console.log(
       `${r.name}: baseline ${sec(r.baseline)} s; floor-log (baseline + narrowest log) ${sec(r.floorLog)} s = ${x(r.floorLogRatio)}; floor-check (floor-log + every value's kind) ${r.floorCheck ? sec(r.floorCheck) : '-'} s = ${x(r.floorCheckRatio)}; floor (one read + log + feed) ${sec(r.floor)} s = ${x(r.floorRatio)}; scdkit ${sec(r.scdkit)} s = ${x(r.overFloor)} the floor${
-        r.check?.floor ? ` (in-order check: floor ${fmtCheck(r.check.floor)}, floor-log ${fmtCheck(r.check['floor-log'])}, floor-check ${fmtCheck(r.check['floor-check'])})` : ''
+        r.check?.floor ? ` (in-order check: ${FLOORS.map(([kind]) => `${kind} ${fmtCheck(r.check[kind])}`).join(', ')})` : ''
       }`,
     );
 }
@@ -656,7 +652,7 @@ async function main() {
     console.log(`\nThe floors (bench/floor.mjs): the least SPEC.md asks of a batch, hand-written; medians, ratios paired by repetition.\n`);
     printFloors(rows);
   }
-  const errors = rows.flatMap((r) => ['scdkit', 'baseline', 'floor', 'floorLog', 'floorCheck'].filter((k) => r[k]?.error).map((k) => [r.name, k, r[k].error]));
+  const errors = rows.flatMap((r) => ['scdkit', 'baseline', ...FLOORS.map(([, key]) => key)].filter((k) => r[k]?.error).map((k) => [r.name, k, r[k].error]));
   for (const [name, side, e] of errors) console.log(`\nERROR ${name} — ${side}: ${e.code ? `[${e.code}] ` : ''}${e.message}${e.stderr ? `\n${e.stderr}` : ''}`);
   console.log(`\nresults: ${path.relative(process.cwd(), out)}  (${(elapsed / 60).toFixed(1)} min)`);
 }

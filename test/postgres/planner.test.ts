@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { applyRows, defineFlow } from '../../src/index.js';
+import type { Driver } from '../../src/dialects/driver.js';
 import { TMP } from '../../src/store/names.js';
 import { engines } from '../engines.js';
 
@@ -54,16 +55,22 @@ for (const engine of engines)
     });
   });
 
+/** The plans (EXPLAIN) of the statements the driver runs that match `pattern`, as they run. */
+function explained(driver: Driver, pattern: RegExp): string[] {
+  const plans: string[] = [];
+  const orig = driver.run.bind(driver);
+  driver.run = async (sql: string, params?: unknown[]) => {
+    if (pattern.test(sql)) plans.push((await driver.query(`EXPLAIN ${sql}`, params)).map((r) => String(Object.values(r)[0])).join('\n'));
+    return orig(sql, params);
+  };
+  return plans;
+}
+
 for (const engine of engines.filter((e) => e.name !== 'duckdb'))
   describe(`${engine.name}: closes by row id`, () => {
     it('the closes of a commit fetch their target rows by ctid (a TID scan), not by a join over every row', async () => {
       const driver = await engine.open();
-      const plans: string[] = [];
-      const orig = driver.run.bind(driver);
-      driver.run = async (sql: string, params?: unknown[]) => {
-        if (/^UPDATE "t" SET/.test(sql)) plans.push((await driver.query(`EXPLAIN ${sql}`, params)).map((r) => String(Object.values(r)[0])).join('\n'));
-        return orig(sql, params);
-      };
+      const plans = explained(driver, /^UPDATE "t" SET/);
       try {
         const flow = defineFlow({ target: 't', keys: 'id', sequenceBy: 'seq' });
         const ids = Array.from({ length: 2000 }, (_, i) => i);
@@ -84,12 +91,7 @@ for (const engine of engines.filter((e) => e.name !== 'duckdb'))
   describe(`${engine.name}: the key state by row id`, () => {
     it("a commit forgets its keys' rows of the state by ctid (a TID scan), and the state keeps one right row per key", async () => {
       const driver = await engine.open();
-      const plans: string[] = [];
-      const orig = driver.run.bind(driver);
-      driver.run = async (sql: string, params?: unknown[]) => {
-        if (/^DELETE FROM "_scd_t_keys"/.test(sql)) plans.push((await driver.query(`EXPLAIN ${sql}`, params)).map((r) => String(Object.values(r)[0])).join('\n'));
-        return orig(sql, params);
-      };
+      const plans = explained(driver, /^DELETE FROM "_scd_t_keys"/);
       try {
         const flow = defineFlow({ target: 't', keys: 'id', sequenceBy: 'seq', applyAsDeletes: "op = 'D'" });
         const ids = Array.from({ length: 2000 }, (_, i) => i);
