@@ -40,7 +40,21 @@ export interface Dialect {
     timestamptz: string;
     /** A JSON document column (mixed or nested values). */
     json: string;
+    double: string;
+    date: string;
+    /** A timestamp without a zone (wall-clock time). */
+    timestamp: string;
   };
+  /** A fixed-point type with `precision` digits, `scale` of them after the point. */
+  decimal(precision: number, scale: number): string;
+  /** Whether the whole of `expr` (text) matches the regular expression `regex` (POSIX/RE2 subset). */
+  matches(expr: string, regex: string): string;
+  /** The kind of a JSON value: 'string', 'number', 'boolean', 'null', 'object' or 'array'. */
+  jsonKind(expr: string): string;
+  /** The text of a JSON value: a string without its quotes, any other value as its JSON text. */
+  jsonText(expr: string): string;
+  /** A wall-clock timestamp read in the zone `zone` (an IANA name), as an instant. */
+  wallClockToInstant(expr: string, zone: string): string;
   /** Any value as a JSON document (for a column whose type is types.json). */
   toJson(expr: string): string;
   /** A fixed-width hash of a list of values, treating NULL as a value. */

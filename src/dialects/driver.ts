@@ -1,4 +1,5 @@
 import type { Dialect } from './dialect.js';
+import type { Lexical } from '../typing/lexical.js';
 
 export type Row = Record<string, unknown>;
 
@@ -14,6 +15,11 @@ export interface InputFile {
   format: FileFormat;
   /** The path to report in __scd_file (when `path` is a transformed copy); default: path. */
   label?: string;
+  /**
+   * A transformed copy (JSON lines) whose records carry their original line in LINE_COLUMN and,
+   * optionally, their original text in RAW_COLUMN.
+   */
+  numbered?: boolean;
 }
 
 /** Executes SQL on one engine: connect, run, transaction, lock, bulk load (ARCHITECTURE §2). */
@@ -41,7 +47,7 @@ export interface Driver {
    * cannot be read (malformed line, invalid UTF-8, ...) into a second temporary table `rejects`
    * with columns `__scd_file`, `__scd_line`, `reason`, `raw` (both tables are always created).
    */
-  stageFiles(files: InputFile[], table: string, rejects: string): Promise<void>;
+  stageFiles(files: InputFile[], table: string, rejects: string): Promise<StagedFiles>;
   /**
    * Drop temporary tables (if they exist) and give their memory back now, also inside a
    * transaction: a commit's intermediate tables are dropped as soon as they are used.
@@ -64,5 +70,17 @@ export async function hasRow(driver: Driver, table: string, where = 'true', para
   return Number(rows[0]!.n) > 0;
 }
 
+/** What staging read: how its columns hold their values, and how many records it read. */
+export interface StagedFiles {
+  /** Columns whose values are JSON texts or plain texts that scdkit types (typing/lexical.ts). */
+  lexical: Map<string, Lexical>;
+  /** Records read (staged + rejected), counted where they were read. */
+  records: number;
+}
+
+/** scdkit's own columns in staged tables start with this; a source column may not. */
+export const INTERNAL_COLUMN_PREFIX = '__scd_';
 export const FILE_COLUMN = '__scd_file';
 export const LINE_COLUMN = '__scd_line';
+/** A staged record's text as written in its file (where the reader keeps it). */
+export const RAW_COLUMN = '__scd_raw';

@@ -26,6 +26,10 @@ export interface Flow {
   source?: SourceSpec;
   expect: Record<string, Expectation>;
   schemaEvolution: 'none' | 'add-columns';
+  /** Declared column types (names as written in the flow: string, bigint, timestamp, ...). */
+  columnTypes: Record<string, string>;
+  /** The zone timestamps without an offset are read in. */
+  timeZone: string;
   startAtColumn: string;
   endAtColumn: string;
   endSentinel?: string | number;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DECLARED_TYPE, DECLARED_TYPE_NAMES } from '../typing/declared.js';
 
 /** A column name as written in a flow. */
 const column = z.string().min(1, 'a column name cannot be empty');
@@ -59,6 +60,10 @@ export const flowSchema = z
     source: sourceSchema.optional(),
     /** Data quality rules, like Databricks expectations. */
     expect: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'name expectations with letters, digits and _'), expectationSchema).optional(),
+    /** Types that always win over inference: a value that does not fit its declared type is quarantined. */
+    columnTypes: z.record(column, z.string().regex(DECLARED_TYPE, `use one of ${DECLARED_TYPE_NAMES}`)).optional(),
+    /** The zone a timestamp without an offset is read in (an IANA name; default UTC). */
+    timeZone: z.string().min(1).default('UTC'),
     /** none (default): a new source column is refused; add-columns: it is added to the target. */
     schemaEvolution: z.enum(['none', 'add-columns']).default('none'),
     // Output options (SPEC §4)

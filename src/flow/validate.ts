@@ -75,6 +75,8 @@ export function validateFlow(raw: unknown, origin: string, baseDir: string): Flo
     source: src ? { ...src, path: src.path ? resolveAgainst(baseDir, src.path) : undefined } : undefined,
     expect: f.expect ?? {},
     schemaEvolution: f.schemaEvolution,
+    columnTypes: f.columnTypes ?? {},
+    timeZone: f.timeZone,
     startAtColumn: f.startAtColumn,
     endAtColumn: f.endAtColumn,
     endSentinel: f.endSentinel,
@@ -105,6 +107,11 @@ function checkCombinations(flow: Flow): void {
   ] as const) {
     const dup = cols.find((c, i) => cols.indexOf(c) !== i);
     if (dup) fail(field, `column "${dup}" is listed twice`, 'list each column once');
+  }
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: flow.timeZone });
+  } catch {
+    fail('timeZone', `"${flow.timeZone}" is not a time zone`, 'give an IANA zone name such as UTC, Europe/Berlin or Asia/Kolkata');
   }
   const seqKey = flow.sequenceBy.find((c) => flow.keys.includes(c));
   if (seqKey) fail('sequenceBy', `"${seqKey}" is a key; the sequence must be another column`, 'order events by a timestamp or version column');

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ScdError } from '../errors.js';
-import type { Driver, InputFile } from '../dialects/driver.js';
+import type { ColumnInfo, Driver, InputFile } from '../dialects/driver.js';
 import { FILE_COLUMN, hasRow, LINE_COLUMN } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
 import { ensureCatalog, readFlowRecord, writeFlowRecord } from '../store/catalog.js';
@@ -13,9 +13,13 @@ import { stageInputs } from '../sources/stage.js';
 import { DIFF_VIEWS, diffSql, WALKED, wholeDiffSql } from './diff-sql.js';
 import { ensureFeedColumns } from '../store/feed.js';
 import { evolveModel } from './evolve.js';
-import { appendEventsSql, batchSql, DROP, expectationColumn, logColumns, quarantineSql, REASON, typedStageSql } from './events-sql.js';
+import { appendEventsSql, batchSql, DROP, expectationColumn, expectationReason, logColumns, quarantineSql, REASON, typedStageSql } from './events-sql.js';
+import { sqlString } from '../dialects/dialect.js';
 import { eventsSql, freshSql, knownSql, LOG_VIEW, keysSql, prevSql, rebuiltStateSql, SIMPLE, SLOW, slowLogSql, STATE_ROW, stateSql, tiesSql, validSql } from './incremental.js';
 import { checkSingleExpression } from './expression.js';
+import type { StagedColumn } from '../typing/cast.js';
+import type { LexicalColumns } from '../typing/lexical.js';
+import { sourceColumnsOf, typeStagedColumns } from '../typing/staged-types.js';
 import { deriveModel, type ColumnModel } from './model.js';
 import { changedSettings, semanticSettings } from './settings.js';
 import { COMMIT, createStoreSql, OP, OP_TRUNCATE, targetColumns } from './target.js';
@@ -29,13 +33,17 @@ export type Progress = (message: string) => void;
 export interface CommitSpec {
   /** What the commit read, for the log. */
   inputs: string[];
-  /** Fill TMP.stage and TMP.rejects (runs before the transaction: it only writes temporary tables). */
-  stage(driver: Driver): Promise<{ skipped: number }>;
+  /**
+   * Fill TMP.stage and TMP.rejects (runs before the transaction: it only writes temporary tables).
+   * `lexical`: the staged columns scdkit types (typing/); `records`: the records read, counted by
+   * the reader, which the commit checks its own counts against.
+   */
+  stage(driver: Driver): Promise<{ skipped: number; lexical?: LexicalColumns; records?: number }>;
   /**
    * Inside the transaction, once the model is known: adjust TMP.stage (snapshots add implied
    * deletes and drop unchanged rows). Returns rows added and rows removed.
    */
-  prepare?(driver: Driver, model: ColumnModel, names: StoreNames, existed: boolean): Promise<{ implied: number; unchanged: number }>;
+  prepare?(driver: Driver, model: ColumnModel, names: StoreNames, existed: boolean, stagedAs: ReadonlyMap<string, StagedColumn>): Promise<{ implied: number; unchanged: number }>;
   /** Inside the transaction, after the commit is recorded (file records, watermarks). */
   finish?(driver: Driver, version: number): Promise<void>;
   progress?: Progress;
@@ -80,17 +88,29 @@ export async function applyCommit(driver: Driver, flow: Flow, spec: CommitSpec):
   // refuses a file must not abort it (the driver then finds the bad lines another way).
   await dropTemps(driver);
   progress(`reading ${spec.inputs.length === 1 ? spec.inputs[0] : `${spec.inputs.length} inputs`}`);
-  const { skipped } = await spec.stage(driver);
+  const { skipped, lexical = new Map(), records } = await spec.stage(driver);
   return driver.transaction(async () => {
     await driver.lockTarget(flow.target);
-    const staged = (await driver.columns(TMP.stage)) ?? [];
-    let stagedRows = await num(`SELECT count(*) FROM ${q(TMP.stage)}`);
-    const rejected = await num(`SELECT count(*) FROM ${q(TMP.rejects)}`);
+    const stagedTable = (await driver.columns(TMP.stage)) ?? [];
+    const read = (await driver.query(
+      `SELECT (SELECT count(*) FROM ${q(TMP.stage)}) AS staged, (SELECT count(*) FROM ${q(TMP.rejects)}) AS rejected`,
+    ))[0]!;
+    let stagedRows = Number(read.staged);
+    const rejected = Number(read.rejected);
+    if (records !== undefined && records !== stagedRows + rejected)
+      throw new ScdError('NOT_APPLIED', `the reader counted ${records} records but staged ${stagedRows} and rejected ${rejected}; nothing was applied`, {
+        file: flow.origin,
+        fix: 'this is a bug in scdkit: please report it with the input file',
+      });
 
     const record = await readFlowRecord(driver, names);
     const settings = semanticSettings(flow);
     const at = new Date().toISOString();
     let model: ColumnModel;
+    // The types the staged values are read as: declared, stored, or what the good values say.
+    const typing = stagedRows > 0 ? await typeStagedColumns(driver, flow, TMP.stage, stagedTable, lexical, record?.model.source) : undefined;
+    const staged = typing ? [...typing.columns, ...internalColumns(stagedTable)] : stagedTable;
+    const stagedAs = typing?.staged ?? new Map();
     if (!record) {
       if (stagedRows === 0)
         throw new ScdError('NOT_APPLIED', 'the input has no readable rows, so the target cannot be created yet', {
@@ -106,16 +126,16 @@ export async function applyCommit(driver: Driver, flow: Flow, spec: CommitSpec):
           field: changed[0],
           fix: 'restore the previous setting, or run `scd rebuild` on the flow to recompute all history under it',
         });
-      model = stagedRows > 0 ? await evolveModel(driver, flow, record, staged, names, at) : record.model;
+      model = stagedRows > 0 ? await evolveModel(driver, flow, record, staged, stagedAs, names, at) : record.model;
     }
-    if (stagedRows > 0) await checkExpressions(driver, flow, typedStageSql(model, d, staged));
+    if (stagedRows > 0) await checkExpressions(driver, flow, typedStageSql(flow, model, d, stagedAs));
     if (!record) {
       for (const sql of createStoreSql(flow, model, d, names)) await driver.run(sql);
       await writeFlowRecord(driver, names, { model, settings }, at);
     }
     let unchanged = 0;
     if (spec.prepare) {
-      const p = await spec.prepare(driver, model, names, !!record);
+      const p = await spec.prepare(driver, model, names, !!record, stagedAs);
       stagedRows += p.implied - p.unchanged;
       unchanged = p.unchanged;
     }
@@ -124,19 +144,31 @@ export async function applyCommit(driver: Driver, flow: Flow, spec: CommitSpec):
 
     progress(`mapping ${stagedRows} records to events`);
     // An empty input has no columns worth reading: every model column is then null.
-    const stagedNow = stagedRows > 0 || spec.prepare ? ((await driver.columns(TMP.stage)) ?? staged) : staged.filter((c) => c.name === FILE_COLUMN || c.name === LINE_COLUMN);
+    const stagedNow = stagedRows > 0 || spec.prepare ? stagedColumnsNow(await driver.columns(TMP.stage), stagedAs) : new Map<string, StagedColumn>();
     const compactedBefore = record?.compactedBefore;
     await driver.run(batchSql(flow, model, d, stagedNow, compactedBefore), compactedBefore === undefined ? [] : [compactedBefore]);
     const expectations = await countExpectations(driver, flow);
-    await driver.run(quarantineSql(d, names, staged), [version]);
+    await driver.run(quarantineSql(d, names, stagedTable), [version]);
     await driver.run(
       `INSERT INTO ${q(names.quarantine)} (${q(COMMIT)}, file, line, reason, raw) SELECT CAST($1 AS ${d.types.int}), ${q(FILE_COLUMN)}, ${q(LINE_COLUMN)}, reason, raw FROM ${q(TMP.rejects)}`,
       [version],
     );
     // The staged rows are mapped (and the unfit ones quarantined with their raw text): free them.
     await dropTables(driver, [TMP.stage, TMP.rejects]);
-    const quarantined = rejected + (await num(`SELECT count(*) FROM ${q(TMP.batch)} WHERE ${q(REASON)} IS NOT NULL`));
-    const dropped = await num(`SELECT count(*) FROM ${q(TMP.batch)} WHERE ${q(REASON)} IS NULL AND ${q(DROP)}`);
+    // Each record has one fate, counted from the batch: quarantined, dropped, or a valid event.
+    const fates = (await driver.query(
+      `SELECT count(*) AS total, count(*) FILTER (WHERE ${q(REASON)} IS NOT NULL) AS quarantined,
+         count(*) FILTER (WHERE ${q(REASON)} IS NULL AND ${q(DROP)}) AS dropped, count(*) FILTER (WHERE ${q(REASON)} IS NULL AND NOT ${q(DROP)}) AS ok
+       FROM ${q(TMP.batch)}`,
+    ))[0]!;
+    const quarantined = rejected + Number(fates.quarantined);
+    const dropped = Number(fates.dropped);
+    const okRecords = Number(fates.ok);
+    if (Number(fates.total) !== stagedRows || Number(fates.total) !== Number(fates.quarantined) + dropped + okRecords)
+      throw new ScdError('NOT_APPLIED', `${stagedRows} records were staged but ${fates.total} mapped (${fates.quarantined} quarantined, ${dropped} dropped, ${okRecords} valid); nothing was applied`, {
+        file: flow.origin,
+        fix: 'this is a bug in scdkit: please report it with the input file',
+      });
     const { dups, valid } = validSql(model, d);
     await driver.run(dups);
     if (quarantined === rejected && dropped === 0 && (await num(`SELECT count(*) FROM ${q(TMP.dups)}`)) === 0) {
@@ -149,7 +181,10 @@ export async function applyCommit(driver: Driver, flow: Flow, spec: CommitSpec):
     } else await driver.run(valid);
     // Intermediate tables go as soon as they are used (a large commit keeps to its memory).
     await dropTables(driver, [TMP.batch, TMP.dups]);
-    const truncated = (await num(`SELECT count(*) FROM ${q(TMP.valid)} WHERE ${q(OP)} = ${OP_TRUNCATE}`)) > 0;
+    const validEvents = (await driver.query(
+      `SELECT count(*) AS n, count(*) FILTER (WHERE ${q(OP)} = ${OP_TRUNCATE}) AS truncates FROM ${q(TMP.valid)}`,
+    ))[0]!;
+    const truncated = Number(validEvents.truncates) > 0;
     await driver.analyzeTemporary(TMP.valid, model.keys.map((k) => k.name));
     await driver.run(keysSql(flow, model, d, names, truncated));
     // The keys pick the rows of the key state, the log and the target that the commit reads.
@@ -165,7 +200,14 @@ export async function applyCommit(driver: Driver, flow: Flow, spec: CommitSpec):
     }
     const eventsApplied = await num(`SELECT count(*) FROM ${q(TMP.fresh)}`);
     await dropTables(driver, [TMP.valid]);
-    const duplicates = rowsRead - quarantined - dropped - skipped - eventsApplied;
+    // Duplicates, counted: records equal to another of the batch, events the log already holds,
+    // and a snapshot's unchanged rows.
+    const duplicates = okRecords - Number(validEvents.n) + (Number(validEvents.n) - eventsApplied) + unchanged;
+    if (rowsRead !== eventsApplied + duplicates + quarantined + dropped + skipped)
+      throw new ScdError('NOT_APPLIED', `${rowsRead} records read but ${eventsApplied} applied + ${duplicates} duplicates + ${quarantined} quarantined + ${dropped} dropped + ${skipped} skipped; nothing was applied`, {
+        file: flow.origin,
+        fix: 'this is a bug in scdkit: please report it with the input file',
+      });
     await driver.run(appendEventsSql(model, d, names), [version]);
     // Only a walked (not simple) key's events, or a truncate, can tie.
     const mayTie = truncated || (await hasRow(driver, q(TMP.keys), `NOT ${q(SIMPLE)}`));
@@ -203,6 +245,19 @@ export async function applyCommit(driver: Driver, flow: Flow, spec: CommitSpec):
     await dropTemps(driver);
     return result;
   });
+}
+
+/** scdkit's own columns of a staged table (file, line, raw text). */
+function internalColumns(staged: ColumnInfo[]): ColumnInfo[] {
+  const source = new Set(sourceColumnsOf(staged).map((c) => c.name));
+  return staged.filter((c) => !source.has(c.name));
+}
+
+/** How each source column of the staged table is held now (a snapshot's prepare may add columns). */
+function stagedColumnsNow(columns: ColumnInfo[] | undefined, known: Map<string, StagedColumn>): Map<string, StagedColumn> {
+  const out = new Map<string, StagedColumn>();
+  for (const c of sourceColumnsOf(columns ?? [])) out.set(c.name, known.get(c.name) ?? { type: c.type });
+  return out;
 }
 
 /** Keys whose every event of this batch was a duplicate change nothing: forget them. */
@@ -306,13 +361,18 @@ async function checkExpressions(driver: Driver, flow: Flow, typed: string): Prom
   }
 }
 
-/** Failed records per expectation; a failed "fail" expectation refuses the commit. */
+/**
+ * Failed records per expectation; a failed "fail" expectation refuses the commit. A record counts
+ * against an expectation only when that is its fate (one record, one fate): a record quarantined
+ * for another reason (a null key, an unfit value) is not also a failed expectation.
+ */
 async function countExpectations(driver: Driver, flow: Flow): Promise<Record<string, number>> {
   const list = Object.entries(flow.expect);
   if (!list.length) return {};
   const q = driver.dialect.quote;
+  const fate = (name: string) => `(${q(REASON)} IS NULL OR ${q(REASON)} = ${sqlString(expectationReason(name))})`;
   const row = (await driver.query(
-    `SELECT ${list.map((_, i) => `CAST(sum(CASE WHEN ${q(expectationColumn(i))} THEN 0 ELSE 1 END) AS INTEGER) AS ${q(`x${i}`)}`).join(', ')} FROM ${q(TMP.batch)}`,
+    `SELECT ${list.map(([name], i) => `CAST(sum(CASE WHEN ${q(expectationColumn(i))} OR NOT ${fate(name)} THEN 0 ELSE 1 END) AS INTEGER) AS ${q(`x${i}`)}`).join(', ')} FROM ${q(TMP.batch)}`,
   ))[0]!;
   const out: Record<string, number> = {};
   for (const [i, [name, e]] of list.entries()) {

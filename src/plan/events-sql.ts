@@ -1,6 +1,8 @@
-import type { Dialect } from '../dialects/dialect.js';
+import { sqlString, type Dialect } from '../dialects/dialect.js';
 import type { ColumnInfo } from '../dialects/driver.js';
-import { FILE_COLUMN, LINE_COLUMN } from '../dialects/driver.js';
+import { FILE_COLUMN, LINE_COLUMN, RAW_COLUMN } from '../dialects/driver.js';
+import { castStaged, type StagedColumn } from '../typing/cast.js';
+import { sourceColumnsOf } from '../typing/staged-types.js';
 import type { Flow } from '../flow/flow.js';
 import { TMP, type StoreNames } from '../store/names.js';
 import { INTERNAL_PREFIX, type ColumnModel } from './model.js';
@@ -28,23 +30,20 @@ function eventProjection(model: ColumnModel, d: Dialect): string[] {
   ];
 }
 
+/** The quarantine reason of a record that failed a "quarantine" expectation. */
+export const expectationReason = (name: string) => `expectation "${name}" failed`;
+
 /** The boolean column of a batch that holds whether a record passed expectation i. */
 export const expectationColumn = (i: number) => `${INTERNAL_PREFIX}x${i}`;
 export const DROP = `${INTERNAL_PREFIX}drop`;
 
-/** A staged column cast to the model's type (JSON columns take any value as a JSON document). */
-export function castTo(d: Dialect, expr: string, stagedType: string, type: string): { expr: string; exact: boolean } {
-  if (d.sameType(stagedType, type)) return { expr, exact: true };
-  if (d.sameType(type, d.types.json)) return { expr: d.toJson(expr), exact: true };
-  return { expr: d.tryCast(expr, type), exact: false };
-}
 
 /**
  * Staged source rows → typed events with an operation, a payload hash and, for records that
  * cannot become events, a quarantine reason (SPEC §2, §6). Expectations are evaluated on the
  * source columns: a failed "quarantine" expectation is a reason, a failed "drop" one sets DROP.
  */
-export function batchSql(flow: Flow, model: ColumnModel, d: Dialect, staged: ColumnInfo[], compactedBefore?: string): string {
+export function batchSql(flow: Flow, model: ColumnModel, d: Dialect, staged: ReadonlyMap<string, StagedColumn>, compactedBefore?: string): string {
   const q = d.quote;
   // Events older than a compaction cannot be placed exactly any more: quarantined, never wrong.
   const tooOld =
@@ -58,13 +57,13 @@ export function batchSql(flow: Flow, model: ColumnModel, d: Dialect, staged: Col
     ...model.keys.map((k) => `WHEN ${q(OP)} <> ${OP_TRUNCATE} AND ${q(k.name)} IS NULL THEN 'key column ${text(k.name)} is null'`),
     ...tooOld,
     ...expectations.flatMap(([name, e], i) =>
-      e.action === 'quarantine' ? [`WHEN NOT ${q(expectationColumn(i))} THEN 'expectation ${text(name)} failed'`] : [],
+      e.action === 'quarantine' ? [`WHEN NOT ${q(expectationColumn(i))} THEN ${sqlString(expectationReason(name))}`] : [],
     ),
   ];
   const drops = expectations.flatMap(([, e], i) => (e.action === 'drop' ? [`NOT ${q(expectationColumn(i))}`] : []));
   // Expressions (deletes, truncates, expectations) see the columns with the flow's types.
   return `CREATE TEMP TABLE ${q(TMP.batch)} AS
-WITH t AS (${typedStageSql(model, d, staged)}),
+WITH t AS (${typedStageSql(flow, model, d, staged)}),
 c AS (SELECT *, ${opExpr(flow)} AS ${q(OP)}${checks.length ? ', ' + checks.join(', ') : ''} FROM t)
 SELECT ${eventProjection(model, d).join(', ')}, ${q(FILE_COLUMN)}, ${q(LINE_COLUMN)},
   ${expectations.map((_, i) => q(expectationColumn(i)) + ', ').join('')}${drops.length ? drops.join(' OR ') : 'false'} AS ${q(DROP)},
@@ -76,14 +75,13 @@ FROM c`;
  * The staged records with every source column of the model cast to its type (missing ones
  * null), the file and line, and FIT: why a value does not fit its column, if one does not.
  */
-export function typedStageSql(model: ColumnModel, d: Dialect, staged: ColumnInfo[]): string {
+export function typedStageSql(flow: Flow, model: ColumnModel, d: Dialect, staged: ReadonlyMap<string, StagedColumn>): string {
   const q = d.quote;
-  const stagedType = new Map(staged.map((c) => [c.name, c.type]));
   const unfit: string[] = [];
   const cast = (c: ColumnInfo): string => {
-    const st = stagedType.get(c.name);
+    const st = staged.get(c.name);
     if (st === undefined) return `CAST(NULL AS ${c.type})`;
-    const { expr, exact } = castTo(d, q(c.name), st, c.type);
+    const { expr, exact } = castStaged(d, q(c.name), st, c.type, flow.timeZone);
     if (!exact)
       unfit.push(
         `WHEN ${q(c.name)} IS NOT NULL AND ${expr} IS NULL THEN 'value ' || left(${d.toText(q(c.name))}, 80) || ' does not fit column ${text(c.name)} (${text(c.type)})'`,
@@ -143,10 +141,18 @@ FROM e ORDER BY ${[...identity(model, d, 'e'), `e.${q(COMMIT)}`].join(', ')}`;
 
 
 
+/**
+ * The batch's quarantined records, with their raw text: as written in the file where the reader
+ * kept it (RAW_COLUMN), else the staged values as a JSON object (a table's rows, Parquet).
+ */
 export function quarantineSql(d: Dialect, names: StoreNames, staged: ColumnInfo[]): string {
   const q = d.quote;
-  const sourceCols = staged.filter((c) => c.name !== FILE_COLUMN && c.name !== LINE_COLUMN);
-  const raw = sourceCols.length ? d.jsonObject(sourceCols.map((c) => [c.name, `s.${q(c.name)}`, c.type])) : `CAST(NULL AS ${d.types.text})`;
+  const sourceCols = sourceColumnsOf(staged);
+  const raw = staged.some((c) => c.name === RAW_COLUMN)
+    ? `s.${q(RAW_COLUMN)}`
+    : sourceCols.length
+      ? d.jsonObject(sourceCols.map((c) => [c.name, `s.${q(c.name)}`, c.type]))
+      : `CAST(NULL AS ${d.types.text})`;
   return `INSERT INTO ${q(names.quarantine)} (${q(COMMIT)}, file, line, reason, raw)
 SELECT CAST($1 AS ${d.types.int}), b.${q(FILE_COLUMN)}, b.${q(LINE_COLUMN)}, b.${q(REASON)}, ${raw}
 FROM ${q(TMP.batch)} b JOIN ${q(TMP.stage)} s

@@ -1,10 +1,10 @@
 import { ScdError } from '../errors.js';
 import type { ColumnInfo, Driver } from '../dialects/driver.js';
-import { FILE_COLUMN, LINE_COLUMN } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
 import { writeFlowRecord, type FlowRecord } from '../store/catalog.js';
 import { TMP, type StoreNames } from '../store/names.js';
-import { castTo } from './events-sql.js';
+import { castStaged, type StagedColumn } from '../typing/cast.js';
+import { sourceColumnsOf } from '../typing/staged-types.js';
 import { deriveModel, type ColumnModel } from './model.js';
 import { currentViewSql, targetColumns } from './target.js';
 
@@ -22,13 +22,14 @@ export async function evolveModel(
   flow: Flow,
   record: FlowRecord,
   staged: ColumnInfo[],
+  stagedAs: ReadonlyMap<string, StagedColumn>,
   names: StoreNames,
   at: string,
 ): Promise<ColumnModel> {
   const d = driver.dialect;
   const q = d.quote;
   let model = record.model;
-  const source = staged.filter((c) => c.name !== FILE_COLUMN && c.name !== LINE_COLUMN);
+  const source = sourceColumnsOf(staged);
   if (!source.length) return model;
   for (const [field, cols] of [
     ['keys', model.keys],
@@ -76,7 +77,7 @@ export async function evolveModel(
       changed = true;
       continue;
     }
-    const { expr } = castTo(d, q(c.name), c.type, stored.type);
+    const { expr } = castStaged(d, q(c.name), stagedAs.get(c.name) ?? { type: c.type }, stored.type, flow.timeZone);
     const row = (await driver.query(
       `SELECT CAST(count(${q(c.name)}) AS INTEGER) AS n, CAST(count(${expr}) AS INTEGER) AS fit FROM ${q(TMP.stage)}`,
     ))[0]!;

@@ -1,6 +1,6 @@
 import { ScdError } from '../errors.js';
 import type { ColumnInfo } from '../dialects/driver.js';
-import { FILE_COLUMN, LINE_COLUMN } from '../dialects/driver.js';
+import { sourceColumnsOf } from '../typing/staged-types.js';
 import type { Dialect } from '../dialects/dialect.js';
 import type { Flow } from '../flow/flow.js';
 import { closest } from '../flow/validate.js';
@@ -25,7 +25,7 @@ export const INTERNAL_PREFIX = '__scd_';
 
 /** Derive the model from the first staged input. */
 export function deriveModel(flow: Flow, staged: ColumnInfo[]): ColumnModel {
-  const source = staged.filter((c) => c.name !== FILE_COLUMN && c.name !== LINE_COLUMN);
+  const source = sourceColumnsOf(staged);
   const names = source.map((c) => c.name);
   const find = (field: string, name: string): ColumnInfo => {
     const c = source.find((s) => s.name === name);

@@ -3,7 +3,7 @@ import { ScdError } from '../errors.js';
 import type { Driver, InputFile } from '../dialects/driver.js';
 import { FILE_COLUMN, LINE_COLUMN } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
-import { castTo } from '../plan/events-sql.js';
+import { castStaged, type StagedColumn } from '../typing/cast.js';
 import type { ColumnModel } from '../plan/model.js';
 import { currentCondition, dataColumns, OP } from '../plan/target.js';
 import { TMP, type StoreNames } from '../store/names.js';
@@ -50,7 +50,7 @@ export function snapshotSpec(flow: Flow, driver: Driver, file: InputFile, stageF
       await driver.run(`ALTER TABLE ${q(TMP.stage)} ADD COLUMN ${q(SNAPSHOT_DELETED)} ${d.types.bool} DEFAULT false`);
       return out;
     },
-    prepare: async (drv: Driver, model: ColumnModel, names: StoreNames, existed: boolean) => {
+    prepare: async (drv: Driver, model: ColumnModel, names: StoreNames, existed: boolean, stagedAs: ReadonlyMap<string, StagedColumn>) => {
       // A snapshot is a full image: a record it cannot identify would read as a deleted key.
       const bad = (await drv.query(
         `SELECT ${q(FILE_COLUMN)} AS f, CAST(${q(LINE_COLUMN)} AS ${d.types.bigint}) AS l, reason FROM ${q(TMP.rejects)}
@@ -67,7 +67,13 @@ export function snapshotSpec(flow: Flow, driver: Driver, file: InputFile, stageF
       const seqType = model.seq[0]!.type;
       const stagedCols = (await drv.columns(TMP.stage)) ?? [];
       const stagedType = (n: string) => stagedCols.find((c) => c.name === n)?.type ?? seqType;
-      const typed = (n: string, type: string) => castTo(d, `s.${q(n)}`, stagedType(n), type).expr;
+      const stagedAsOf = (n: string): StagedColumn => stagedAs.get(n) ?? { type: stagedType(n) };
+      const typed = (n: string, type: string) => castStaged(d, `s.${q(n)}`, stagedAsOf(n), type, flow.timeZone).expr;
+      // A stored value written back into a staged column, in the form that column holds.
+      const asStaged = (n: string, expr: string) => {
+        const form = stagedAsOf(n).lexical;
+        return form === 'json' ? d.toJson(expr) : form === 'text' ? d.toText(expr) : expr;
+      };
       const range = (await drv.query(
         `SELECT CAST(min(${typed(versionCol, seqType)}) AS ${d.types.text}) AS lo, CAST(max(${typed(versionCol, seqType)}) AS ${d.types.text}) AS hi FROM ${q(TMP.stage)} s`,
       ))[0]!;
@@ -91,7 +97,7 @@ export function snapshotSpec(flow: Flow, driver: Driver, file: InputFile, stageF
       // Live keys missing from the snapshot are deleted at its version (before unchanged rows go).
       await drv.run(
         `INSERT INTO ${q(TMP.stage)} (${[...keys, versionCol, SNAPSHOT_DELETED, FILE_COLUMN].map(q).join(', ')})
-         SELECT ${keys.map((k) => `t.${q(k)}`).join(', ')}, CAST($1 AS ${stagedType(versionCol)}), true, $2 FROM ${q(names.target)} t
+         SELECT ${keys.map((k) => asStaged(k, `t.${q(k)}`)).join(', ')}, ${asStaged(versionCol, `CAST($1 AS ${seqType})`)}, true, $2 FROM ${q(names.target)} t
          WHERE ${live} AND NOT EXISTS (SELECT 1 FROM ${q(TMP.stage)} s WHERE ${sameKey})`,
         [range.hi, file.label ?? file.path],
       );

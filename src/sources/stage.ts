@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Driver, InputFile } from '../dialects/driver.js';
+import type { Driver, InputFile, StagedFiles } from '../dialects/driver.js';
 import { FILE_COLUMN, LINE_COLUMN } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
 import { TMP } from '../store/names.js';
@@ -11,11 +11,8 @@ import { flattenDebezium } from './debezium.js';
  * Fill TMP.stage / TMP.rejects from input files, by the flow's source format. Debezium envelopes
  * are unwrapped to flat rows first (streamed, line by line); everything else is read by the engine.
  */
-export async function stageInputs(driver: Driver, flow: Flow, files: InputFile[]): Promise<{ skipped: number }> {
-  if (flow.source?.format !== 'debezium') {
-    await driver.stageFiles(files, TMP.stage, TMP.rejects);
-    return { skipped: 0 };
-  }
+export async function stageInputs(driver: Driver, flow: Flow, files: InputFile[]): Promise<StagedInputs> {
+  if (flow.source?.format !== 'debezium') return { ...(await driver.stageFiles(uniqueFiles(files), TMP.stage, TMP.rejects)), skipped: 0 };
   const dir = mkdtempSync(path.join(tmpdir(), 'scdkit-dbz-'));
   try {
     let skipped = 0;
@@ -26,24 +23,39 @@ export async function stageInputs(driver: Driver, flow: Flow, files: InputFile[]
       const rej = path.join(dir, `bad_${i}.ndjson`);
       const scan = await flattenDebezium(f.path, good, rej);
       skipped += scan.tombstones;
-      if (scan.good) flat.push({ path: good, format: 'ndjson', label: f.label ?? f.path });
+      if (scan.good) flat.push({ path: good, format: 'ndjson', label: f.label ?? f.path, numbered: true });
       if (scan.bad) bad.push({ path: rej, format: 'ndjson', label: f.label ?? f.path });
     }
-    await driver.stageFiles(flat, TMP.stage, TMP.rejects);
+    const staged = await driver.stageFiles(flat, TMP.stage, TMP.rejects);
+    let bads = 0;
     if (bad.length) {
-      const q = driver.dialect.quote;
+      const d = driver.dialect;
+      const q = d.quote;
       const t = '_scd_dbz_bad';
-      await driver.stageFiles(bad, t, `${t}_rejects`);
+      const read = await driver.stageFiles(bad, t, `${t}_rejects`);
+      const text = (c: string) => (read.lexical.get(c) === 'json' ? d.jsonText(q(c)) : q(c));
       await driver.run(
-        `INSERT INTO ${q(TMP.rejects)} SELECT ${q(FILE_COLUMN)}, CAST(line AS ${driver.dialect.types.bigint}), reason, raw FROM ${q(t)}`,
+        `INSERT INTO ${q(TMP.rejects)} SELECT ${q(FILE_COLUMN)}, CAST(${text('line')} AS ${d.types.bigint}), ${text('reason')}, ${text('raw')} FROM ${q(t)}`,
       );
+      bads = read.records;
       await driver.run(`DROP TABLE ${q(t)}`);
       await driver.run(`DROP TABLE ${q(`${t}_rejects`)}`);
     }
-    return { skipped };
+    return { lexical: staged.lexical, records: staged.records + bads, skipped };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
 export { LINE_COLUMN };
+
+/** What a commit's staging read (StagedFiles), and the records it skipped by design (tombstones). */
+export interface StagedInputs extends StagedFiles {
+  skipped: number;
+}
+
+/** Each file once, however often it was named (a file named twice is read once). */
+function uniqueFiles(files: InputFile[]): InputFile[] {
+  const seen = new Set<string>();
+  return files.filter((f) => !seen.has(path.resolve(f.path)) && !!seen.add(path.resolve(f.path)));
+}

@@ -1,7 +1,7 @@
 /**
  * Bad input never crashes a run nor half-applies it (SPEC §6): a record that cannot become an
  * event (malformed line, null key or sequence, unfit value) is quarantined and counted; a file
- * that cannot be read at all refuses the whole commit with one line.
+ * that cannot be read at all is one quarantined record (its path and the reason).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -112,36 +112,33 @@ describe.concurrent('a malformed line is quarantined, the rest of the file appli
   });
 });
 
-describe.concurrent('a file that cannot be read at all refuses the whole commit', () => {
-  it('a broken JSON array: one line naming the file, exit non-zero, nothing applied', async () => {
+describe.concurrent('a file that cannot be read at all is one quarantined record; the rest applies', () => {
+  it('a broken JSON array: one record naming the reason, with its text; the commit applies nothing else', async () => {
     const { dir, db, before } = await started('broken-array');
-    writeFileSync(path.join(dir, 'bad.json'), '[{"id":1,"ts":2,"qty":7,"label":"x"},\n{"id":2,"ts":2 "qty":8}]\n');
-    const r = await scd(['apply', 'flow.yaml', '--input', 'bad.json', '--json'], dir);
-    expect(r.code).not.toBe(0);
-    expect(r.stdout).toBe('');
-    const lines = errorLines(r.stderr);
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toContain('bad.json');
-    expect(lines[0]).not.toMatch(/bug in scdkit|refused a statement/);
-    expect(lines[0]).toMatch(/nothing was applied/);
-    expect(await commitCount(db)).toBe(1);
+    const text = '[{"id":1,"ts":2,"qty":7,"label":"x"},\n{"id":2,"ts":2 "qty":8}]';
+    writeFileSync(path.join(dir, 'bad.json'), text + '\n');
+    const r = await scdOk(['apply', 'flow.yaml', '--input', 'bad.json', '--json'], dir);
+    expect(JSON.parse(r.stdout.trim())).toMatchObject({ version: 2, rowsRead: 1, eventsApplied: 0, quarantined: 1 });
+    const q = await queryDb(db, 'SELECT line, reason, raw FROM _scd_items_quarantine');
+    expect(q).toEqual([{ line: '1', reason: expect.stringMatching(/^not a valid JSON array/), raw: text }]);
+    expect(await commitCount(db)).toBe(2);
     expect(await exportOf(dir)).toBe(before);
   });
 
-  it('a good file and an unreadable one in the same commit: neither is applied; --each keeps the good commit', async () => {
-    const { dir, db, before } = await started('half');
+  it('a good file and an unreadable one in the same commit: the good one applies, the other is one quarantined record', async () => {
+    const { dir, db } = await started('half');
     writeFileSync(path.join(dir, 'a_good.ndjson'), ndjson([{ id: 1, ts: 9, qty: 50, label: 'changed' }, { id: 7, ts: 9, qty: 1, label: 'new' }]));
     writeFileSync(path.join(dir, 'b_bad.parquet'), 'this is not parquet at all, just some text that is long enough\n');
-    const r = await scd(['apply', 'flow.yaml', '--input', 'a_good.ndjson', 'b_bad.parquet'], dir);
-    expect(r.code).not.toBe(0);
-    expect(errorLines(r.stderr)).toEqual([expect.stringContaining('b_bad.parquet')]);
-    expect(await commitCount(db)).toBe(1);
-    expect(await exportOf(dir)).toBe(before);
-    // --each applies the good file, then stops at the bad one, with the first commit kept.
-    const e = await scd(['apply', 'flow.yaml', '--input', 'a_good.ndjson', 'b_bad.parquet', '--each', '--json'], dir);
-    expect(e.code).not.toBe(0);
-    expect(e.stdout.trim().split('\n')).toHaveLength(1);
-    expect(await commitCount(db)).toBe(2);
+    const r = await scdOk(['apply', 'flow.yaml', '--input', 'a_good.ndjson', 'b_bad.parquet', '--json'], dir);
+    expect(JSON.parse(r.stdout.trim())).toMatchObject({ version: 2, rowsRead: 3, eventsApplied: 2, quarantined: 1 });
+    const q = await queryDb(db, 'SELECT file, line, reason FROM _scd_items_quarantine');
+    expect(q).toEqual([{ file: expect.stringMatching(/b_bad\.parquet$/), line: null, reason: expect.stringMatching(/cannot be read as parquet/) }]);
+    const rows = parseNdjson(await exportOf(dir));
+    expect(rows.filter((x) => x.__END_AT === null).map((x) => [x.id, x.label])).toEqual([
+      [1, 'changed'],
+      [2, 'two'],
+      [7, 'new'],
+    ]);
   });
 
   it('a first batch where no line is readable creates no target, with one clear line', async () => {

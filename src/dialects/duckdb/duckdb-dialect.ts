@@ -1,4 +1,4 @@
-import type { Dialect } from '../dialect.js';
+import { sqlString, type Dialect } from '../dialect.js';
 
 const INTEGER_RANK: Record<string, number> = { TINYINT: 1, SMALLINT: 2, INTEGER: 3, BIGINT: 4, HUGEINT: 5 };
 const UNSIGNED_RANK: Record<string, number> = { UTINYINT: 1, USMALLINT: 2, UINTEGER: 3, UBIGINT: 4 };
@@ -23,7 +23,17 @@ export const duckdbDialect: Dialect = {
     hash: 'UBIGINT',
     timestamptz: 'TIMESTAMPTZ',
     json: 'JSON',
+    double: 'DOUBLE',
+    date: 'DATE',
+    timestamp: 'TIMESTAMP',
   },
+  decimal: (p, s) => `DECIMAL(${p},${s})`,
+  matches: (expr, regex) => `regexp_full_match(${expr}, ${sqlString(regex)})`,
+  // A JSON value as the engine writes it has no leading space: its first character tells its kind.
+  jsonKind: (expr) =>
+    `CASE left(CAST(${expr} AS VARCHAR), 1) WHEN '"' THEN 'string' WHEN 't' THEN 'boolean' WHEN 'f' THEN 'boolean' WHEN 'n' THEN 'null' WHEN '{' THEN 'object' WHEN '[' THEN 'array' ELSE 'number' END`,
+  jsonText: (expr) => `json_extract_string(${expr}, '$')`,
+  wallClockToInstant: (expr, zone) => `timezone(${sqlString(zone)}, ${expr})`,
   toJson: (expr) => `CAST(to_json(${expr}) AS JSON)`,
   rowHash: (exprs) => `hash(${exprs.length ? exprs.join(', ') : 'NULL'})`,
   canonicalText: (exprs) =>

@@ -1,11 +1,12 @@
 import { mkdtempSync, openSync, readSync, closeSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { MAX_RECORD_BYTES, scanLines } from '../../sources/line-scan.js';
+import { stageJsonFile } from './duckdb-json-stage.js';
+import type { Lexical } from '../../typing/lexical.js';
 import { countLines } from '../../sources/blank-lines.js';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { QueryError, ScdError, firstLine } from '../../errors.js';
-import type { ColumnInfo, Driver, InputFile, Row } from '../driver.js';
+import type { ColumnInfo, Driver, InputFile, Row, StagedFiles } from '../driver.js';
 import { FILE_COLUMN, LINE_COLUMN } from '../driver.js';
 import { duckdbDialect } from './duckdb-dialect.js';
 import { sqlString } from '../dialect.js';
@@ -156,9 +157,11 @@ export class DuckDBDriver implements Driver {
   /** A DuckDB file is held by one process at a time (DB_IN_USE): its applies never interleave. */
   async lockTarget(): Promise<void> {}
 
-  async stageFiles(files: InputFile[], table: string, rejects: string): Promise<void> {
+  async stageFiles(files: InputFile[], table: string, rejects: string): Promise<StagedFiles> {
     const q = this.dialect.quote;
-    const parts: string[] = [];
+    const parts: Array<{ name: string; columns: ColumnInfo[] }> = [];
+    const lexical = new Map<string, Lexical>();
+    let records = 0;
     await this.run(`DROP TABLE IF EXISTS ${q(rejects)}`);
     await this.run(
       `CREATE TEMP TABLE ${q(rejects)} (${q(FILE_COLUMN)} VARCHAR, ${q(LINE_COLUMN)} BIGINT, reason VARCHAR, raw VARCHAR)`,
@@ -169,51 +172,33 @@ export class DuckDBDriver implements Driver {
         const part = `_scd_part_${i}`;
         if (statSync(file.path).size === 0) continue;
         await this.run(`DROP TABLE IF EXISTS ${q(part)}`);
-        if (await this.stageOne(file, part, rejects, scratch, i)) parts.push(part);
+        if (file.format === 'ndjson' || file.format === 'json') {
+          const staged = await stageJsonFile(this, file, part, rejects, scratch, i);
+          records += staged.records;
+          for (const c of staged.columns) lexical.set(c, 'json');
+        } else {
+          const before = await this.count(rejects);
+          const readable = await this.stageOne(file, part, rejects, scratch, i);
+          records += (readable ? await this.count(part) : 0) + (await this.count(rejects)) - before;
+          if (!readable) continue;
+        }
+        parts.push({ name: part, columns: (await this.columns(part)) ?? [] });
       }
-      const union = parts.length
-        ? parts.map((p) => `SELECT * FROM ${q(p)}`).join(' UNION ALL BY NAME ')
-        : `SELECT NULL::VARCHAR AS ${q(FILE_COLUMN)}, NULL::BIGINT AS ${q(LINE_COLUMN)} WHERE false`;
       await this.run(`DROP TABLE IF EXISTS ${q(table)}`);
       if (parts.length === 1) {
-        await this.run(`ALTER TABLE ${q(parts[0]!)} RENAME TO ${q(table)}`);
+        await this.run(`ALTER TABLE ${q(parts[0]!.name)} RENAME TO ${q(table)}`);
       } else {
-        await this.run(`CREATE TEMP TABLE ${q(table)} AS ${union}`);
-        for (const p of parts) await this.run(`DROP TABLE ${q(p)}`);
+        await this.run(`CREATE TEMP TABLE ${q(table)} AS ${unionSql(parts, lexical)}`);
+        for (const p of parts) await this.run(`DROP TABLE ${q(p.name)}`);
       }
     } finally {
       rmSync(scratch, { recursive: true, force: true });
     }
+    return { lexical, records };
   }
 
-  /**
-   * DuckDB reads "2025-03-01T10:00:00Z" as a TIMESTAMP (converted to UTC, zone dropped). When a
-   * column's texts carry a zone (Z or ±hh:mm, judged on its first 1000 values), keep it a
-   * TIMESTAMPTZ so that exports write the instant with its Z.
-   */
-  private async keepZones(file: string, part: string, cols: ColumnInfo[]): Promise<void> {
-    const q = this.dialect.quote;
-    const stamps = cols.filter((c) => c.type === 'TIMESTAMP');
-    if (!stamps.length) return;
-    const sample = firstRecords(file, 1000);
-    for (const c of stamps) {
-      let n: number;
-      let z: number;
-      if (sample) {
-        const texts = sample.map((r) => r[c.name]).filter((v): v is string => typeof v === 'string');
-        n = texts.length;
-        z = texts.filter((v) => ZONE.test(v)).length;
-      } else {
-        const r = (await this.query(
-          `SELECT CAST(count(*) AS INTEGER) AS n, CAST(count(*) FILTER (WHERE regexp_matches(v, '${ZONE.source}')) AS INTEGER) AS z
-           FROM (SELECT ${q(c.name)} AS v FROM read_json($1, columns = {${sqlString(c.name)}: 'VARCHAR'}, format = 'auto', maximum_object_size = ${MAX_RECORD_BYTES}) WHERE ${q(c.name)} IS NOT NULL LIMIT 1000)`,
-          [file],
-        ))[0]!;
-        n = Number(r.n);
-        z = Number(r.z);
-      }
-      if (n > 0 && z === n) await this.run(`ALTER TABLE ${q(part)} ALTER COLUMN ${q(c.name)} TYPE TIMESTAMPTZ`);
-    }
+  private async count(table: string): Promise<number> {
+    return Number((await this.query(`SELECT count(*) AS n FROM ${this.dialect.quote(table)}`))[0]!.n);
   }
 
   /**
@@ -259,23 +244,25 @@ export class DuckDBDriver implements Driver {
     );
   }
 
-  /** Stage one file; false when it holds no readable record. */
+  /**
+   * Stage one CSV or Parquet file; false when it holds no readable record. A file the reader
+   * refuses as a whole (not Parquet, truncated) is one rejected record: its path and the reason.
+   */
   private async stageOne(file: InputFile, part: string, rejects: string, scratch: string, i: number): Promise<boolean> {
     const q = this.dialect.quote;
-    const json = `read_json($1, format = 'auto', sample_size = -1, maximum_object_size = ${MAX_RECORD_BYTES})`;
     const label = file.label ?? file.path;
-    if (file.format === 'csv') {
-      const rj = `_scd_csv_rejects_${i}`;
-      try {
+    const rj = `_scd_csv_rejects_${i}`;
+    try {
+      if (file.format === 'csv') {
         await this.run(
           `CREATE TEMP TABLE ${q(part)} AS SELECT *, $2::VARCHAR AS ${q(FILE_COLUMN)}
            FROM read_csv($1, header = true, store_rejects = true, rejects_table = '${rj}', rejects_scan = '${rj}_scan')`,
-          [file.path, file.label ?? file.path],
+          [file.path, label],
         );
         await this.numberRows(part, LINE_COLUMN, 1);
         await this.run(
           `INSERT INTO ${q(rejects)} SELECT $1, line, string_agg(DISTINCT error_message, '; '), any_value(csv_line) FROM ${q(rj)} GROUP BY line`,
-          [file.label ?? file.path],
+          [label],
         );
         // Good rows were numbered as if no line had been rejected: each goes past the rejected
         // (and blank) lines before it.
@@ -283,78 +270,15 @@ export class DuckDBDriver implements Driver {
         await this.run(`DROP TABLE IF EXISTS ${q(rj)}`);
         await this.run(`DROP TABLE IF EXISTS ${q(rj + '_scan')}`);
         return true;
-      } catch (e) {
-        throw unreadable(file, e);
       }
-    }
-    const reader = file.format === 'parquet' ? `read_parquet($1)` : json;
-    try {
-      const read = (from: string) =>
-        this.run(
-          `CREATE TEMP TABLE ${q(part)} AS SELECT *, $2::VARCHAR AS ${q(FILE_COLUMN)} FROM ${from}`,
-          [file.path, label],
-        );
-      if (file.format === 'parquet' || !(await this.readSampled(part, file.path, () => read(SAMPLED_JSON)))) await read(reader);
-      // A transformed input carries the original line numbers itself.
-      const cols = (await this.columns(part)) ?? [];
-      if (!cols.some((c) => c.name === LINE_COLUMN)) {
-        await this.numberRows(part, LINE_COLUMN, 0);
-        if (file.format !== 'parquet' && !(await startsWithBracket(file.path))) await this.skipNonRecordLines(file.path, part, scratch, i);
-      }
-      if (file.format !== 'parquet') await this.keepZones(file.path, part, cols);
+      await this.run(`CREATE TEMP TABLE ${q(part)} AS SELECT *, $2::VARCHAR AS ${q(FILE_COLUMN)} FROM read_parquet($1)`, [file.path, label]);
+      await this.numberRows(part, LINE_COLUMN, 0);
       return true;
     } catch (e) {
-      if (file.format === 'parquet' || (await startsWithBracket(file.path))) throw unreadable(file, e);
-    }
-    // The reader refused the file: find the lines that cannot become records, keep the rest.
-    const good = path.join(scratch, `good_${i}.ndjson`);
-    const bad = path.join(scratch, `bad_${i}.ndjson`);
-    const scan = await scanLines(file.path, good, bad);
-    if (scan.bad)
-      await this.run(
-        `INSERT INTO ${q(rejects)} SELECT $1, line, reason, raw FROM read_json($2, columns = {line: 'BIGINT', reason: 'VARCHAR', raw: 'VARCHAR'}, format = 'newline_delimited', maximum_object_size = ${MAX_RECORD_BYTES * 2})`,
-        [label, bad],
-      );
-    if (!scan.good) return false;
-    try {
-      await this.run(`CREATE TEMP TABLE ${q(part)} AS SELECT *, $1::VARCHAR AS ${q(FILE_COLUMN)} FROM ${json.replace('$1', '$2')}`, [label, good]);
-    } catch (e) {
-      throw unreadable(file, e);
-    }
-    return true;
-  }
-
-  /**
-   * JSON typed from a sample of its records (DuckDB's default 20,480), kept only when the whole
-   * file agrees with the sample: one pass over the raw records checks that every value's JSON type
-   * fits its column's sampled type (docs/DECISIONS.md "NDJSON typed from a sample, then checked").
-   * A key the sample did not see, or a text that does not parse like the sample's, fails the read
-   * itself. False (and no table) when the full detection must decide: nested or undecided columns,
-   * a value of another kind, a failed read.
-   */
-  private async readSampled(part: string, file: string, read: () => Promise<void>): Promise<boolean> {
-    const q = this.dialect.quote;
-    try {
-      await read();
-    } catch {
       await this.run(`DROP TABLE IF EXISTS ${q(part)}`);
+      await this.run(`INSERT INTO ${q(rejects)} VALUES ($1, NULL, $2, $3)`, [label, unreadableReason(file, e), label]);
       return false;
     }
-    const cols = ((await this.columns(part)) ?? []).filter((c) => c.name !== FILE_COLUMN);
-    const kinds = cols.map((c) => SAMPLED_KINDS[c.type]);
-    let agrees = cols.length > 0 && kinds.every((k) => k !== undefined) && cols.every((c) => !/["\\]/.test(c.name));
-    // A file no longer than the sample was typed from all of it.
-    if (agrees && Number((await this.query(`SELECT count(*) AS n FROM ${q(part)}`))[0]!.n) > JSON_SAMPLE) {
-      const paths = cols.map((c) => sqlString(`$."${c.name}"`)).join(', ');
-      const checks = kinds.map((k, i) => `bool_and(t[${i + 1}] IS NULL OR t[${i + 1}] IN (${k!.map(sqlString).join(', ')})) AS c${i}`);
-      const row = (await this.query(
-        `SELECT ${checks.join(', ')} FROM (SELECT json_type(json, [${paths}]) AS t FROM read_json_objects($1, format = 'auto', maximum_object_size = ${MAX_RECORD_BYTES}))`,
-        [file],
-      ))[0]!;
-      agrees = kinds.every((_, i) => row[`c${i}`] !== false);
-    }
-    if (!agrees) await this.run(`DROP TABLE ${q(part)}`);
-    return agrees;
   }
 
   async copyToFile(select: string, format: 'csv' | 'parquet', file: string): Promise<void> {
@@ -368,86 +292,25 @@ export class DuckDBDriver implements Driver {
   }
 }
 
-function unreadable(file: InputFile, e: unknown): ScdError {
+/** Why a reader refused a whole file, in a line (the engine's words, without its error class). */
+function unreadableReason(file: InputFile, e: unknown): string {
   const msg = e instanceof QueryError ? e.reason : e instanceof Error ? firstLine(e.message) : String(e);
-  const json = /at byte (\d+) in record\/value (\d+): (.*?)\.?\s*$/.exec(msg);
-  if (json) {
-    return new ScdError('INPUT_UNREADABLE', `record ${json[2]} (byte ${json[1]}): malformed JSON, ${json[3]}`, {
-      file: file.path,
-      fix: 'correct or remove that record, then apply again; nothing was applied',
-    });
-  }
-  return new ScdError('INPUT_UNREADABLE', `cannot read as ${file.format}: ${msg.replace(/^[A-Za-z ]+Error: /, '')}`, {
-    file: file.path,
-    fix: 'check the file and its format; nothing was applied',
-  });
+  return `the file cannot be read as ${file.format}: ${msg.replace(/^[A-Za-z ]+Error: /, '')}`;
 }
-
-/** DuckDB's default sample_size for JSON. */
-const JSON_SAMPLE = 20480;
-const SAMPLED_JSON = `read_json($1, format = 'auto', sample_size = ${JSON_SAMPLE}, maximum_object_size = ${MAX_RECORD_BYTES})`;
-
-/**
- * The JSON kinds (json_type) a column typed from the sample may hold for the full detection to
- * have typed it the same. Types not listed (JSON, nested, unsigned, ...) are left to it.
- */
-const TEXT = ['VARCHAR', 'NULL'];
-const SAMPLED_KINDS: Record<string, string[]> = {
-  BIGINT: ['BIGINT', 'UBIGINT', 'NULL'],
-  DOUBLE: ['DOUBLE', 'BIGINT', 'UBIGINT', 'NULL'],
-  BOOLEAN: ['BOOLEAN', 'NULL'],
-  VARCHAR: TEXT,
-  DATE: TEXT,
-  TIME: TEXT,
-  TIMESTAMP: TEXT,
-  'TIMESTAMP WITH TIME ZONE': TEXT,
-  UUID: TEXT,
-};
 
 /** DuckDB's memory limit unless SCD_DUCKDB_MEMORY_LIMIT says otherwise (docs/DECISIONS.md). */
 export const DEFAULT_MEMORY_LIMIT = '1GB';
 
-/** A zone at the end of a timestamp text: Z, ±hh, ±hhmm or ±hh:mm. */
-const ZONE = /(Z|[+-][0-9][0-9](:?[0-9][0-9])?)$/;
-
-/**
- * The first records of an NDJSON file whose first `limit` lines (within 4 MB) all parse as JSON
- * objects; undefined otherwise (a JSON array, or a line the engine reads better), and then the
- * caller asks the engine.
- */
-function firstRecords(file: string, limit: number): Array<Record<string, unknown>> | undefined {
-  const fd = openSync(file, 'r');
-  try {
-    const buf = Buffer.alloc(4 * 1024 * 1024);
-    const n = readSync(fd, buf, 0, buf.length, 0);
-    const text = buf.subarray(0, n).toString('utf8');
-    const lines = text.split('\n');
-    if (n === buf.length) lines.pop(); // the last line may be cut
-    const out: Array<Record<string, unknown>> = [];
-    for (const line of lines) {
-      if (out.length >= limit) break;
-      if (!line.trim()) continue;
-      const v: unknown = JSON.parse(line);
-      if (typeof v !== 'object' || v === null || Array.isArray(v)) return undefined;
-      out.push(v as Record<string, unknown>);
-    }
-    return out.length ? out : undefined;
-  } catch {
-    return undefined;
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/** Whether a JSON file holds an array (its first non-blank byte is '['). */
-async function startsWithBracket(file: string): Promise<boolean> {
-  const fd = openSync(file, 'r');
-  try {
-    const buf = Buffer.alloc(4096);
-    const n = readSync(fd, buf, 0, buf.length, 0);
-    const text = buf.subarray(0, n).toString('utf8').trimStart();
-    return text.startsWith('[');
-  } finally {
-    closeSync(fd);
-  }
+/** One staged table of several parts (UNION BY NAME); a column read as JSON in one part is JSON in all. */
+function unionSql(parts: Array<{ name: string; columns: ColumnInfo[] }>, lexical: Map<string, Lexical>): string {
+  const q = duckdbDialect.quote;
+  if (!parts.length) return `SELECT NULL::VARCHAR AS ${q(FILE_COLUMN)}, NULL::BIGINT AS ${q(LINE_COLUMN)} WHERE false`;
+  return parts
+    .map((p) => {
+      const cols = p.columns.map((c) =>
+        lexical.get(c.name) === 'json' && c.type !== 'JSON' ? `CAST(to_json(${q(c.name)}) AS JSON) AS ${q(c.name)}` : q(c.name),
+      );
+      return `SELECT ${cols.join(', ')} FROM ${q(p.name)}`;
+    })
+    .join(' UNION ALL BY NAME ');
 }

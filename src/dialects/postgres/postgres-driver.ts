@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { QueryError, ScdError, firstLine } from '../../errors.js';
-import type { ColumnInfo, Driver, InputFile, Row } from '../driver.js';
+import type { ColumnInfo, Driver, InputFile, Row, StagedFiles } from '../driver.js';
 import { NodePgClient, PGliteClient, TEXT_TYPES, type CopySource, type PGliteLike, type PgClient } from './postgres-client.js';
 import { postgresDialect, registerStruct, structFields, tryCastFunctionSql } from './postgres-dialect.js';
 import { csvToParquet } from './postgres-parquet.js';
@@ -258,8 +258,11 @@ export class PostgresDriver implements Driver {
     await this.run(`ANALYZE ${q(table)}${columns?.length ? ` (${columns.map(q).join(', ')})` : ''}`);
   }
 
-  async stageFiles(files: InputFile[], table: string, rejects: string): Promise<void> {
+  async stageFiles(files: InputFile[], table: string, rejects: string): Promise<StagedFiles> {
     await stageFiles(this, files, table, rejects);
+    // The PostgreSQL reader types its columns itself (typing/ takes over there next).
+    const n = await this.query(`SELECT (SELECT count(*) FROM ${this.dialect.quote(table)}) + (SELECT count(*) FROM ${this.dialect.quote(rejects)}) AS n`);
+    return { lexical: new Map(), records: Number(n[0]!.n) };
   }
 
   async copyToFile(select: string, format: 'csv' | 'parquet', file: string): Promise<void> {

@@ -1,0 +1,173 @@
+import path from 'node:path';
+import { ScdError } from '../../errors.js';
+import { checkText, MAX_RECORD_BYTES, normalizeJsonText } from '../../files/text-records.js';
+import { sqlString } from '../dialect.js';
+import type { InputFile, Row } from '../driver.js';
+import { FILE_COLUMN, INTERNAL_COLUMN_PREFIX, LINE_COLUMN, RAW_COLUMN } from '../driver.js';
+import { duckdbDialect } from './duckdb-dialect.js';
+
+const q = duckdbDialect.quote;
+const REASON = '__scd_read_reason';
+const EXTRA = '__scd_extra_keys';
+/** Records whose keys name the columns (DuckDB's own JSON sample size). */
+const KEY_SAMPLE = 20480;
+
+export interface SqlRunner {
+  run(sql: string, params?: unknown[]): Promise<void>;
+  query(sql: string, params?: unknown[]): Promise<Row[]>;
+}
+
+/**
+ * Stage one JSON or JSON-lines file into `part`: one row per record with its file, line, raw text
+ * as written (RAW_COLUMN) and each key's value as the JSON text of the record (lexical `json`:
+ * scdkit types them, typing/infer.ts); records that cannot be read (not JSON, not an object, not
+ * UTF-8, a text no engine can store) go to `rejects` with their raw text. Returns the columns, in
+ * order of first appearance, and the number of records read (every non-blank line, or element).
+ *
+ * A JSON-lines file that checkText passes is split into lines by the engine (a line is a record;
+ * row i of the freshly read table is line i + 1, as staging runs outside a transaction where
+ * DuckDB keeps a read's order). Any other file, and one with a line that is not JSON (a
+ * pretty-printed object, say), is normalized first (files/text-records.ts).
+ */
+export async function stageJsonFile(db: SqlRunner, file: InputFile, part: string, rejects: string, scratch: string, i: number): Promise<{ columns: string[]; records: number }> {
+  const label = file.label ?? file.path;
+  const plain = file.format === 'ndjson' ? checkText(file.path).plain : undefined;
+  const lines = `_scd_lines_${i}`;
+  if (plain) {
+    await db.run(
+      `CREATE TEMP TABLE ${q(lines)} AS SELECT raw FROM read_csv($1, columns = {'raw': 'VARCHAR'}, header = false, delim = chr(1), quote = '', escape = '',
+        auto_detect = false, strict_mode = false, max_line_size = ${MAX_RECORD_BYTES}, buffer_size = ${2 * MAX_RECORD_BYTES})`,
+      [file.path],
+    );
+    const from = `SELECT CAST(rowid + 1 AS BIGINT) AS line, raw, CAST(NULL AS VARCHAR) AS reason FROM ${q(lines)}`;
+    const staged = await stageRecords(db, from, label, part, !!file.numbered);
+    await db.run(`DROP TABLE ${q(lines)}`);
+    // A line that is not JSON may be part of a value that spans lines: the normalized form decides.
+    if (!staged.malformed) return finish(db, part, rejects, staged);
+    await db.run(`DROP TABLE ${q(part)}`);
+  }
+  const normalized = path.join(scratch, `records_${i}.ndjson`);
+  await normalizeJsonText(file.path, normalized);
+  const from = `SELECT l AS line, r AS raw, e AS reason FROM read_json($1, columns = {'l': 'BIGINT', 'r': 'VARCHAR', 'e': 'VARCHAR'},
+    format = 'newline_delimited', maximum_object_size = ${4 * MAX_RECORD_BYTES + 1024})`;
+  return finish(db, part, rejects, await stageRecords(db, from, label, part, !!file.numbered, [normalized]));
+}
+
+interface Staged {
+  columns: string[];
+  records: number;
+  rejected: number;
+  malformed: number;
+}
+
+/** `from` gives (line, raw, reason); the part gets the good records' values, the rest is counted. */
+async function stageRecords(db: SqlRunner, from: string, label: string, part: string, numbered: boolean, params: unknown[] = []): Promise<Staged> {
+  const original = (key: string) => `json_extract_string(raw, ${sqlString(`$."${key}"`)})`;
+  // A numbered copy's records carry where (and what) they were in the original file.
+  const line = numbered ? `coalesce(TRY_CAST(${original(LINE_COLUMN)} AS BIGINT), line)` : 'line';
+  const rawText = numbered ? `coalesce(${original(RAW_COLUMN)}, raw)` : 'raw';
+  const checked = `SELECT line, raw, CASE WHEN reason IS NOT NULL THEN reason ${readReason('raw')} END AS ${REASON}
+    FROM (${from}) r WHERE raw IS NOT NULL AND trim(raw, ' ' || chr(9) || chr(13)) <> ''`;
+  const columns = await sampleKeys(db, checked, params, numbered);
+  const known = columns.length ? `[${columns.map(sqlString).join(', ')}]` : `CAST([] AS VARCHAR[])`;
+  const structure = sqlString(JSON.stringify(Object.fromEntries(columns.map((c) => [c, 'JSON']))));
+  const values = columns.length ? columns.map((c) => `v.${q(c)} AS ${q(c)}`).join(', ') + ', ' : '';
+  await db.run(
+    `CREATE TEMP TABLE ${q(part)} AS
+     SELECT ${values}CAST($${params.length + 1} AS VARCHAR) AS ${q(FILE_COLUMN)}, line AS ${q(LINE_COLUMN)}, raw AS ${q(RAW_COLUMN)}, ${REASON}, ${EXTRA}
+     FROM (SELECT ${line} AS line, ${rawText} AS raw, ${REASON},
+             CASE WHEN ${REASON} IS NULL THEN ${columns.length ? `json_transform(raw, ${structure})` : 'NULL'} END AS v,
+             CASE WHEN ${REASON} IS NULL THEN NOT list_has_all(${known}, ${numbered ? `list_filter(json_keys(raw), k -> k NOT IN (${sqlString(LINE_COLUMN)}, ${sqlString(RAW_COLUMN)}))` : 'json_keys(raw)'}) END AS ${EXTRA}
+           FROM (${checked}) c) x`,
+    [...params, label],
+  );
+  const counts = (await db.query(
+    `SELECT CAST(count(*) AS BIGINT) AS records, CAST(count(${REASON}) AS BIGINT) AS rejected,
+       CAST(count(*) FILTER (WHERE ${REASON} = 'malformed JSON') AS BIGINT) AS malformed, coalesce(bool_or(${EXTRA}), false) AS extra FROM ${q(part)}`,
+  ))[0]!;
+  if (counts.extra) {
+    // A key the sample did not see: the columns come from every record.
+    await db.run(`DROP TABLE ${q(part)}`);
+    const all = await allKeys(db, checked, params, numbered);
+    return stageWithKeys(db, checked, all, label, part, params, line, rawText);
+  }
+  return { columns, records: Number(counts.records), rejected: Number(counts.rejected), malformed: Number(counts.malformed) };
+}
+
+async function stageWithKeys(db: SqlRunner, checked: string, columns: string[], label: string, part: string, params: unknown[], line: string, rawText: string): Promise<Staged> {
+  const structure = sqlString(JSON.stringify(Object.fromEntries(columns.map((c) => [c, 'JSON']))));
+  const values = columns.map((c) => `v.${q(c)} AS ${q(c)}`).join(', ');
+  await db.run(
+    `CREATE TEMP TABLE ${q(part)} AS
+     SELECT ${values}, CAST($${params.length + 1} AS VARCHAR) AS ${q(FILE_COLUMN)}, line AS ${q(LINE_COLUMN)}, raw AS ${q(RAW_COLUMN)}, ${REASON}, false AS ${EXTRA}
+     FROM (SELECT ${line} AS line, ${rawText} AS raw, ${REASON}, CASE WHEN ${REASON} IS NULL THEN json_transform(raw, ${structure}) END AS v FROM (${checked}) c) x`,
+    [...params, label],
+  );
+  const counts = (await db.query(
+    `SELECT CAST(count(*) AS BIGINT) AS records, CAST(count(${REASON}) AS BIGINT) AS rejected,
+       CAST(count(*) FILTER (WHERE ${REASON} = 'malformed JSON') AS BIGINT) AS malformed FROM ${q(part)}`,
+  ))[0]!;
+  return { columns, records: Number(counts.records), rejected: Number(counts.rejected), malformed: Number(counts.malformed) };
+}
+
+/** Move the part's unreadable records to `rejects`, leaving the good ones and their columns. */
+async function finish(db: SqlRunner, part: string, rejects: string, staged: Staged): Promise<{ columns: string[]; records: number }> {
+  if (staged.rejected > 0) {
+    await db.run(`INSERT INTO ${q(rejects)} SELECT ${q(FILE_COLUMN)}, ${q(LINE_COLUMN)}, ${REASON}, ${q(RAW_COLUMN)} FROM ${q(part)} WHERE ${REASON} IS NOT NULL`);
+    await db.run(`DELETE FROM ${q(part)} WHERE ${REASON} IS NOT NULL`);
+  }
+  await db.run(`ALTER TABLE ${q(part)} DROP COLUMN ${REASON}`);
+  await db.run(`ALTER TABLE ${q(part)} DROP COLUMN ${EXTRA}`);
+  return { columns: staged.columns, records: staged.records };
+}
+
+/**
+ * Why a record's raw text cannot be a record, or nothing: malformed JSON, not an object, or a
+ * string no engine stores as text (a NUL character, a UTF-16 surrogate without its pair).
+ */
+function readReason(raw: string): string {
+  return `WHEN NOT json_valid(${raw}) THEN 'malformed JSON'
+    ELSE CASE WHEN json_type(${raw}) <> 'OBJECT' THEN 'not a JSON object'
+      WHEN contains(${raw}, '\\u0000') AND regexp_matches(${raw}, '(^|[^\\\\])(\\\\\\\\)*\\\\u0000') THEN 'a NUL character (\\u0000) in a string'
+      WHEN regexp_matches(${raw}, '\\\\u[dD][89abAB]') OR regexp_matches(${raw}, '\\\\u[dD][c-fC-F]')
+        THEN CASE WHEN regexp_matches(regexp_replace(${raw}, '\\\\u[dD][89abAB][0-9a-fA-F]{2}\\\\u[dD][c-fC-F][0-9a-fA-F]{2}', '', 'g'), '\\\\u[dD][89a-fA-F][0-9a-fA-F]{2}')
+          THEN 'a UTF-16 surrogate without its pair in a string' END
+      END`;
+}
+
+/** The keys of the first records, in order of first appearance (line, then place in the record). */
+async function sampleKeys(db: SqlRunner, checked: string, params: unknown[], numbered: boolean): Promise<string[]> {
+  return keysOf(db, `SELECT line, raw FROM (${checked}) c WHERE line <= ${KEY_SAMPLE} AND ${REASON} IS NULL`, params, numbered);
+}
+
+async function allKeys(db: SqlRunner, checked: string, params: unknown[], numbered: boolean): Promise<string[]> {
+  return keysOf(db, `SELECT line, raw FROM (${checked}) c WHERE ${REASON} IS NULL`, params, numbered);
+}
+
+async function keysOf(db: SqlRunner, records: string, params: unknown[], numbered: boolean): Promise<string[]> {
+  const rows = await db.query(
+    `SELECT k FROM (SELECT line, unnest(json_keys(raw)) AS k, generate_subscripts(json_keys(raw), 1) AS pos FROM (${records}) s)
+     GROUP BY k ORDER BY min(line), arg_min(pos, line)`,
+    params,
+  );
+  const keys = rows.map((r) => String(r.k)).filter((k) => !numbered || (k !== LINE_COLUMN && k !== RAW_COLUMN));
+  checkKeyNames(keys);
+  return keys;
+}
+
+/** Column names that would collide in the staged table, or with scdkit's own columns. */
+function checkKeyNames(keys: string[]): void {
+  const seen = new Map<string, string>();
+  for (const k of keys) {
+    if (k.toLowerCase().startsWith(INTERNAL_COLUMN_PREFIX))
+      throw new ScdError('SOURCE_INVALID', `source column "${k}" uses the reserved prefix ${INTERNAL_COLUMN_PREFIX}`, {
+        fix: 'rename it in the source (scdkit keeps its own columns under that prefix)',
+      });
+    const other = seen.get(k.toLowerCase());
+    if (other !== undefined)
+      throw new ScdError('SOURCE_INVALID', `source columns "${other}" and "${k}" differ only in case, and column names ignore case`, {
+        fix: 'rename one of them in the source',
+      });
+    seen.set(k.toLowerCase(), k);
+  }
+}
