@@ -38,6 +38,8 @@ export async function compact(driver: Driver, flow: Flow, given: string, progres
   const q = d.quote;
   await ensureCatalog(driver, names);
   return driver.transaction(async () => {
+    // A compaction is a commit: it takes its turn with the target's applies and rebuilds.
+    await driver.lockTarget(flow.target);
     await dropTemps(driver);
     const record = await readFlowRecord(driver, names);
     if (!record)

@@ -8,7 +8,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apply, applyRows, defineFlow, openDriver, readTarget, readTargetWith, ScdError, type ApplyResult } from '../../src/index.js';
+import { apply, applyRows, compact, defineFlow, openDriver, readTarget, readTargetWith, ScdError, type ApplyResult } from '../../src/index.js';
 import { errorLines, ndjson, queryDb, scd, tempDir } from './fixtures/cli.js';
 
 let tmp: { dir: string; cleanup: () => void };
@@ -57,6 +57,21 @@ describe('one DuckDB file, one process', () => {
     try {
       for (let b = 0; b < N; b++) await applyRows(driver, sequential, batch(b));
       expect(await readTarget(flow)).toEqual(await readTargetWith(driver, sequential));
+    } finally {
+      await driver.close();
+    }
+  });
+
+  it('a compaction takes its turn with the applies (it is a commit too)', async () => {
+    const dir = tmp.dir;
+    const flow = defineFlow({ ...FLOW, database: 'compact.duckdb' }, { baseDir: dir });
+    const rows = (from: number) => Array.from({ length: 20000 }, (_, i) => ({ id: i % 5000, ts: from + i, v: `v${from + i}` }));
+    await apply(flow, { rows: rows(0) });
+    const driver = await openDriver(path.join(dir, 'compact.duckdb'));
+    try {
+      const [folded, applied] = await Promise.all([compact(driver, flow, '10000'), apply(flow, { rows: rows(20000) })]);
+      expect([folded.version, applied.version].sort()).toEqual([2, 3]);
+      expect(applied).toMatchObject({ eventsApplied: 20000, quarantined: 0 });
     } finally {
       await driver.close();
     }
