@@ -55,8 +55,8 @@ export class DuckDBDriver implements Driver {
     const driver = new DuckDBDriver(shared, connection, path);
     // Timestamps with a zone are read and written in UTC, whatever the machine's zone.
     await driver.run(`SET TimeZone = 'UTC'`);
-    // Bounded memory by default (one limit for the instance, so for all of the process's drivers
-    // of the file: each sets the same unless SCD_DUCKDB_MEMORY_LIMIT changed): DuckDB spills joins, sorts and aggregates to disk beyond it.
+    // Bounded memory by default: DuckDB spills joins, sorts and aggregates to disk beyond it. The
+    // limit is the instance's, so it bounds all of the process's drivers of the file together.
     const limit = process.env.SCD_DUCKDB_MEMORY_LIMIT ?? DEFAULT_MEMORY_LIMIT;
     try {
       await driver.connection.run(`SET memory_limit = ${sqlString(limit)}`);
