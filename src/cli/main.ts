@@ -156,7 +156,7 @@ export function buildProgram(): Command {
       .command('as-of')
       .description('the versions valid at TIME (start <= TIME < end)')
       .argument('<flow>', 'flow file (.yaml or .json)')
-      .argument('<time>', 'a value of the sequence, e.g. 2025-06-15'),
+      .argument('<time>', 'a value of the sequence: 2025-06-15, 2025-06-15T09:00:00 or 2025-06-15T09:00:00Z (a zone is converted to UTC), or a number'),
   ).action((flowFile: string, time: string, opts: OutOpts) => printQuery(flowFile, opts, (driver, flow) => asOfQuery(driver, flow, time)));
 
   outputOptions(

@@ -10,6 +10,7 @@ import { INTERNAL_PREFIX, seqParts, sequenceType } from './model.js';
 import { COMMIT, HASH, OP, OP_DELETE, OP_TRUNCATE, OP_UPSERT } from './target.js';
 import { walkSql } from './walk-sql.js';
 import { greater } from './incremental.js';
+import { checkedSequenceValue } from './sequence-value.js';
 
 const VS = `${INTERNAL_PREFIX}vs`;
 const VE = `${INTERNAL_PREFIX}ve`;
@@ -30,25 +31,24 @@ export interface CompactResult extends CommitResult {
  * (the order of tied events depends on their payloads), and truncates are kept. A rebuild after
  * compaction cannot split folded versions more finely than they were.
  */
-export async function compact(driver: Driver, flow: Flow, before: string, progress: Progress = () => {}): Promise<CompactResult> {
+export async function compact(driver: Driver, flow: Flow, given: string, progress: Progress = () => {}): Promise<CompactResult> {
   const started = Date.now();
   const names = storeNames(flow.target);
   const d = driver.dialect;
   const q = d.quote;
   await ensureCatalog(driver, names);
   return driver.transaction(async () => {
+    // A compaction is a commit: it takes its turn with the target's applies and rebuilds.
+    await driver.lockTarget(flow.target);
     await dropTemps(driver);
     const record = await readFlowRecord(driver, names);
     if (!record)
       throw new ScdError('NOT_APPLIED', `target "${flow.target}" does not exist in ${driver.location} yet`, { file: flow.origin, fix: 'run `scd apply` first' });
     const model = record.model;
     const first = model.seq[0]!;
+    // The watermark as the engine compares it exactly (also stored so), or a person's error.
+    const before = await checkedSequenceValue(driver, given, first);
     const T = `CAST($1 AS ${first.type})`;
-    try {
-      await driver.query(`SELECT ${T} AS t`, [before]);
-    } catch {
-      throw new ScdError('USAGE', `"${before}" is not a value of the sequence column "${first.name}" (${first.type})`, { fix: 'give --before in the sequence\'s type, e.g. 2025-01-01' });
-    }
     if (record.compactedBefore !== undefined) {
       const older = (await driver.query(`SELECT ${T} <= CAST($2 AS ${first.type}) AS o`, [before, record.compactedBefore]))[0]!;
       if (older.o)

@@ -2,6 +2,7 @@ import { ScdError } from '../errors.js';
 import type { ColumnInfo, Driver } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
 import { sequenceType } from '../plan/model.js';
+import { checkedSequenceValue } from '../plan/sequence-value.js';
 import { readFlowRecord } from '../store/catalog.js';
 import { storeNames } from '../store/names.js';
 import { targetColumnsOf, targetQuery } from './export.js';
@@ -122,13 +123,15 @@ export async function asOfQuery(driver: Driver, flow: Flow, at: string): Promise
   // A tuple sequence is compared on its first part (e.g. the timestamp of [ts_ms, lsn]).
   const part = (col: string) => (model.seq.length === 1 ? q(col) : `(${q(col)}).${q(model.seq[0]!.name)}`);
   const type = model.seq.length === 1 ? sequenceType(d, model) : model.seq[0]!.type;
+  // The time as the engine compares it exactly, or a person's error (never a refused statement).
+  const value = await checkedSequenceValue(driver, at, model.seq[0]!);
   const t = `CAST($1 AS ${type})`;
   const end = part(flow.endAtColumn);
   const live = flow.deletes === 'tombstone' ? ` AND NOT ${q(flow.deletedColumn)}` : '';
   return {
     ...base,
     where: `${part(flow.startAtColumn)} <= ${t} AND (${end} > ${t} OR ${end} IS NULL)${live}`,
-    params: [at],
+    params: [value],
     orderBy: model.keys.map((k) => q(k.name)),
   };
 }

@@ -8,7 +8,7 @@ import { mkdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyFiles, applyRows, loadFlowFile, openDriver, readTargetWith, resolveInputs, type Flow, type FlowInput } from '../../src/index.js';
 import { CUSTOMER_BATCHES, CUSTOMER_FLOW, CUSTOMER_TARGET, customerRow, writeProject } from './fixtures/customers.js';
-import { assertBuilt, parseNdjson, pickLog, scdOk, tempDir, type Row } from './fixtures/history.js';
+import { assertBuilt, parseNdjson, pickLog, scd, scdOk, tempDir, type Row } from './fixtures/history.js';
 import { LOG_BATCHES, LOG_EXPECTED, LOG_FEED_2, LOG_FLOW } from './fixtures/log-scenario.js';
 import { TT_BATCHES, TT_FLOW, TT_STATES, ttRows } from './fixtures/timetravel.js';
 
@@ -126,5 +126,29 @@ describe.concurrent('history commands through bin/scd', () => {
       { ...customerRow(CUSTOMER_TARGET[1]!), _changed: 'city, effective_date' },
       { ...customerRow(CUSTOMER_TARGET[2]!), _changed: 'customer_name, effective_date' },
     ]);
+  });
+
+  it('`as-of FLOW "June 15"` (or a date the calendar lacks) and `compact --before` one: one line naming the value and the forms, exit 1', async ({ expect }) => {
+    const p = project('times', CUSTOMER_FLOW, CUSTOMER_BATCHES);
+    await applyAll(loadFlowFile(p.flowFile), CUSTOMER_BATCHES);
+    const forms = '(fix: give 2025-06-15, 2025-06-15T09:00:00 or 2025-06-15T09:00:00Z)';
+    for (const [at, why] of [
+      ['June 15', ''],
+      ['2025-13-45', ': there is no month 13'],
+      ['2025-02-30', ': 2025-02 has 28 days'],
+    ]) {
+      const r = await scd(['as-of', p.flowFile, at!, '--format', 'ndjson'], p.dir);
+      expect(r.code, at).toBe(1);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toBe(`scd: "${at}" is not a time${why} ${forms}\n`);
+    }
+    const c = await scd(['compact', p.flowFile, '--before', 'June 15'], p.dir);
+    expect(c.code).toBe(1);
+    expect(c.stderr).toBe(`scd: "June 15" is not a time ${forms}\n`);
+    // The forms accepted: a date-time falls on its day of the date sequence.
+    const day = (await scdOk(['as-of', p.flowFile, '2026-03-10', '--format', 'ndjson'], p.dir)).stdout;
+    expect(parseNdjson(day)).toHaveLength(3);
+    for (const at of ['2026-03-10T09:00:00', '2026-03-10 09:00:00.25', '2026-03-10T09:00:00Z', '2026-03-10T12:00:00+02:00'])
+      expect((await scdOk(['as-of', p.flowFile, at, '--format', 'ndjson'], p.dir)).stdout, at).toBe(day);
   });
 });

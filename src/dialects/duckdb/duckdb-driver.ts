@@ -4,30 +4,36 @@ import path from 'node:path';
 import { stageJsonFile } from './duckdb-json-stage.js';
 import type { Lexical } from '../../typing/lexical.js';
 import { countLines } from '../../sources/blank-lines.js';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import { QueryError, ScdError, firstLine } from '../../errors.js';
 import type { ColumnInfo, Driver, InputFile, Row, StagedFiles } from '../driver.js';
 import { FILE_COLUMN, LINE_COLUMN } from '../driver.js';
 import { duckdbDialect } from './duckdb-dialect.js';
 import { sqlString } from '../dialect.js';
+import { acquireInstance, isWriteConflict, type SharedInstance } from './duckdb-instances.js';
 
 export class DuckDBDriver implements Driver {
   readonly dialect = duckdbDialect;
   private inTransaction = false;
   /** Temporary tables that existed when the transaction began. */
   private tablesBefore = new Set<string>();
+  /** The target locks this driver holds, each released when its transaction ends. */
+  private readonly held = new Map<string, () => void>();
 
   private constructor(
-    private readonly instance: DuckDBInstance,
+    private readonly shared: SharedInstance,
     private readonly connection: DuckDBConnection,
     readonly location: string,
   ) {}
 
-  /** Open (or create) a DuckDB database file, or ':memory:'. */
+  /**
+   * Open (or create) a DuckDB database file, or ':memory:'. A file already open in this process is
+   * not opened again: the driver is a new connection to its instance (duckdb-instances.ts).
+   */
   static async create(path: string): Promise<DuckDBDriver> {
-    let instance: DuckDBInstance;
+    let shared: SharedInstance;
     try {
-      instance = await DuckDBInstance.create(path);
+      shared = await acquireInstance(path);
     } catch (e) {
       const msg = e instanceof Error ? e.message : String(e);
       const lock = /Conflicting lock is held in .*\(PID (\d+)\)/.exec(msg);
@@ -40,11 +46,18 @@ export class DuckDBDriver implements Driver {
         fix: 'check that the folder exists and is writable',
       });
     }
-    const connection = await instance.connect();
-    const driver = new DuckDBDriver(instance, connection, path);
+    let connection: DuckDBConnection;
+    try {
+      connection = await shared.instance.connect();
+    } catch (e) {
+      shared.release();
+      throw e;
+    }
+    const driver = new DuckDBDriver(shared, connection, path);
     // Timestamps with a zone are read and written in UTC, whatever the machine's zone.
     await driver.run(`SET TimeZone = 'UTC'`);
-    // Bounded memory by default: DuckDB spills joins, sorts and aggregates to disk beyond it.
+    // Bounded memory by default: DuckDB spills joins, sorts and aggregates to disk beyond it. The
+    // limit is the instance's, so it bounds all of the process's drivers of the file together.
     const limit = process.env.SCD_DUCKDB_MEMORY_LIMIT ?? DEFAULT_MEMORY_LIMIT;
     try {
       await driver.connection.run(`SET memory_limit = ${sqlString(limit)}`);
@@ -62,10 +75,16 @@ export class DuckDBDriver implements Driver {
   }
 
   async run(sql: string, params: unknown[] = []): Promise<void> {
-    try {
-      await this.connection.run(sql, params as never);
-    } catch (e) {
-      throw new QueryError(sql, params, e);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.connection.run(sql, params as never);
+        return;
+      } catch (e) {
+        // Outside a transaction a conflict (another driver of the file creating the catalog at the
+        // same moment) rolled the statement back whole: it runs again, after the other's.
+        if (!this.inTransaction && attempt < 5 && isWriteConflict(e)) continue;
+        throw new QueryError(sql, params, e);
+      }
     }
   }
 
@@ -110,8 +129,9 @@ export class DuckDBDriver implements Driver {
   async transaction<T>(fn: () => Promise<T>): Promise<T> {
     if (this.inTransaction) return fn();
     // Nothing in a commit depends on the order rows are stored in (line numbers are given while
-    // staging, before it), and keeping that order makes DuckDB hold whole results in memory.
-    await this.connection.run('SET preserve_insertion_order = false');
+    // staging, before it), and keeping that order makes DuckDB hold whole results in memory. For
+    // this connection only: another driver of the file may be staging meanwhile, and needs it.
+    await this.connection.run('SET SESSION preserve_insertion_order = false');
     this.tablesBefore = new Set(
       (await this.query(`SELECT table_name AS t FROM duckdb_tables() WHERE database_name = 'temp'`)).map((r) => String(r.t)),
     );
@@ -126,7 +146,10 @@ export class DuckDBDriver implements Driver {
       throw e;
     } finally {
       this.inTransaction = false;
-      await this.connection.run('SET preserve_insertion_order = true').catch(() => undefined);
+      // After the COMMIT or ROLLBACK: the next holder's transaction reads what this one wrote.
+      for (const release of this.held.values()) release();
+      this.held.clear();
+      await this.connection.run('RESET SESSION preserve_insertion_order').catch(() => undefined);
     }
   }
 
@@ -154,8 +177,18 @@ export class DuckDBDriver implements Driver {
     }
   }
 
-  /** A DuckDB file is held by one process at a time (DB_IN_USE): its applies never interleave. */
-  async lockTarget(): Promise<void> {}
+  /**
+   * A DuckDB file is held by one process at a time (DB_IN_USE); inside it, the drivers of the file
+   * share its instance and take turns per target: this waits until every earlier commit of the
+   * target in the process has ended. It must be the transaction's first statement: DuckDB takes a
+   * transaction's snapshot at its first read of the database, so once the turn is held, the
+   * transaction reads every commit before it (a snapshot taken earlier would miss them).
+   */
+  async lockTarget(target: string): Promise<void> {
+    if (!this.inTransaction) throw new Error('lockTarget runs inside a transaction (its end releases the target)');
+    if (this.held.has(target)) return;
+    this.held.set(target, await this.shared.targets.acquire(target));
+  }
 
   async stageFiles(files: InputFile[], table: string, rejects: string): Promise<StagedFiles> {
     const q = this.dialect.quote;
@@ -286,9 +319,10 @@ export class DuckDBDriver implements Driver {
     await this.run(`COPY (${select}) TO ${sqlString(file)} (${opts})`);
   }
 
+  /** Close the connection; the process's last driver of the file closes the file (idempotent). */
   async close(): Promise<void> {
     this.connection.closeSync();
-    this.instance.closeSync();
+    this.shared.release();
   }
 }
 

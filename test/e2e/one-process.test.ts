@@ -1,0 +1,154 @@
+/**
+ * One DuckDB file, many callers in one process (issue 18): every driver of the file shares one
+ * instance, so each sees the others' commits, and the commits of a target are serialized: N
+ * concurrent `apply()` calls give N commits, numbered 1..N, each batch applied exactly once, and
+ * the target they would give applied one after another. The last driver to close closes the file
+ * (another process can then open it).
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apply, applyRows, compact, defineFlow, openDriver, readTarget, readTargetWith, ScdError, type ApplyResult } from '../../src/index.js';
+import { errorLines, ndjson, queryDb, scd, tempDir } from './fixtures/cli.js';
+
+let tmp: { dir: string; cleanup: () => void };
+beforeAll(() => {
+  tmp = tempDir();
+});
+afterAll(() => tmp.cleanup());
+
+const FLOW = { target: 't', keys: ['id'], sequenceBy: 'ts' };
+const N = 4;
+const ROWS = 5000;
+/** The line of each batch's file whose record has no key (quarantined with that line). */
+const BAD_LINE = 3777;
+
+/** Batch b: keys b*1000 .. b*1000+ROWS-1 (overlapping the others'), sequence b+1. */
+function batch(b: number): Array<Record<string, unknown>> {
+  return Array.from({ length: ROWS }, (_, i) => ({ id: i + 1 === BAD_LINE ? null : b * 1000 + i, ts: b + 1, v: `batch ${b} row ${i}` }));
+}
+
+describe('one DuckDB file, one process', () => {
+  it(`${N} concurrent apply() calls: commits 1..${N}, each batch once, the target of applying them in sequence`, async () => {
+    const dir = path.join(tmp.dir, 'concurrent');
+    const flow = defineFlow({ ...FLOW, database: 'shared.duckdb' }, { baseDir: dir });
+    const files = Array.from({ length: N }, (_, b) => path.join(tmp.dir, `batch-${b}.ndjson`));
+    mkdirSync(dir);
+    files.forEach((f, b) => writeFileSync(f, ndjson(batch(b))));
+
+    const results = await Promise.all(files.map((f) => apply(flow, { inputs: [f] })));
+
+    expect(results.map((r) => r.version).sort()).toEqual(Array.from({ length: N }, (_, i) => i + 1));
+    for (const [b, r] of results.entries()) {
+      expect(r.inputs).toEqual([files[b]]);
+      expect(r).toMatchObject({ rowsRead: ROWS, eventsApplied: ROWS - 1, quarantined: 1, duplicates: 0 });
+    }
+    const file = path.join(dir, 'shared.duckdb');
+    const log = await queryDb(file, `SELECT version, inputs, CAST(events_applied AS INTEGER) AS n FROM _scd_commits ORDER BY version`);
+    expect(log.map((c) => c.version)).toEqual(Array.from({ length: N }, (_, i) => i + 1));
+    // Each file in exactly one commit, the one its apply() reported.
+    for (const [b, r] of results.entries()) expect(log.filter((c) => String(c.inputs).includes(`batch-${b}.ndjson`)).map((c) => c.version)).toEqual([r.version]);
+    // Each batch's unkeyed record quarantined once, at its line (the file was read in its order).
+    const quarantined = await queryDb(file, `SELECT file, CAST(line AS INTEGER) AS line FROM _scd_t_quarantine ORDER BY file`);
+    expect(quarantined).toEqual(files.map((f) => ({ file: f, line: BAD_LINE })));
+
+    const sequential = defineFlow({ ...FLOW, database: ':memory:' });
+    const driver = await openDriver(':memory:');
+    try {
+      for (let b = 0; b < N; b++) await applyRows(driver, sequential, batch(b));
+      expect(await readTarget(flow)).toEqual(await readTargetWith(driver, sequential));
+    } finally {
+      await driver.close();
+    }
+  });
+
+  it('a compaction takes its turn with the applies (it is a commit too)', async () => {
+    const dir = tmp.dir;
+    const flow = defineFlow({ ...FLOW, database: 'compact.duckdb' }, { baseDir: dir });
+    const rows = (from: number) => Array.from({ length: 20000 }, (_, i) => ({ id: i % 5000, ts: from + i, v: `v${from + i}` }));
+    await apply(flow, { rows: rows(0) });
+    const driver = await openDriver(path.join(dir, 'compact.duckdb'));
+    try {
+      const [folded, applied] = await Promise.all([compact(driver, flow, '10000'), apply(flow, { rows: rows(20000) })]);
+      expect([folded.version, applied.version].sort()).toEqual([2, 3]);
+      expect(applied).toMatchObject({ eventsApplied: 20000, quarantined: 0 });
+    } finally {
+      await driver.close();
+    }
+  });
+
+  it('a commit that fails releases the target: the others go on', async () => {
+    const dir = tmp.dir;
+    const flow = defineFlow({ ...FLOW, database: 'fails.duckdb' }, { baseDir: dir });
+    await apply(flow, { rows: [{ id: 1, ts: 1, v: 'a' }] });
+    // A flow whose keys changed fails inside the commit, after it took the target.
+    const changed = defineFlow({ ...FLOW, keys: ['id', 'v'], database: 'fails.duckdb' }, { baseDir: dir });
+    const [bad, good] = await Promise.allSettled([
+      apply(changed, { rows: [{ id: 1, ts: 2, v: 'b' }] }),
+      apply(flow, { rows: [{ id: 1, ts: 3, v: 'c' }] }),
+    ]);
+    expect(bad.status).toBe('rejected');
+    expect((bad as PromiseRejectedResult).reason).toBeInstanceOf(ScdError);
+    expect(good).toMatchObject({ status: 'fulfilled', value: { version: 2 } });
+    const next: ApplyResult = await apply(flow, { rows: [{ id: 2, ts: 4, v: 'd' }] });
+    expect(next.version).toBe(3);
+  });
+
+  it('a second open shares the first one\'s instance; the last close releases the file', async () => {
+    const dir = tmp.dir;
+    const file = path.join(dir, 'two-opens.duckdb');
+    writeFileSync(path.join(dir, 'two-opens.yaml'), 'target: t\nkeys: [id]\nsequenceBy: ts\ndatabase: two-opens.duckdb\n');
+    const flow = defineFlow({ ...FLOW, database: 'two-opens.duckdb' }, { baseDir: dir });
+    const first = await openDriver(file);
+    // Another spelling of the same file.
+    const second = await openDriver(path.relative(process.cwd(), path.join(dir, '.', 'two-opens.duckdb')));
+    try {
+      await applyRows(first, flow, [{ id: 1, ts: 1, v: 'a' }]);
+      // The second driver sees the commit without reopening the file.
+      expect(await readTargetWith(second, flow)).toEqual([{ id: 1, ts: 1, v: 'a', __START_AT: 1, __END_AT: null }]);
+      await applyRows(second, flow, [{ id: 1, ts: 2, v: 'b' }]);
+      expect((await readTargetWith(first, flow)).map((r) => r.v)).toEqual(['a', 'b']);
+      await first.close();
+      // The second driver still holds the file: another process is refused.
+      const held = await scd(['export', 'two-opens.yaml', '--format', 'ndjson'], dir);
+      expect(held.code).not.toBe(0);
+      expect(errorLines(held.stderr)[0]).toContain('in use by another scdkit process');
+      expect((await readTargetWith(second, flow)).map((r) => r.v)).toEqual(['a', 'b']);
+    } finally {
+      await first.close();
+      await second.close();
+    }
+    const free = await scd(['export', 'two-opens.yaml', '--format', 'ndjson'], dir);
+    expect(free.code).toBe(0);
+    expect(free.stdout.trim().split('\n')).toHaveLength(2);
+  });
+
+  it('a commit does not change how another driver of the file stages (insertion order kept)', async () => {
+    const file = path.join(tmp.dir, 'order.duckdb');
+    const a = await openDriver(file);
+    const b = await openDriver(file);
+    const order = async (d: typeof a) => (await d.query(`SELECT current_setting('preserve_insertion_order') AS p`))[0]!.p;
+    try {
+      await a.transaction(async () => {
+        expect(await order(a)).toBe(false);
+        expect(await order(b)).toBe(true);
+      });
+      expect(await order(a)).toBe(true);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it("':memory:' stays private to each open", async () => {
+    const a = await openDriver(':memory:');
+    const b = await openDriver(':memory:');
+    try {
+      await a.run('CREATE TABLE only_in_a (x INTEGER)');
+      expect(await b.columns('only_in_a')).toBeUndefined();
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+});
