@@ -46,9 +46,16 @@ describe('json-text', () => {
       fc.property(fc.dictionary(fc.string(), fc.jsonValue()), (obj) => {
         const text = JSON.stringify(obj, null, 1);
         const parsed = JSON.parse(text) as Record<string, unknown>;
-        const got = memberMap(text, scanDocument(text));
+        const doc = scanDocument(text);
+        const got = memberMap(text, doc);
         expect([...got.keys()]).toEqual(Object.keys(parsed));
         for (const [name, m] of got) expect(JSON.parse(textOf(text, m.value))).toEqual(parsed[name]);
+        // Read again from the bare span (as a nested object is), the members are the same.
+        expect(members(text, { kind: 'object', start: doc.start, end: doc.end })).toEqual(members(text, doc));
+        // And a nested object's members, read from its span, are its own.
+        const nested = `{"x":${text},"y":[${text}]}`;
+        const inner = memberMap(nested, scanDocument(nested)).get('x')!.value;
+        expect(members(nested, inner).map((m) => [m.name, JSON.parse(textOf(nested, m.value))])).toEqual(Object.entries(parsed));
       }),
     );
     const text = '{ "id" : 1234567890123456789, "lsn":9007199254740993, "x": 1.50, "\\u005fop": "u", "id": 12345678901234567890123 }';
