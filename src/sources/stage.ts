@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Driver, InputFile } from '../dialects/driver.js';
-import { FILE_COLUMN, LINE_COLUMN } from '../dialects/driver.js';
+import { LINE_COLUMN } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
 import { TMP } from '../store/names.js';
 import { flattenDebezium } from './debezium.js';
@@ -30,16 +30,7 @@ export async function stageInputs(driver: Driver, flow: Flow, files: InputFile[]
       if (scan.bad) bad.push({ path: rej, format: 'ndjson', label: f.label ?? f.path });
     }
     await driver.stageFiles(flat, TMP.stage, TMP.rejects);
-    if (bad.length) {
-      const q = driver.dialect.quote;
-      const t = '_scd_dbz_bad';
-      await driver.stageFiles(bad, t, `${t}_rejects`);
-      await driver.run(
-        `INSERT INTO ${q(TMP.rejects)} SELECT ${q(FILE_COLUMN)}, CAST(line AS ${driver.dialect.types.bigint}), reason, raw FROM ${q(t)}`,
-      );
-      await driver.run(`DROP TABLE ${q(t)}`);
-      await driver.run(`DROP TABLE ${q(`${t}_rejects`)}`);
-    }
+    for (const b of bad) await driver.appendRejects(b.path, b.label!, TMP.rejects);
     return { skipped };
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -85,6 +85,15 @@ const MYSQL_SCD2: Row[] = [
 type Seq = { _ts_ms: number; _lsn: number } | null;
 const before = (a: Seq, b: Seq) => a !== null && (b === null || a._ts_ms < b._ts_ms || (a._ts_ms === b._ts_ms && a._lsn < b._lsn));
 
+/** A folder holding one file of the given lines, written as they are. */
+function landing(name: string, lines: Array<string | Buffer>, file = 'events.json'): string {
+  const dir = mkdir(tmp.dir, name);
+  writeFileSync(path.join(dir, file), Buffer.concat(lines.map((l) => Buffer.concat([Buffer.from(l), Buffer.from('\n')]))));
+  return dir;
+}
+
+const dbz = (op: string, image: string, source: string) => `{"before":null,"after":${image},"source":${source},"op":"${op}","ts_ms":${S + 999_000}}`;
+
 for (const engine of engines) {
   describe(`Debezium envelopes on ${engine.name}`, () => {
     it('PostgreSQL connector: wrapped snapshot reads, unwrapped stream; c, r, u, d, t, tombstones, an unknown op, a key change (SCD2)', async () => {
@@ -210,6 +219,34 @@ for (const engine of engines) {
           const next = rows[i + 1];
           if (next && next.id === r.id) expect(next.__START_AT).toEqual(r.__END_AT);
         }
+      } finally {
+        await driver.close();
+      }
+    });
+    it('a line that is not an envelope is quarantined with its text exactly as written', async () => {
+      const bad = ['2024-05-30T09:00:00Z', '2024-05-31T10:30:00Z']; // what an engine would read as timestamps
+      const dir = landing(`raw-${engine.name}`, [dbz('c', '{"id":1,"name":"a"}', `{"ts_ms":${S}}`), ...bad], '0001.json');
+      const more = ['  {"op": "x" , "n": 1.50,"big":12345678901234567890123}  ', '1e2', '{"before":null,"after":{"id":2'];
+      writeFileSync(path.join(dir, '0002.json'), more.join('\n') + '\n');
+      const flow = defineFlow({ target: 'raw', keys: ['id'], source: { path: dir, format: 'debezium' } });
+      const driver = await engine.open();
+      try {
+        expect((await applySourceWith(driver, flow)).results[0]!).toMatchObject({ eventsApplied: 1, quarantined: 5 });
+        const q = await quarantined(driver, 'raw');
+        expect(q.map((x) => [x.file, x.line, x.raw])).toEqual([
+          ['0001.json', 2, bad[0]],
+          ['0001.json', 3, bad[1]],
+          ['0002.json', 1, more[0]],
+          ['0002.json', 2, more[1]],
+          ['0002.json', 3, more[2]],
+        ]);
+        expect(q.map((x) => x.reason.replace(/ at position \d+$/, ''))).toEqual([
+          expect.stringMatching(/^malformed JSON/),
+          expect.stringMatching(/^malformed JSON/),
+          'unknown Debezium op "x"',
+          'not a Debezium envelope (not a JSON object)',
+          expect.stringMatching(/^malformed JSON/),
+        ]);
       } finally {
         await driver.close();
       }

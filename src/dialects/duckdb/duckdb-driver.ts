@@ -186,6 +186,13 @@ export class DuckDBDriver implements Driver {
     }
   }
 
+  async appendRejects(file: string, label: string, rejects: string): Promise<void> {
+    await this.run(
+      `INSERT INTO ${this.dialect.quote(rejects)} SELECT $1, line, reason, raw FROM read_json($2, columns = {line: 'BIGINT', reason: 'VARCHAR', raw: 'VARCHAR'}, format = 'newline_delimited', maximum_object_size = ${MAX_RECORD_BYTES * 2})`,
+      [label, file],
+    );
+  }
+
   /**
    * DuckDB reads "2025-03-01T10:00:00Z" as a TIMESTAMP (converted to UTC, zone dropped). When a
    * column's texts carry a zone (Z or ±hh:mm, judged on its first 1000 values), keep it a
@@ -310,11 +317,7 @@ export class DuckDBDriver implements Driver {
     const good = path.join(scratch, `good_${i}.ndjson`);
     const bad = path.join(scratch, `bad_${i}.ndjson`);
     const scan = await scanLines(file.path, good, bad);
-    if (scan.bad)
-      await this.run(
-        `INSERT INTO ${q(rejects)} SELECT $1, line, reason, raw FROM read_json($2, columns = {line: 'BIGINT', reason: 'VARCHAR', raw: 'VARCHAR'}, format = 'newline_delimited', maximum_object_size = ${MAX_RECORD_BYTES * 2})`,
-        [label, bad],
-      );
+    if (scan.bad) await this.appendRejects(bad, label, rejects);
     if (!scan.good) return false;
     try {
       await this.run(`CREATE TEMP TABLE ${q(part)} AS SELECT *, $1::VARCHAR AS ${q(FILE_COLUMN)} FROM ${json.replace('$1', '$2')}`, [label, good]);

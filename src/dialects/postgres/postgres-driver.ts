@@ -6,7 +6,7 @@ import type { ColumnInfo, Driver, InputFile, Row } from '../driver.js';
 import { NodePgClient, PGliteClient, TEXT_TYPES, type CopySource, type PGliteLike, type PgClient } from './postgres-client.js';
 import { postgresDialect, registerStruct, structFields, tryCastFunctionSql } from './postgres-dialect.js';
 import { csvToParquet } from './postgres-parquet.js';
-import { stageFiles } from './postgres-stage.js';
+import { rejectLines, stageFiles } from './postgres-stage.js';
 
 export interface PostgresOptions {
   /** The schema the flow's tables live in (created if missing); default public. */
@@ -260,6 +260,10 @@ export class PostgresDriver implements Driver {
 
   async stageFiles(files: InputFile[], table: string, rejects: string): Promise<void> {
     await stageFiles(this, files, table, rejects);
+  }
+
+  async appendRejects(file: string, label: string, rejects: string): Promise<void> {
+    await rejectLines(this, file, rejects, label);
   }
 
   async copyToFile(select: string, format: 'csv' | 'parquet', file: string): Promise<void> {
