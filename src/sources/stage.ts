@@ -4,7 +4,9 @@ import path from 'node:path';
 import type { Driver, InputFile } from '../dialects/driver.js';
 import { LINE_COLUMN } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
-import { TMP } from '../store/names.js';
+import { readFlowRecord } from '../store/catalog.js';
+import { storeNames, TMP } from '../store/names.js';
+import { POSITION_COLUMNS } from './debezium-positions.js';
 import { flattenDebezium } from './debezium.js';
 
 /**
@@ -16,6 +18,9 @@ export async function stageInputs(driver: Driver, flow: Flow, files: InputFile[]
     await driver.stageFiles(files, TMP.stage, TMP.rejects);
     return { skipped: 0 };
   }
+  // An existing target's stored model decides which positions its rows carry.
+  const record = await readFlowRecord(driver, storeNames(flow.target));
+  const positions = record ? POSITION_COLUMNS.filter((c) => record.model.source.some((s) => s.name === c)) : undefined;
   const dir = mkdtempSync(path.join(tmpdir(), 'scdkit-dbz-'));
   try {
     let skipped = 0;
@@ -24,7 +29,7 @@ export async function stageInputs(driver: Driver, flow: Flow, files: InputFile[]
     for (const [i, f] of files.entries()) {
       const good = path.join(dir, `good_${i}.ndjson`);
       const rej = path.join(dir, `bad_${i}.ndjson`);
-      const scan = await flattenDebezium(f.path, good, rej);
+      const scan = await flattenDebezium(f.path, good, rej, { positions });
       skipped += scan.tombstones;
       if (scan.good) flat.push({ path: good, format: 'ndjson', label: f.label ?? f.path });
       if (scan.bad) bad.push({ path: rej, format: 'ndjson', label: f.label ?? f.path });
