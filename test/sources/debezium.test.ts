@@ -443,6 +443,26 @@ for (const engine of engines) {
       }
     });
 
+    it('Oracle: the scn, given as digits, breaks ties as an integer, exactly', async () => {
+      const src = (scn: string) => `{"version":"2.7.3.Final","connector":"oracle","name":"server1","ts_ms":${S},"snapshot":"false","db":"ORCLPDB1","schema":"DEBEZIUM","table":"CUSTOMERS","txId":"6a0017001f040000","scn":"${scn}","commit_scn":"${scn}"}`;
+      const dir = landing(`oracle-${engine.name}`, [
+        dbz('u', '{"ID":1,"NAME":"a"}', src('18014398509481985')),
+        dbz('c', '{"ID":1,"NAME":"b"}', src('9999999999999999')),
+      ]);
+      const flow = defineFlow({ target: 'customers', keys: ['ID'], source: { path: dir, format: 'debezium' } });
+      const driver = await engine.open();
+      try {
+        expect((await applySourceWith(driver, flow)).results[0]!).toMatchObject({ eventsApplied: 2, ties: 0 });
+        const at = (scn: bigint) => ({ _ts_ms: BigInt(S), _scn: scn });
+        expect(await exported(driver, flow, dir)).toEqual([
+          { ID: 1n, NAME: 'b', __START_AT: at(9999999999999999n), __END_AT: at(18014398509481985n) },
+          { ID: 1n, NAME: 'a', __START_AT: at(18014398509481985n), __END_AT: null },
+        ]);
+      } finally {
+        await driver.close();
+      }
+    });
+
     it('a line that is not an envelope is quarantined with its text exactly as written', async () => {
       const bad = ['2024-05-30T09:00:00Z', '2024-05-31T10:30:00Z']; // what an engine would read as timestamps
       const dir = landing(`raw-${engine.name}`, [dbz('c', '{"id":1,"name":"a"}', `{"ts_ms":${S}}`), ...bad], '0001.json');
