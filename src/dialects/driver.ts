@@ -49,6 +49,12 @@ export interface Driver {
    */
   stageFiles(files: InputFile[], table: string, rejects: string): Promise<StagedFiles>;
   /**
+   * Append the lines a line scanner set apart (an NDJSON file of {line, reason, raw}) to a rejects
+   * table made by stageFiles, labelled `label`. Every field is taken as written: a raw line is
+   * text, never typed from what it looks like (a line "2024-05-30T09:00:00Z" stays that text).
+   */
+  appendRejects(file: string, label: string, rejects: string): Promise<void>;
+  /**
    * Drop temporary tables (if they exist) and give their memory back now, also inside a
    * transaction: a commit's intermediate tables are dropped as soon as they are used.
    */

@@ -8,7 +8,11 @@ export interface Flow {
   name: string;
   target: string;
   keys: string[];
-  sequenceBy: string[];
+  /**
+   * Sequence columns, compared left to right. 'debezium': a Debezium source without sequenceBy,
+   * whose records decide it when its target is created (sources/debezium-positions.ts).
+   */
+  sequenceBy: string[] | 'debezium';
   applyAsDeletes?: string;
   applyAsTruncates?: string;
   columns?: string[];

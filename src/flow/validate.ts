@@ -32,7 +32,7 @@ export function validateFlow(raw: unknown, origin: string, baseDir: string): Flo
     if (debezium && snapshot) fail('source.mode', 'Debezium envelopes are changes, not snapshots', 'remove mode: snapshot');
   }
   // Implied settings of Debezium and snapshot sources (their own columns start with _).
-  let sequenceBy = list(f.sequenceBy);
+  let sequenceBy: string[] | 'debezium' | undefined = list(f.sequenceBy);
   let applyAsDeletes = f.applyAsDeletes;
   let applyAsTruncates = f.applyAsTruncates;
   let exceptColumns = f.exceptColumns;
@@ -42,10 +42,11 @@ export function validateFlow(raw: unknown, origin: string, baseDir: string): Flo
   };
   const sequenceByKept = (c: string) => (f.columns ?? []).includes(c);
   if (debezium) {
-    sequenceBy ??= ['_ts_ms', '_lsn'];
+    // The sequence and the position columns to except follow from what the records carry.
+    sequenceBy ??= 'debezium';
     applyAsDeletes ??= "_op = 'd'";
     applyAsTruncates ??= "_op = 't'";
-    implied(['_op', '_ts_ms', '_lsn']);
+    implied(['_op', '_ts_ms']);
   }
   if (snapshot) {
     if (f.applyAsDeletes || f.applyAsTruncates)
@@ -101,9 +102,11 @@ function checkCombinations(flow: Flow): void {
     fail('trackHistoryExcept', '"trackHistory" and "trackHistoryExcept" cannot both be set', 'keep one of them');
   if (flow.storedAs === 'scd1' && (flow.trackHistory || flow.trackHistoryExcept))
     fail('trackHistory', 'an scd1 target keeps no history', 'remove trackHistory/trackHistoryExcept or use storedAs: scd2');
+  // A Debezium sequence its records decide starts with _ts_ms.
+  const sequence = flow.sequenceBy === 'debezium' ? ['_ts_ms'] : flow.sequenceBy;
   for (const [field, cols] of [
     ['keys', flow.keys],
-    ['sequenceBy', flow.sequenceBy],
+    ['sequenceBy', sequence],
   ] as const) {
     const dup = cols.find((c, i) => cols.indexOf(c) !== i);
     if (dup) fail(field, `column "${dup}" is listed twice`, 'list each column once');
@@ -113,7 +116,7 @@ function checkCombinations(flow: Flow): void {
   } catch {
     fail('timeZone', `"${flow.timeZone}" is not a time zone`, 'give an IANA zone name such as UTC, Europe/Berlin or Asia/Kolkata');
   }
-  const seqKey = flow.sequenceBy.find((c) => flow.keys.includes(c));
+  const seqKey = sequence.find((c) => flow.keys.includes(c));
   if (seqKey) fail('sequenceBy', `"${seqKey}" is a key; the sequence must be another column`, 'order events by a timestamp or version column');
   for (const k of flow.keys) {
     if (flow.exceptColumns?.includes(k))

@@ -9,6 +9,7 @@ import { ensureCatalog, readFlowRecord, writeFlowRecord } from '../store/catalog
 import { nextVersion, recordCommit, recordedTies, type CommitResult } from '../store/commits.js';
 import { storeNames, TMP, type StoreNames } from '../store/names.js';
 import { ensureFilesTable, recordFiles, type FileRecord } from '../sources/landing.js';
+import { settleDebezium } from '../sources/debezium-positions.js';
 import { stageInputs } from '../sources/stage.js';
 import { DIFF_VIEWS, diffSql, WALKED, wholeDiffSql } from './diff-sql.js';
 import { ensureFeedColumns } from '../store/feed.js';
@@ -104,6 +105,8 @@ export async function applyCommit(driver: Driver, flow: Flow, spec: CommitSpec):
       });
 
     const record = await readFlowRecord(driver, names);
+    // A Debezium flow's sequence follows from its target's source columns: the stored ones once it exists.
+    flow = settleDebezium(flow, (record?.model.source ?? sourceColumnsOf(stagedTable)).map((c) => c.name));
     const settings = semanticSettings(flow);
     const at = new Date().toISOString();
     let model: ColumnModel;

@@ -4,6 +4,7 @@ import { sourceColumnsOf } from '../typing/staged-types.js';
 import type { Dialect } from '../dialects/dialect.js';
 import type { Flow } from '../flow/flow.js';
 import { closest } from '../flow/validate.js';
+import { sequenceOf } from '../sources/debezium-positions.js';
 
 /**
  * The columns of a flow, decided once from the first input and stored with the flow
@@ -44,16 +45,17 @@ export function deriveModel(flow: Flow, staged: ColumnInfo[]): ColumnModel {
       fix: 'rename it in the source, or drop it with exceptColumns',
     });
   const keys = flow.keys.map((k) => find('keys', k));
-  const seq = flow.sequenceBy.map((s) => find('sequenceBy', s));
+  const sequenceBy = sequenceOf(flow);
+  const seq = sequenceBy.map((s) => find('sequenceBy', s));
   for (const c of flow.exceptColumns ?? []) find('exceptColumns', c);
   for (const c of flow.columns ?? []) find('columns', c);
   const isOutput = (n: string) =>
     flow.keys.includes(n) || (flow.columns ? flow.columns.includes(n) : !(flow.exceptColumns ?? []).includes(n));
   const payload = source.filter((c) => isOutput(c.name) && !flow.keys.includes(c.name));
-  const candidates = payload.filter((c) => !flow.sequenceBy.includes(c.name)).map((c) => c.name);
+  const candidates = payload.filter((c) => !sequenceBy.includes(c.name)).map((c) => c.name);
   for (const c of flow.trackHistory ?? []) {
     if (!candidates.includes(c)) {
-      const why = flow.sequenceBy.includes(c) ? 'a sequence column is never tracked' : 'it is not an output column';
+      const why = sequenceBy.includes(c) ? 'a sequence column is never tracked' : 'it is not an output column';
       throw new ScdError('FLOW_INVALID', `cannot track "${c}": ${why}`, { file: flow.origin, field: 'trackHistory', fix: `remove "${c}"` });
     }
   }

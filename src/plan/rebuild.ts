@@ -7,6 +7,7 @@ import { storeNames, TMP } from '../store/names.js';
 import { dropTemps, NO_CHANGES, recompute, walkInto, type Progress } from './apply.js';
 import { createStateSql, eventsSql, keysSql, LOG_VIEW, rebuiltStateSql } from './incremental.js';
 import { relogSql } from './events-sql.js';
+import { settleDebezium } from '../sources/debezium-positions.js';
 import { deriveModel } from './model.js';
 import { changedSettings, semanticSettings } from './settings.js';
 import { currentViewSql, HASH, OP, targetColumns } from './target.js';
@@ -34,6 +35,7 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
         file: flow.origin,
         fix: 'run `scd apply` first (or check --db)',
       });
+    flow = settleDebezium(flow, record.model.source.map((c) => c.name));
     const model = deriveModel(flow, record.model.source);
     const version = await nextVersion(driver, names);
     const at = new Date().toISOString();

@@ -29,7 +29,13 @@ export function asOfJoin(flow: Flow, options: AsOfJoinOptions): string {
   const d = options.dialect ?? duckdbDialect;
   const q = d.quote;
   const keys = options.keys ?? Object.fromEntries(flow.keys.map((k) => [k, k]));
-  const part = (col: string) => (flow.sequenceBy.length === 1 ? `d.${q(col)}` : `(d.${q(col)}).${q(flow.sequenceBy[0]!)}`);
+  const seq = flow.sequenceBy;
+  if (seq === 'debezium')
+    throw new ScdError('USAGE', "asOfJoin needs the flow's sequence; this Debezium flow's is decided by its records", {
+      file: flow.origin,
+      fix: 'set sequenceBy in the flow to the sequence its target has, e.g. [_ts_ms, _lsn]',
+    });
+  const part = (col: string) => (seq.length === 1 ? `d.${q(col)}` : `(d.${q(col)}).${q(seq[0]!)}`);
   const t = `f.${q(options.time)}`;
   const on = [
     ...Object.entries(keys).map(([f, k]) => `f.${q(f)} = d.${q(k)}`),

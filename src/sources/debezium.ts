@@ -1,9 +1,8 @@
 import { createWriteStream } from 'node:fs';
 import { LINE_COLUMN } from '../dialects/driver.js';
+import { CONNECTORS, DEBEZIUM_COLUMNS, type PositionPart } from './debezium-positions.js';
+import { isInteger, JsonSyntaxError, memberMap, scanDocument, textOf, type Member, type Span } from './json-text.js';
 import { decodeLine, eachLine, end, write } from './lines.js';
-
-/** Columns a Debezium envelope adds to the row it carries. */
-export const DEBEZIUM_COLUMNS = { op: '_op', tsMs: '_ts_ms', lsn: '_lsn' } as const;
 
 export interface DebeziumScan {
   good: number;
@@ -12,16 +11,29 @@ export interface DebeziumScan {
   tombstones: number;
 }
 
+export interface FlattenOptions {
+  /**
+   * The position columns to write, null where a record has none: those of an existing target
+   * (its stored model decides). Default: the columns of each record's own connector.
+   */
+  positions?: string[];
+}
+
 const OPS = new Set(['c', 'r', 'u', 'd', 't']);
+const TOMBSTONE = 'tombstone';
 
 /**
  * Unwrap Debezium envelopes (with or without the Kafka Connect schema/payload wrapper) into flat
- * rows: `c`/`r`/`u` carry `after`, `d` carries `before` (its key), `t` carries nothing; each row
- * gets `_op`, `_ts_ms` (source.ts_ms, else the envelope's ts_ms) and `_lsn` (source.lsn; for MySQL
- * binlog file number × 2³² + position; else 0) and its line number. Lines that are not envelopes
- * go to `badOut` as {line, reason, raw}. Streams line by line.
+ * NDJSON rows: `c`/`r`/`u` carry `after`, `d` carries `before` (its key), `t` carries nothing
+ * (an image may also be given as JSON text, as MongoDB's connector writes it). Each row gets
+ * `_op`, `_ts_ms` (source.ts_ms, else the envelope's ts_ms), the connector's position columns
+ * (debezium-positions.ts) and its line number. Lines that are not envelopes go to `badOut` as
+ * {line, reason, raw}, raw being the line as written. Streams line by line.
+ *
+ * Invariant: every value of a row is the text the line holds for it (json-text.ts); none passes
+ * through a JavaScript number.
  */
-export async function flattenDebezium(file: string, goodOut: string, badOut: string): Promise<DebeziumScan> {
+export async function flattenDebezium(file: string, goodOut: string, badOut: string, options: FlattenOptions = {}): Promise<DebeziumScan> {
   const good = createWriteStream(goodOut);
   const bad = createWriteStream(badOut);
   const counts: DebeziumScan = { good: 0, bad: 0, tombstones: 0 };
@@ -34,63 +46,134 @@ export async function flattenDebezium(file: string, goodOut: string, badOut: str
     if ('reason' in decoded) return reject(decoded.reason, decoded.raw);
     const text = decoded.text;
     if (text.trim() === '') return;
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch (e) {
-      return reject(`malformed JSON: ${(e as Error).message}`, text);
-    }
-    const row = unwrap(value);
-    if (row === 'tombstone') {
+    const row = flattenEnvelope(text, options.positions);
+    if (row === TOMBSTONE) {
       counts.tombstones++;
       return;
     }
-    if (typeof row === 'string') return reject(row, text);
+    if (typeof row !== 'string') return reject(row.reason, text);
     counts.good++;
-    return write(good, JSON.stringify({ ...row, [LINE_COLUMN]: line }) + '\n');
+    return write(good, `${row},${JSON.stringify(LINE_COLUMN)}:${line}}\n`);
   });
   await Promise.all([end(good), end(bad)]);
   return counts;
 }
 
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+type Members = Map<string, Member>;
 
-/** One envelope → a flat row, 'tombstone', or the reason it is not an envelope. */
-export function unwrap(value: unknown): Obj | 'tombstone' | string {
-  if (value === null) return 'tombstone';
-  if (!isObj(value)) return 'not a Debezium envelope (not a JSON object)';
-  let env: unknown = value;
-  if ('payload' in value && ('schema' in value || Object.keys(value).length === 1)) {
-    env = value.payload;
-    if (env === null) return 'tombstone';
-    if (!isObj(env)) return 'not a Debezium envelope (payload is not an object)';
-  }
-  const e = env as Obj;
-  if (!('op' in e)) return 'not a Debezium envelope (no "op")';
-  const op = e.op;
-  if (typeof op !== 'string' || !OPS.has(op)) return `unknown Debezium op ${JSON.stringify(op)}`;
-  const source = isObj(e.source) ? e.source : {};
-  let row: Obj = {};
-  if (op === 'd') {
-    if (!isObj(e.before)) return 'a Debezium delete without "before" (its key)';
-    row = e.before;
-  } else if (op !== 't') {
-    if (!isObj(e.after)) return `a Debezium "${op}" event without "after"`;
-    row = e.after;
-  }
-  const tsMs = typeof source.ts_ms === 'number' ? source.ts_ms : typeof e.ts_ms === 'number' ? e.ts_ms : null;
-  return { ...row, [DEBEZIUM_COLUMNS.op]: op, [DEBEZIUM_COLUMNS.tsMs]: tsMs, [DEBEZIUM_COLUMNS.lsn]: position(source) };
+/** A row image: the text it is written in and its members. */
+interface Image {
+  text: string;
+  members: Members;
 }
 
-/** The position of an event in the source's log, as one integer, for ties of ts_ms. */
-function position(source: Obj): number {
-  if (typeof source.lsn === 'number') return source.lsn;
-  if (typeof source.lsn === 'string' && /^\d+$/.test(source.lsn)) return Number(source.lsn);
-  if (typeof source.file === 'string' && typeof source.pos === 'number') {
-    const n = /(\d+)$/.exec(source.file);
-    return (n ? Number(n[1]) : 0) * 2 ** 32 + source.pos;
+/**
+ * One envelope → its flat row as JSON text without the closing brace (the caller adds the line
+ * number), 'tombstone', or the reason it is not an envelope.
+ */
+export function flattenEnvelope(text: string, positions?: string[]): string | typeof TOMBSTONE | { reason: string } {
+  const not = (reason: string) => ({ reason });
+  let doc: Span;
+  try {
+    doc = scanDocument(text);
+  } catch (e) {
+    if (e instanceof JsonSyntaxError) return not(`malformed JSON: ${e.message}`);
+    throw e;
   }
-  if (typeof source.scn === 'string' && /^\d+$/.test(source.scn)) return Number(source.scn);
-  return 0;
+  if (doc.kind === 'null') return TOMBSTONE;
+  if (doc.kind !== 'object') return not('not a Debezium envelope (not a JSON object)');
+  let env = memberMap(text, doc);
+  const payload = env.get('payload');
+  if (payload && (env.has('schema') || env.size === 1)) {
+    if (payload.value.kind === 'null') return TOMBSTONE;
+    if (payload.value.kind !== 'object') return not('not a Debezium envelope (payload is not an object)');
+    env = memberMap(text, payload.value);
+  }
+  const opMember = env.get('op');
+  if (!opMember) return not('not a Debezium envelope (no "op")');
+  const opText = textOf(text, opMember.value);
+  const op = opMember.value.kind === 'string' ? (JSON.parse(opText) as string) : undefined;
+  if (op === undefined || !OPS.has(op)) return not(`unknown Debezium op ${opText.length > 80 ? opText.slice(0, 80) + '…' : opText}`);
+  const source = env.get('source');
+  const src: Members = source?.value.kind === 'object' ? memberMap(text, source.value) : new Map();
+
+  let image: Image | undefined = { text: '', members: new Map() };
+  if (op === 'd') {
+    image = imageOf(text, env.get('before'));
+    if (!image) return not('a Debezium delete without "before" (its key)');
+  } else if (op !== 't') {
+    image = imageOf(text, env.get('after'));
+    if (!image) return not(`a Debezium "${op}" event without "after"`);
+  }
+
+  const number = (m: Member | undefined) => (m?.value.kind === 'number' ? textOf(text, m.value) : undefined);
+  const added = new Map<string, string>([
+    [DEBEZIUM_COLUMNS.op, opText],
+    [DEBEZIUM_COLUMNS.tsMs, number(src.get('ts_ms')) ?? number(env.get('ts_ms')) ?? 'null'],
+  ]);
+  const own = positionOf(text, src);
+  for (const column of positions ?? [...own.keys()]) {
+    const value = own.get(column) ?? 'null';
+    if (typeof value !== 'string') return value;
+    added.set(column, value);
+  }
+
+  // The envelope's columns take the place of the image's members of the same name.
+  const fields: string[] = [];
+  for (const m of image.members.values())
+    if (!added.has(m.name) && m.name !== LINE_COLUMN) fields.push(`${textOf(image.text, m.key)}:${oneLine(textOf(image.text, m.value))}`);
+  for (const [column, value] of added) fields.push(`${JSON.stringify(column)}:${value}`);
+  return `{${fields.join(',')}`;
+}
+
+/** A before/after image: an object, or JSON text holding one (MongoDB); undefined otherwise. */
+function imageOf(text: string, m: Member | undefined): Image | undefined {
+  if (m?.value.kind === 'object') return { text, members: memberMap(text, m.value) };
+  if (m?.value.kind !== 'string') return undefined;
+  const inner = JSON.parse(textOf(text, m.value)) as string;
+  try {
+    const doc = scanDocument(inner);
+    return doc.kind === 'object' ? { text: inner, members: memberMap(inner, doc) } : undefined;
+  } catch (e) {
+    if (e instanceof JsonSyntaxError) return undefined;
+    throw e;
+  }
+}
+
+/**
+ * A value's text on one line: a raw CR or LF in valid JSON is whitespace (a string holds them
+ * escaped), so it becomes a space.
+ */
+const oneLine = (value: string) => (/[\r\n]/.test(value) ? value.replace(/[\r\n]/g, ' ') : value);
+
+/**
+ * The position columns of the record's connector (the first whose fields `source` has), each as
+ * JSON text ('null' for a part the record lacks) or why its field cannot be a position.
+ */
+function positionOf(text: string, src: Members): Map<string, string | { reason: string }> {
+  const present = (field: string) => {
+    const m = src.get(field);
+    return m && m.value.kind !== 'null' ? m : undefined;
+  };
+  const out = new Map<string, string | { reason: string }>();
+  const connector = CONNECTORS.find((c) => c.parts.some((p) => present(p.field)));
+  for (const part of connector?.parts ?? []) {
+    const m = present(part.field) ?? (part.orElse ? present(part.orElse) : undefined);
+    const value = m ? positionText(text, m.value, part) : 'null';
+    const raw = m ? textOf(text, m.value) : '';
+    const kind = part.kind === 'integer' ? 'an integer' : 'a string';
+    out.set(part.column, value ?? { reason: `source.${m!.name} ${raw.length > 80 ? raw.slice(0, 80) + '…' : raw} is not ${kind}` });
+  }
+  return out;
+}
+
+/** A position value as JSON text of its kind, or undefined when it is not one. */
+function positionText(text: string, value: Span, part: PositionPart): string | undefined {
+  const raw = textOf(text, value);
+  if (part.kind === 'text') return value.kind === 'string' ? raw : undefined;
+  if (isInteger(text, value)) return raw;
+  if (value.kind !== 'string') return undefined;
+  // Digits given as text (Oracle's scn, offsets): the integer they write, by BigInt, exactly.
+  const digits = JSON.parse(raw) as string;
+  return /^\d+$/.test(digits) ? BigInt(digits).toString() : undefined;
 }

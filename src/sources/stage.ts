@@ -2,9 +2,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Driver, InputFile, StagedFiles } from '../dialects/driver.js';
-import { FILE_COLUMN, LINE_COLUMN } from '../dialects/driver.js';
+import { LINE_COLUMN } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
-import { TMP } from '../store/names.js';
+import { readFlowRecord } from '../store/catalog.js';
+import { storeNames, TMP } from '../store/names.js';
+import { POSITION_COLUMNS } from './debezium-positions.js';
 import { flattenDebezium } from './debezium.js';
 
 /**
@@ -13,34 +15,26 @@ import { flattenDebezium } from './debezium.js';
  */
 export async function stageInputs(driver: Driver, flow: Flow, files: InputFile[]): Promise<StagedInputs> {
   if (flow.source?.format !== 'debezium') return { ...(await driver.stageFiles(uniqueFiles(files), TMP.stage, TMP.rejects)), skipped: 0 };
+  // An existing target's stored model decides which positions its rows carry.
+  const record = await readFlowRecord(driver, storeNames(flow.target));
+  const positions = record ? POSITION_COLUMNS.filter((c) => record.model.source.some((s) => s.name === c)) : undefined;
   const dir = mkdtempSync(path.join(tmpdir(), 'scdkit-dbz-'));
   try {
     let skipped = 0;
+    let bads = 0;
     const flat: InputFile[] = [];
     const bad: InputFile[] = [];
     for (const [i, f] of files.entries()) {
       const good = path.join(dir, `good_${i}.ndjson`);
       const rej = path.join(dir, `bad_${i}.ndjson`);
-      const scan = await flattenDebezium(f.path, good, rej);
+      const scan = await flattenDebezium(f.path, good, rej, { positions });
       skipped += scan.tombstones;
+      bads += scan.bad;
       if (scan.good) flat.push({ path: good, format: 'ndjson', label: f.label ?? f.path, numbered: true });
       if (scan.bad) bad.push({ path: rej, format: 'ndjson', label: f.label ?? f.path });
     }
     const staged = await driver.stageFiles(flat, TMP.stage, TMP.rejects);
-    let bads = 0;
-    if (bad.length) {
-      const d = driver.dialect;
-      const q = d.quote;
-      const t = '_scd_dbz_bad';
-      const read = await driver.stageFiles(bad, t, `${t}_rejects`);
-      const text = (c: string) => (read.lexical.get(c) === 'json' ? d.jsonText(q(c)) : q(c));
-      await driver.run(
-        `INSERT INTO ${q(TMP.rejects)} SELECT ${q(FILE_COLUMN)}, CAST(${text('line')} AS ${d.types.bigint}), ${text('reason')}, ${text('raw')} FROM ${q(t)}`,
-      );
-      bads = read.records;
-      await driver.run(`DROP TABLE ${q(t)}`);
-      await driver.run(`DROP TABLE ${q(`${t}_rejects`)}`);
-    }
+    for (const b of bad) await driver.appendRejects(b.path, b.label!, TMP.rejects);
     return { lexical: staged.lexical, records: staged.records + bads, skipped };
   } finally {
     rmSync(dir, { recursive: true, force: true });

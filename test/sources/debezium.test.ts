@@ -1,15 +1,17 @@
 /**
  * Debezium envelopes (issue 3 §2, SPEC §2): realistic PostgreSQL and MySQL connector events in
  * fixtures/debezium/, with and without the Kafka Connect schema/payload wrapper. c/r/u upsert
- * `after`, d deletes the key of `before`, t truncates; the default sequence is
- * [source.ts_ms, source.lsn] (MySQL has no lsn: its binlog file and position break ties);
+ * `after`, d deletes the key of `before`, t truncates; the default sequence is source.ts_ms
+ * with the connector's position as tie breaker ([ts_ms, lsn] for PostgreSQL, [ts_ms, file, pos]
+ * for MySQL, ...; ts_ms alone where no record carries one);
  * Kafka tombstones are skipped and counted; an op the engine does not know is quarantined.
  * Expected targets written by hand.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applySourceWith, defineFlow, readTargetWith } from '../../src/index.js';
+import { applySourceWith, defineFlow, exportTargetWith, readTargetWith, rebuild, type Driver, type Flow } from '../../src/index.js';
+import { isInteger, members, scanDocument, textOf, type Span } from '../../src/sources/json-text.js';
 import { engines } from '../engines.js';
 import { expectAccounted, FIXTURES, mkdir, plain, quarantined, tempDir, type Row } from './fixtures/util.js';
 
@@ -83,7 +85,37 @@ const MYSQL_SCD2: Row[] = [
 ];
 
 type Seq = { _ts_ms: number; _lsn: number } | null;
-const before = (a: Seq, b: Seq) => a !== null && (b === null || a._ts_ms < b._ts_ms || (a._ts_ms === b._ts_ms && a._lsn < b._lsn));
+// MySQL's sequence: ts_ms, then the binlog file (as text) and the position in it (as an integer).
+type BinlogSeq = { _ts_ms: number; _file: string; _pos: number } | null;
+const before = (a: BinlogSeq, b: BinlogSeq) =>
+  a !== null &&
+  (b === null || a._ts_ms < b._ts_ms || (a._ts_ms === b._ts_ms && (a._file < b._file || (a._file === b._file && a._pos < b._pos))));
+
+/** A JSON value read from its text as written: integers as bigints (no rounding above 2^53). */
+function exact(text: string, span: Span): unknown {
+  if (span.kind === 'object') return Object.fromEntries(members(text, span).map((m) => [m.name, exact(text, m.value)]));
+  if (isInteger(text, span)) return BigInt(textOf(text, span));
+  return JSON.parse(textOf(text, span));
+}
+
+/** The target exported as NDJSON, read exactly. */
+async function exported(driver: Driver, flow: Flow, dir: string): Promise<Row[]> {
+  const out = path.join(dir, `${flow.target}.ndjson`);
+  await exportTargetWith(driver, flow, { format: 'ndjson', out });
+  return readFileSync(out, 'utf8')
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => exact(l, scanDocument(l)) as Row);
+}
+
+/** A folder holding one file of the given lines, written as they are. */
+function landing(name: string, lines: Array<string | Buffer>, file = 'events.json'): string {
+  const dir = mkdir(tmp.dir, name);
+  writeFileSync(path.join(dir, file), Buffer.concat(lines.map((l) => Buffer.concat([Buffer.from(l), Buffer.from('\n')]))));
+  return dir;
+}
+
+const dbz = (op: string, image: string, source: string) => `{"before":null,"after":${image},"source":${source},"op":"${op}","ts_ms":${S + 999_000}}`;
 
 for (const engine of engines) {
   describe(`Debezium envelopes on ${engine.name}`, () => {
@@ -199,17 +231,262 @@ for (const engine of engines) {
         expect(
           rows.map(({ __START_AT, __END_AT, ...r }) => ({
             ...r,
-            start: (__START_AT as Seq)!._ts_ms,
-            end: __END_AT === null ? null : (__END_AT as Seq)!._ts_ms,
+            start: (__START_AT as BinlogSeq)!._ts_ms,
+            end: __END_AT === null ? null : (__END_AT as BinlogSeq)!._ts_ms,
           })),
         ).toEqual(MYSQL_SCD2);
+        expect(Object.keys(rows[0]!.__START_AT as object)).toEqual(['_ts_ms', '_file', '_pos']);
         // Versions of a key follow each other: each ends where the next starts, strictly later.
         for (let i = 0; i < rows.length; i++) {
           const r = rows[i]!;
-          expect(before(r.__START_AT as Seq, r.__END_AT as Seq), JSON.stringify(r)).toBe(true);
+          expect(before(r.__START_AT as BinlogSeq, r.__END_AT as BinlogSeq), JSON.stringify(r)).toBe(true);
           const next = rows[i + 1];
           if (next && next.id === r.id) expect(next.__START_AT).toEqual(r.__END_AT);
         }
+      } finally {
+        await driver.close();
+      }
+    });
+
+    it('integer keys above 2^53 stay distinct and exact: two keys, no tie', async () => {
+      const src = `{"connector":"postgresql","ts_ms":${S}}`;
+      const dir = landing(`big-keys-${engine.name}`, [
+        dbz('c', '{"id":1234567890123456789,"name":"a"}', src),
+        dbz('c', '{"id":1234567890123456790,"name":"b"}', src),
+      ]);
+      const flow = defineFlow({ target: 'big', keys: ['id'], source: { path: dir, format: 'debezium' } });
+      const driver = await engine.open();
+      try {
+        const r = (await applySourceWith(driver, flow)).results[0]!;
+        expect(r).toMatchObject({ rowsRead: 2, eventsApplied: 2, ties: 0, quarantined: 0 });
+        expect(await exported(driver, flow, dir)).toEqual([
+          { id: 1234567890123456789n, name: 'a', __START_AT: BigInt(S), __END_AT: null },
+          { id: 1234567890123456790n, name: 'b', __START_AT: BigInt(S), __END_AT: null },
+        ]);
+      } finally {
+        await driver.close();
+      }
+    });
+
+    it('an LSN above 2^53 is exact: it orders two events of one millisecond', async () => {
+      const src = (lsn: string) => `{"connector":"postgresql","ts_ms":${S},"txId":7,"lsn":${lsn}}`;
+      // The update comes first in the file: only the LSN puts it after the create.
+      const dir = landing(`big-lsn-${engine.name}`, [
+        dbz('u', '{"id":1,"name":"a"}', src('9007199254740993')),
+        dbz('c', '{"id":1,"name":"b"}', src('9007199254740992')),
+        dbz('c', '{"id":2,"name":"c"}', src('9223372036854775807')),
+      ]);
+      const flow = defineFlow({ target: 'lsn', keys: ['id'], source: { path: dir, format: 'debezium' } });
+      const driver = await engine.open();
+      try {
+        const r = (await applySourceWith(driver, flow)).results[0]!;
+        expect(r).toMatchObject({ eventsApplied: 3, ties: 0, quarantined: 0 });
+        const at = (lsn: bigint) => ({ _ts_ms: BigInt(S), _lsn: lsn });
+        expect(await exported(driver, flow, dir)).toEqual([
+          { id: 1n, name: 'b', __START_AT: at(9007199254740992n), __END_AT: at(9007199254740993n) },
+          { id: 1n, name: 'a', __START_AT: at(9007199254740993n), __END_AT: null },
+          { id: 2n, name: 'c', __START_AT: at(9223372036854775807n), __END_AT: null },
+        ]);
+      } finally {
+        await driver.close();
+      }
+    });
+
+    it('a stream whose records carry no position is sequenced by ts_ms alone: a plain column, not a struct', async () => {
+      const dir = landing(`no-position-${engine.name}`, [
+        dbz('c', '{"id":1,"name":"a"}', `{"connector":"postgresql","ts_ms":${S}}`),
+        dbz('u', '{"id":1,"name":"b"}', `{"connector":"postgresql","ts_ms":${S + 1000}}`),
+        `{"before":null,"after":{"id":2,"name":"c"},"op":"c","ts_ms":${S + 2000}}`, // no source: the envelope's ts_ms
+      ]);
+      const flow = defineFlow({ target: 'plain', keys: ['id'], source: { path: dir, format: 'debezium' } });
+      const driver = await engine.open();
+      try {
+        expectAccounted((await applySourceWith(driver, flow)).results[0]!);
+        const types = Object.fromEntries(((await driver.columns('plain')) ?? []).map((c) => [c.name, c.type]));
+        expect(Object.keys(types)).toEqual(['id', 'name', '__START_AT', '__END_AT']);
+        expect(types.__START_AT).toMatch(/^bigint$/i);
+        expect(await exported(driver, flow, dir)).toEqual([
+          { id: 1n, name: 'a', __START_AT: BigInt(S), __END_AT: BigInt(S + 1000) },
+          { id: 1n, name: 'b', __START_AT: BigInt(S + 1000), __END_AT: null },
+          { id: 2n, name: 'c', __START_AT: BigInt(S + 2000), __END_AT: null },
+        ]);
+      } finally {
+        await driver.close();
+      }
+    });
+
+    it('the stored model decides later commits: positions a target does not have are ignored, missing ones quarantined', async () => {
+      const first = landing(`stable-${engine.name}`, [dbz('c', '{"id":1,"name":"a"}', `{"ts_ms":${S}}`)], '0001.json');
+      writeFileSync(path.join(first, '0002.json'), dbz('u', '{"id":1,"name":"b"}', `{"ts_ms":${S + 1000},"lsn":5}`) + '\n');
+      const flow = defineFlow({ target: 'stable', keys: ['id'], source: { path: first, format: 'debezium' } });
+      const pg = landing(`stable-pg-${engine.name}`, [dbz('c', '{"id":1,"name":"a"}', `{"ts_ms":${S},"lsn":5}`)], '0001.json');
+      writeFileSync(path.join(pg, '0002.json'), dbz('u', '{"id":1,"name":"b"}', `{"ts_ms":${S + 1000}}`) + '\n');
+      const pgFlow = defineFlow({ target: 'stable_pg', keys: ['id'], source: { path: pg, format: 'debezium' } });
+      const driver = await engine.open();
+      try {
+        // Created without positions: ts_ms alone, also for a later file whose records have an LSN.
+        const plainRun = await applySourceWith(driver, flow, { each: true });
+        expect(plainRun.results.map((c) => [c.eventsApplied, c.quarantined])).toEqual([[1, 0], [1, 0]]);
+        const plainRows = [
+          { id: 1n, name: 'a', __START_AT: BigInt(S), __END_AT: BigInt(S + 1000) },
+          { id: 1n, name: 'b', __START_AT: BigInt(S + 1000), __END_AT: null },
+        ];
+        expect(await exported(driver, flow, first)).toEqual(plainRows);
+        // A rebuild keeps it too.
+        await rebuild(driver, flow);
+        expect(await exported(driver, flow, first)).toEqual(plainRows);
+        // Created with an LSN: a later record without one cannot be placed.
+        const pgRun = await applySourceWith(driver, pgFlow, { each: true });
+        expect(pgRun.results.map((c) => [c.eventsApplied, c.quarantined])).toEqual([[1, 0], [0, 1]]);
+        expect((await quarantined(driver, 'stable_pg'))[0]!.reason).toMatch(/sequence column "_lsn" is null/);
+      } finally {
+        await driver.close();
+      }
+    });
+
+    it('records carrying the positions of two connectors are refused, naming the fix; sequenceBy settles it', async () => {
+      const dir = landing(`two-connectors-${engine.name}`, [
+        dbz('c', '{"id":1,"name":"a"}', `{"connector":"postgresql","ts_ms":${S},"lsn":5}`),
+        dbz('c', '{"id":2,"name":"b"}', `{"connector":"mysql","ts_ms":${S},"file":"mysql-bin.000001","pos":4}`),
+      ]);
+      const driver = await engine.open();
+      try {
+        const flow = defineFlow({ target: 'mixed', keys: ['id'], source: { path: dir, format: 'debezium' } });
+        const e = await applySourceWith(driver, flow).then(() => undefined, (err: unknown) => err as { message: string; fix?: string });
+        expect(e?.message).toMatch(/log positions of 2 connectors \(PostgreSQL: source\.lsn; MySQL: source\.file, source\.pos\)/);
+        expect(e?.fix).toMatch(/set sequenceBy/);
+        const chosen = defineFlow({ target: 'mixed', keys: ['id'], sequenceBy: '_ts_ms', source: { path: dir, format: 'debezium' } });
+        expect((await applySourceWith(driver, chosen)).results[0]!).toMatchObject({ eventsApplied: 2, quarantined: 0 });
+        // The positions of both are excepted from the output.
+        expect(Object.keys((await exported(driver, chosen, dir))[0]!)).toEqual(['id', 'name', '__START_AT', '__END_AT']);
+      } finally {
+        await driver.close();
+      }
+    });
+
+    it('MySQL: ties of ts_ms are broken by the binlog file (as text), then the position in it (as an integer)', async () => {
+      const src = (file: string, pos: number) =>
+        `{"version":"2.7.3.Final","connector":"mysql","name":"mysql1","ts_ms":${M},"snapshot":"false","db":"inventory","table":"products","server_id":223344,"gtid":null,"file":"${file}","pos":${pos},"row":0,"thread":7,"query":null}`;
+      // In the file's order; the payloads sort against the log's order, so a tie would show.
+      const dir = landing(`mysql-ties-${engine.name}`, [
+        dbz('u', '{"id":1,"name":"a"}', src('mysql-bin.000010', 1000)),
+        dbz('u', '{"id":1,"name":"c"}', src('mysql-bin.000010', 4)),
+        dbz('c', '{"id":1,"name":"d"}', src('mysql-bin.000009', 5000)),
+        dbz('u', '{"id":1,"name":"b"}', src('mysql-bin.000010', 900)),
+      ]);
+      const flow = defineFlow({ target: 'products', keys: ['id'], source: { path: dir, format: 'debezium' } });
+      const driver = await engine.open();
+      try {
+        expect((await applySourceWith(driver, flow)).results[0]!).toMatchObject({ eventsApplied: 4, ties: 0 });
+        const at = (file: string, pos: bigint) => ({ _ts_ms: BigInt(M), _file: file, _pos: pos });
+        expect(await exported(driver, flow, dir)).toEqual([
+          { id: 1n, name: 'd', __START_AT: at('mysql-bin.000009', 5000n), __END_AT: at('mysql-bin.000010', 4n) },
+          { id: 1n, name: 'c', __START_AT: at('mysql-bin.000010', 4n), __END_AT: at('mysql-bin.000010', 900n) },
+          { id: 1n, name: 'b', __START_AT: at('mysql-bin.000010', 900n), __END_AT: at('mysql-bin.000010', 1000n) },
+          { id: 1n, name: 'a', __START_AT: at('mysql-bin.000010', 1000n), __END_AT: null },
+        ]);
+      } finally {
+        await driver.close();
+      }
+    });
+
+    it('SQL Server: the commit LSN, then the change LSN (hex text) break ties; a snapshot read stands at its commit LSN', async () => {
+      const src = (ts: number, change: string | null, commit: string, snapshot: string) =>
+        `{"version":"2.7.3.Final","connector":"sqlserver","name":"server1","ts_ms":${ts},"snapshot":"${snapshot}","db":"testDB","schema":"dbo","table":"customers",` +
+        `"change_lsn":${change === null ? 'null' : `"${change}"`},"commit_lsn":"${commit}","event_serial_no":${change === null ? 'null' : 2}}`;
+      const T = S + 60_000;
+      const dir = landing(`sqlserver-${engine.name}`, [
+        dbz('u', '{"id":1001,"email":"a@x"}', src(T, '0000002b:000001a0:000a', '0000002b:000001a8:0003', 'false')),
+        dbz('r', '{"id":1001,"email":"c@x"}', src(S, null, '0000002b:00000138:0001', 'last')),
+        dbz('u', '{"id":1001,"email":"b@x"}', src(T, '0000002b:000001a0:0009', '0000002b:000001a8:0003', 'false')),
+        dbz('u', '{"id":1001,"email":"0@x"}', src(T, '0000002b:000001b0:0002', '0000002b:000001b8:0004', 'false')),
+      ]);
+      const flow = defineFlow({ target: 'customers', keys: ['id'], source: { path: dir, format: 'debezium' } });
+      const driver = await engine.open();
+      try {
+        expect((await applySourceWith(driver, flow)).results[0]!).toMatchObject({ eventsApplied: 4, ties: 0 });
+        const at = (ts: number, commit: string, change: string) => ({ _ts_ms: BigInt(ts), _commit_lsn: commit, _change_lsn: change });
+        const snap = at(S, '0000002b:00000138:0001', '0000002b:00000138:0001');
+        const first = at(T, '0000002b:000001a8:0003', '0000002b:000001a0:0009');
+        const second = at(T, '0000002b:000001a8:0003', '0000002b:000001a0:000a');
+        const third = at(T, '0000002b:000001b8:0004', '0000002b:000001b0:0002');
+        expect(await exported(driver, flow, dir)).toEqual([
+          { id: 1001n, email: 'c@x', __START_AT: snap, __END_AT: first },
+          { id: 1001n, email: 'b@x', __START_AT: first, __END_AT: second },
+          { id: 1001n, email: 'a@x', __START_AT: second, __END_AT: third },
+          { id: 1001n, email: '0@x', __START_AT: third, __END_AT: null },
+        ]);
+      } finally {
+        await driver.close();
+      }
+    });
+
+    it('MongoDB: ord breaks ties of ts_ms (whole seconds); the document is JSON text, read exactly', async () => {
+      const src = (ord: number) => `{"version":"2.7.3.Final","connector":"mongodb","name":"dbserver1","ts_ms":${M},"snapshot":"false","db":"inventory","rs":"rs0","collection":"customers","ord":${ord}}`;
+      const doc = (name: string) => JSON.stringify(`{\n  "_id": 1234567890123456789,\n  "name": "${name}",\n  "address": {\n    "city": "Lisboa"\n  }\n}`);
+      const dir = landing(`mongodb-${engine.name}`, [
+        `{"after":${doc('a')},"source":${src(2)},"op":"u","ts_ms":${M + 5}}`,
+        `{"after":${doc('b')},"source":${src(1)},"op":"c","ts_ms":${M + 5}}`,
+      ]);
+      const flow = defineFlow({ target: 'customers', keys: ['_id'], source: { path: dir, format: 'debezium' } });
+      const driver = await engine.open();
+      try {
+        expect((await applySourceWith(driver, flow)).results[0]!).toMatchObject({ eventsApplied: 2, ties: 0 });
+        const at = (ord: bigint) => ({ _ts_ms: BigInt(M), _ord: ord });
+        const address = { city: 'Lisboa' };
+        expect(await exported(driver, flow, dir)).toEqual([
+          { _id: 1234567890123456789n, name: 'b', address, __START_AT: at(1n), __END_AT: at(2n) },
+          { _id: 1234567890123456789n, name: 'a', address, __START_AT: at(2n), __END_AT: null },
+        ]);
+      } finally {
+        await driver.close();
+      }
+    });
+
+    it('Oracle: the scn, given as digits, breaks ties as an integer, exactly', async () => {
+      const src = (scn: string) => `{"version":"2.7.3.Final","connector":"oracle","name":"server1","ts_ms":${S},"snapshot":"false","db":"ORCLPDB1","schema":"DEBEZIUM","table":"CUSTOMERS","txId":"6a0017001f040000","scn":"${scn}","commit_scn":"${scn}"}`;
+      const dir = landing(`oracle-${engine.name}`, [
+        dbz('u', '{"ID":1,"NAME":"a"}', src('18014398509481985')),
+        dbz('c', '{"ID":1,"NAME":"b"}', src('9999999999999999')),
+      ]);
+      const flow = defineFlow({ target: 'customers', keys: ['ID'], source: { path: dir, format: 'debezium' } });
+      const driver = await engine.open();
+      try {
+        expect((await applySourceWith(driver, flow)).results[0]!).toMatchObject({ eventsApplied: 2, ties: 0 });
+        const at = (scn: bigint) => ({ _ts_ms: BigInt(S), _scn: scn });
+        expect(await exported(driver, flow, dir)).toEqual([
+          { ID: 1n, NAME: 'b', __START_AT: at(9999999999999999n), __END_AT: at(18014398509481985n) },
+          { ID: 1n, NAME: 'a', __START_AT: at(18014398509481985n), __END_AT: null },
+        ]);
+      } finally {
+        await driver.close();
+      }
+    });
+
+    it('a line that is not an envelope is quarantined with its text exactly as written', async () => {
+      const bad = ['2024-05-30T09:00:00Z', '2024-05-31T10:30:00Z']; // what an engine would read as timestamps
+      const dir = landing(`raw-${engine.name}`, [dbz('c', '{"id":1,"name":"a"}', `{"ts_ms":${S}}`), ...bad], '0001.json');
+      const more = ['  {"op": "x" , "n": 1.50,"big":12345678901234567890123}  ', '1e2', '{"before":null,"after":{"id":2'];
+      writeFileSync(path.join(dir, '0002.json'), more.join('\n') + '\n');
+      const flow = defineFlow({ target: 'raw', keys: ['id'], source: { path: dir, format: 'debezium' } });
+      const driver = await engine.open();
+      try {
+        expect((await applySourceWith(driver, flow)).results[0]!).toMatchObject({ eventsApplied: 1, quarantined: 5 });
+        const q = await quarantined(driver, 'raw');
+        expect(q.map((x) => [x.file, x.line, x.raw])).toEqual([
+          ['0001.json', 2, bad[0]],
+          ['0001.json', 3, bad[1]],
+          ['0002.json', 1, more[0]],
+          ['0002.json', 2, more[1]],
+          ['0002.json', 3, more[2]],
+        ]);
+        expect(q.map((x) => x.reason.replace(/ at position \d+$/, ''))).toEqual([
+          expect.stringMatching(/^malformed JSON/),
+          expect.stringMatching(/^malformed JSON/),
+          'unknown Debezium op "x"',
+          'not a Debezium envelope (not a JSON object)',
+          expect.stringMatching(/^malformed JSON/),
+        ]);
       } finally {
         await driver.close();
       }

@@ -2,6 +2,7 @@ import { mkdtempSync, openSync, readSync, closeSync, rmSync, statSync, writeFile
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { stageJsonFile } from './duckdb-json-stage.js';
+import { MAX_RECORD_BYTES } from '../../files/text-records.js';
 import type { Lexical } from '../../typing/lexical.js';
 import { countLines } from '../../sources/blank-lines.js';
 import type { DuckDBConnection } from '@duckdb/node-api';
@@ -232,6 +233,13 @@ export class DuckDBDriver implements Driver {
 
   private async count(table: string): Promise<number> {
     return Number((await this.query(`SELECT count(*) AS n FROM ${this.dialect.quote(table)}`))[0]!.n);
+  }
+
+  async appendRejects(file: string, label: string, rejects: string): Promise<void> {
+    await this.run(
+      `INSERT INTO ${this.dialect.quote(rejects)} SELECT $1, line, reason, raw FROM read_json($2, columns = {line: 'BIGINT', reason: 'VARCHAR', raw: 'VARCHAR'}, format = 'newline_delimited', maximum_object_size = ${MAX_RECORD_BYTES * 2})`,
+      [label, file],
+    );
   }
 
   /**

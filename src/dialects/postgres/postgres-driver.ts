@@ -6,7 +6,7 @@ import type { ColumnInfo, Driver, InputFile, Row, StagedFiles } from '../driver.
 import { NodePgClient, PGliteClient, TEXT_TYPES, type CopySource, type PGliteLike, type PgClient } from './postgres-client.js';
 import { postgresDialect, registerStruct, structFields, tryCastFunctionSql } from './postgres-dialect.js';
 import { csvToParquet } from './postgres-parquet.js';
-import { stageFiles } from './postgres-stage.js';
+import { rejectLines, stageFiles } from './postgres-stage.js';
 
 export interface PostgresOptions {
   /** The schema the flow's tables live in (created if missing); default public. */
@@ -263,6 +263,10 @@ export class PostgresDriver implements Driver {
     // The PostgreSQL reader types its columns itself (typing/ takes over there next).
     const n = await this.query(`SELECT (SELECT count(*) FROM ${this.dialect.quote(table)}) + (SELECT count(*) FROM ${this.dialect.quote(rejects)}) AS n`);
     return { lexical: new Map(), records: Number(n[0]!.n) };
+  }
+
+  async appendRejects(file: string, label: string, rejects: string): Promise<void> {
+    await rejectLines(this, file, rejects, label);
   }
 
   async copyToFile(select: string, format: 'csv' | 'parquet', file: string): Promise<void> {

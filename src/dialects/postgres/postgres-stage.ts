@@ -160,7 +160,7 @@ async function stageOne(host: StageHost, file: InputFile, part: string, rejects:
   const good = path.join(scratch, `good_${i}.ndjson`);
   const bad = path.join(scratch, `bad_${i}.ndjson`);
   const scan = await scanLines(file.path, good, bad);
-  if (scan.bad) await rejectLines(host, bad, rejects, label, i);
+  if (scan.bad) await rejectLines(host, bad, rejects, label);
   if (!scan.good) return false;
   await host.run(`CREATE TEMP TABLE ${q(lines)} ("__scd_n" bigserial, line text)`);
   await host.copyFrom(copyLines, { file: good });
@@ -394,7 +394,7 @@ async function stageCsv(host: StageHost, file: InputFile, part: string, rejects:
     // COPY also refuses a blank line, which is no record (DuckDB's reader skips it): the split
     // drops it, and its good records keep their physical lines.
     if (!split) throw unreadable(file, err);
-    await rejectLines(host, bad, rejects, label, i);
+    await rejectLines(host, bad, rejects, label);
     await host.run(`DROP TABLE IF EXISTS ${q(raw)}`);
     await create();
     const failed = await host.attempt(() =>
@@ -420,10 +420,10 @@ async function stageCsv(host: StageHost, file: InputFile, part: string, rejects:
   return true;
 }
 
-/** Rejected records written as NDJSON {line, reason, raw} → the rejects table. */
-async function rejectLines(host: StageHost, bad: string, rejects: string, label: string, i: number): Promise<void> {
+/** Rejected records written as NDJSON {line, reason, raw} → the rejects table, every field as text. */
+export async function rejectLines(host: StageHost, bad: string, rejects: string, label: string): Promise<void> {
   if (statSync(bad).size === 0) return;
-  const badLines = `_scd_bad_${i}`;
+  const badLines = '_scd_bad_lines';
   await host.run(`DROP TABLE IF EXISTS ${q(badLines)}`);
   await host.run(`CREATE TEMP TABLE ${q(badLines)} (line text)`);
   await host.copyFrom(`COPY ${q(badLines)} (line) FROM STDIN WITH (FORMAT csv, DELIMITER E'\\x01', QUOTE E'\\x02', ESCAPE E'\\x02')`, { file: bad });
