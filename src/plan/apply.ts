@@ -365,17 +365,18 @@ async function checkExpressions(driver: Driver, flow: Flow, typed: string): Prom
 }
 
 /**
- * Failed records per expectation; a failed "fail" expectation refuses the commit. A record counts
- * against an expectation only when that is its fate (one record, one fate): a record quarantined
- * for another reason (a null key, an unfit value) is not also a failed expectation.
+ * Failed records per expectation; a failed "fail" expectation refuses the commit. Expectations
+ * judge records that are events: one quarantined for what it is (a null key, an unfit value) is
+ * not also a failed expectation, so each record has one fate, counted once. A record that fails
+ * several expectations counts in each, as Databricks counts them.
  */
 async function countExpectations(driver: Driver, flow: Flow): Promise<Record<string, number>> {
   const list = Object.entries(flow.expect);
   if (!list.length) return {};
   const q = driver.dialect.quote;
-  const fate = (name: string) => `(${q(REASON)} IS NULL OR ${q(REASON)} = ${sqlString(expectationReason(name))})`;
+  const judged = `(${q(REASON)} IS NULL OR ${q(REASON)} IN (${list.map(([name]) => sqlString(expectationReason(name))).join(', ')}))`;
   const row = (await driver.query(
-    `SELECT ${list.map(([name], i) => `CAST(sum(CASE WHEN ${q(expectationColumn(i))} OR NOT ${fate(name)} THEN 0 ELSE 1 END) AS INTEGER) AS ${q(`x${i}`)}`).join(', ')} FROM ${q(TMP.batch)}`,
+    `SELECT ${list.map((_, i) => `CAST(sum(CASE WHEN ${q(expectationColumn(i))} OR NOT ${judged} THEN 0 ELSE 1 END) AS INTEGER) AS ${q(`x${i}`)}`).join(', ')} FROM ${q(TMP.batch)}`,
   ))[0]!;
   const out: Record<string, number> = {};
   for (const [i, [name, e]] of list.entries()) {

@@ -148,11 +148,8 @@ FROM e ORDER BY ${[...identity(model, d, 'e'), `e.${q(COMMIT)}`].join(', ')}`;
 export function quarantineSql(d: Dialect, names: StoreNames, staged: ColumnInfo[]): string {
   const q = d.quote;
   const sourceCols = sourceColumnsOf(staged);
-  const raw = staged.some((c) => c.name === RAW_COLUMN)
-    ? `s.${q(RAW_COLUMN)}`
-    : sourceCols.length
-      ? d.jsonObject(sourceCols.map((c) => [c.name, `s.${q(c.name)}`, c.type]))
-      : `CAST(NULL AS ${d.types.text})`;
+  const reserialized = sourceCols.length ? d.toText(d.jsonObject(sourceCols.map((c) => [c.name, `s.${q(c.name)}`, c.type]))) : `CAST(NULL AS ${d.types.text})`;
+  const raw = staged.some((c) => c.name === RAW_COLUMN) ? `coalesce(s.${q(RAW_COLUMN)}, ${reserialized})` : reserialized;
   return `INSERT INTO ${q(names.quarantine)} (${q(COMMIT)}, file, line, reason, raw)
 SELECT CAST($1 AS ${d.types.int}), b.${q(FILE_COLUMN)}, b.${q(LINE_COLUMN)}, b.${q(REASON)}, ${raw}
 FROM ${q(TMP.batch)} b JOIN ${q(TMP.stage)} s

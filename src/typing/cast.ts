@@ -18,6 +18,8 @@ export function castStaged(d: Dialect, expr: string, staged: StagedColumn, type:
   if (d.sameType(staged.type, type)) return { expr, exact: true };
   if (d.sameType(type, d.types.json)) return { expr: d.toJson(expr), exact: true };
   if (d.widens(staged.type, type)) return { expr: `CAST(${expr} AS ${type})`, exact: true };
+  // A JSON document column (a reader that typed mixed values as JSON): the engine converts its values.
+  if (d.sameType(staged.type, d.types.json)) return { expr: d.tryCast(expr, type), exact: false };
   const isBool = (t: string) => d.sameType(t, d.types.bool);
   if (isBool(staged.type) !== isBool(type) && !d.sameType(type, d.types.text)) return { expr: `CAST(NULL AS ${type})`, exact: false };
   // Anything else fits when it comes back unchanged (a double with a fraction into an integer does not).

@@ -269,6 +269,20 @@ for (const engine of reading) {
       });
     });
 
+    it('13: a CSV value for a text column is the text as written; a CSV record\'s raw is its line', async () => {
+      const flow: FlowInput = { target: 'dim', keys: ['id'], sequenceBy: 'seq' };
+      await withDriver(async (driver) => {
+        await applyRows(driver, defineFlow(flow), [{ id: 1, seq: 1, a: 'x', b: 'x', c: 'x', d: 'x', e: 'x' }]);
+        const f = file('text.csv', 'id,seq,a,b,c,d,e\n1,2,T,1.50,12:30,2024-1-5,1e5\n,3,"q, r",x,x,x,x\n');
+        const r = await applyFiles(driver, defineFlow(flow), resolveInputs([f]));
+        expectAccounted(r);
+        const t = await target(driver, flow);
+        expect(t.filter((x) => x.__END_AT === null).map((x) => [x.a, x.b, x.c, x.d, x.e])).toEqual([['T', '1.50', '12:30', '2024-1-5', '1e5']]);
+        const q = await quarantined(driver, 'dim');
+        expect(q.map((x) => [x.line, x.raw])).toEqual([[3, ',3,"q, r",x,x,x,x']]);
+      });
+    });
+
     it('declared types win; a value that does not fit its declared type names column, value and type', async () => {
       const flow: FlowInput = { target: 'dim', keys: ['id'], sequenceBy: 'ts', columnTypes: { ts: 'timestamp', code: 'string', amount: 'decimal(10,2)' } };
       await withDriver(async (driver) => {

@@ -1,14 +1,14 @@
 import { mkdtempSync, openSync, readSync, closeSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { stageJsonFile } from './duckdb-json-stage.js';
-import { MAX_RECORD_BYTES } from '../../files/text-records.js';
+import { LINES_SQL, stageJsonFile } from './duckdb-json-stage.js';
+import { checkText, MAX_RECORD_BYTES } from '../../files/text-records.js';
 import type { Lexical } from '../../typing/lexical.js';
 import { countLines } from '../../sources/blank-lines.js';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { QueryError, ScdError, firstLine } from '../../errors.js';
 import type { ColumnInfo, Driver, InputFile, Row, StagedFiles } from '../driver.js';
-import { FILE_COLUMN, LINE_COLUMN } from '../driver.js';
+import { FILE_COLUMN, LINE_COLUMN, RAW_COLUMN } from '../driver.js';
 import { duckdbDialect } from './duckdb-dialect.js';
 import { sqlString } from '../dialect.js';
 import { acquireInstance, isWriteConflict, type SharedInstance } from './duckdb-instances.js';
@@ -193,7 +193,7 @@ export class DuckDBDriver implements Driver {
 
   async stageFiles(files: InputFile[], table: string, rejects: string): Promise<StagedFiles> {
     const q = this.dialect.quote;
-    const parts: Array<{ name: string; columns: ColumnInfo[] }> = [];
+    const parts: Part[] = [];
     const lexical = new Map<string, Lexical>();
     let records = 0;
     await this.run(`DROP TABLE IF EXISTS ${q(rejects)}`);
@@ -215,8 +215,11 @@ export class DuckDBDriver implements Driver {
           const readable = await this.stageOne(file, part, rejects, scratch, i);
           records += (readable ? await this.count(part) : 0) + (await this.count(rejects)) - before;
           if (!readable) continue;
+          // A CSV's values are its text as written (lexical text); scdkit types them.
+          if (file.format === 'csv')
+            for (const c of (await this.columns(part)) ?? []) if (c.name !== FILE_COLUMN && c.name !== LINE_COLUMN && !lexical.has(c.name)) lexical.set(c.name, 'text');
         }
-        parts.push({ name: part, columns: (await this.columns(part)) ?? [] });
+        parts.push({ name: part, columns: (await this.columns(part)) ?? [], text: file.format === 'csv' });
       }
       await this.run(`DROP TABLE IF EXISTS ${q(table)}`);
       if (parts.length === 1) {
@@ -286,6 +289,22 @@ export class DuckDBDriver implements Driver {
   }
 
   /**
+   * Give each staged CSV record its line as written (RAW_COLUMN), for the quarantine. A record
+   * whose quoted value spans lines keeps its first line only (docs/TYPES.md).
+   */
+  private async keepLines(file: string, part: string, i: number): Promise<void> {
+    if (!checkText(file).plain) return;
+    const q = this.dialect.quote;
+    const lines = `_scd_csv_lines_${i}`;
+    await this.run(`CREATE TEMP TABLE ${q(lines)} AS ${LINES_SQL}`, [file]);
+    await this.run(`ALTER TABLE ${q(part)} ADD COLUMN ${q(RAW_COLUMN)} VARCHAR`);
+    await this.run(
+      `UPDATE ${q(part)} SET ${q(RAW_COLUMN)} = l.raw FROM (SELECT rowid + 1 AS line, raw FROM ${q(lines)}) l WHERE l.line = ${q(part)}.${q(LINE_COLUMN)}`,
+    );
+    await this.run(`DROP TABLE ${q(lines)}`);
+  }
+
+  /**
    * Stage one CSV or Parquet file; false when it holds no readable record. A file the reader
    * refuses as a whole (not Parquet, truncated) is one rejected record: its path and the reason.
    */
@@ -297,7 +316,7 @@ export class DuckDBDriver implements Driver {
       if (file.format === 'csv') {
         await this.run(
           `CREATE TEMP TABLE ${q(part)} AS SELECT *, $2::VARCHAR AS ${q(FILE_COLUMN)}
-           FROM read_csv($1, header = true, store_rejects = true, rejects_table = '${rj}', rejects_scan = '${rj}_scan')`,
+           FROM read_csv($1, header = true, all_varchar = true, store_rejects = true, rejects_table = '${rj}', rejects_scan = '${rj}_scan')`,
           [file.path, label],
         );
         await this.numberRows(part, LINE_COLUMN, 1);
@@ -308,6 +327,7 @@ export class DuckDBDriver implements Driver {
         // Good rows were numbered as if no line had been rejected: each goes past the rejected
         // (and blank) lines before it.
         await this.skipNonRecordLines(file.path, part, scratch, i, { rejects: rj });
+        await this.keepLines(file.path, part, i);
         await this.run(`DROP TABLE IF EXISTS ${q(rj)}`);
         await this.run(`DROP TABLE IF EXISTS ${q(rj + '_scan')}`);
         return true;
@@ -344,14 +364,28 @@ function unreadableReason(file: InputFile, e: unknown): string {
 export const DEFAULT_MEMORY_LIMIT = '1GB';
 
 /** One staged table of several parts (UNION BY NAME); a column read as JSON in one part is JSON in all. */
-function unionSql(parts: Array<{ name: string; columns: ColumnInfo[] }>, lexical: Map<string, Lexical>): string {
+interface Part {
+  name: string;
+  columns: ColumnInfo[];
+  /** A CSV's part: its values are text as written. */
+  text: boolean;
+}
+
+/** JSON number syntax (no leading zeros, no sign but minus). */
+const JSON_NUMBER = '-?(0|[1-9][0-9]*)([.][0-9]+)?([eE][+-]?[0-9]+)?';
+
+function unionSql(parts: Part[], lexical: Map<string, Lexical>): string {
   const q = duckdbDialect.quote;
   if (!parts.length) return `SELECT NULL::VARCHAR AS ${q(FILE_COLUMN)}, NULL::BIGINT AS ${q(LINE_COLUMN)} WHERE false`;
   return parts
     .map((p) => {
-      const cols = p.columns.map((c) =>
-        lexical.get(c.name) === 'json' && c.type !== 'JSON' ? `CAST(to_json(${q(c.name)}) AS JSON) AS ${q(c.name)}` : q(c.name),
-      );
+      // A column one part holds as JSON is JSON in all: another part's text is a JSON string.
+      // A CSV's text that spells a JSON number or boolean is that value, as the JSON parts write it.
+      const asJson = (c: ColumnInfo) =>
+        p.text
+          ? `CASE WHEN regexp_full_match(${q(c.name)}, '${JSON_NUMBER}') OR ${q(c.name)} IN ('true', 'false') THEN CAST(${q(c.name)} AS JSON) ELSE CAST(to_json(${q(c.name)}) AS JSON) END`
+          : `CAST(to_json(${q(c.name)}) AS JSON)`;
+      const cols = p.columns.map((c) => (lexical.get(c.name) === 'json' && c.type !== 'JSON' ? `${asJson(c)} AS ${q(c.name)}` : q(c.name)));
       return `SELECT ${cols.join(', ')} FROM ${q(p.name)}`;
     })
     .join(' UNION ALL BY NAME ');

@@ -12,6 +12,14 @@ const EXTRA = '__scd_extra_keys';
 /** Records whose keys name the columns (DuckDB's own JSON sample size). */
 const KEY_SAMPLE = 20480;
 
+/**
+ * The lines of the file $1 as rows of one VARCHAR column `raw`, in order (row i is line i + 1 of a
+ * freshly made table): DuckDB's CSV reader with no quote, no escape and U+0001 as the separator.
+ * Only for a file that files/text-records.ts `checkText` passes (no U+0001, UTF-8, one line ending).
+ */
+export const LINES_SQL = `SELECT raw FROM read_csv($1, columns = {'raw': 'VARCHAR'}, header = false, delim = chr(1), quote = '', escape = '',
+  auto_detect = false, strict_mode = false, max_line_size = ${MAX_RECORD_BYTES}, buffer_size = ${2 * MAX_RECORD_BYTES})`;
+
 export interface SqlRunner {
   run(sql: string, params?: unknown[]): Promise<void>;
   query(sql: string, params?: unknown[]): Promise<Row[]>;
@@ -34,11 +42,7 @@ export async function stageJsonFile(db: SqlRunner, file: InputFile, part: string
   const plain = file.format === 'ndjson' ? checkText(file.path).plain : undefined;
   const lines = `_scd_lines_${i}`;
   if (plain) {
-    await db.run(
-      `CREATE TEMP TABLE ${q(lines)} AS SELECT raw FROM read_csv($1, columns = {'raw': 'VARCHAR'}, header = false, delim = chr(1), quote = '', escape = '',
-        auto_detect = false, strict_mode = false, max_line_size = ${MAX_RECORD_BYTES}, buffer_size = ${2 * MAX_RECORD_BYTES})`,
-      [file.path],
-    );
+    await db.run(`CREATE TEMP TABLE ${q(lines)} AS ${LINES_SQL}`, [file.path]);
     const from = `SELECT CAST(rowid + 1 AS BIGINT) AS line, raw, CAST(NULL AS VARCHAR) AS reason FROM ${q(lines)}`;
     const staged = await stageRecords(db, from, label, part, !!file.numbered);
     await db.run(`DROP TABLE ${q(lines)}`);
