@@ -16,7 +16,11 @@ export interface InputFile {
   label?: string;
 }
 
-/** Executes SQL on one engine: connect, run, transaction, lock, bulk load (ARCHITECTURE §2). */
+/**
+ * Executes SQL on one engine: connect, run, transaction, lock, bulk load (ARCHITECTURE §2).
+ * Every method sends each SQL string as exactly ONE statement (a prepared statement, the extended
+ * protocol): a string that holds two fails, and neither runs.
+ */
 export interface Driver {
   readonly dialect: Dialect;
   /** Where the data lives, for messages (never with credentials). */

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { MAX_RECORD_BYTES, scanLines } from '../../sources/line-scan.js';
 import { countLines } from '../../sources/blank-lines.js';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { DuckDBInstance, type DuckDBConnection, type DuckDBPreparedStatement } from '@duckdb/node-api';
 import { QueryError, ScdError, firstLine } from '../../errors.js';
 import type { ColumnInfo, Driver, InputFile, Row } from '../driver.js';
 import { FILE_COLUMN, LINE_COLUMN } from '../driver.js';
@@ -46,10 +46,10 @@ export class DuckDBDriver implements Driver {
     // Bounded memory by default: DuckDB spills joins, sorts and aggregates to disk beyond it.
     const limit = process.env.SCD_DUCKDB_MEMORY_LIMIT ?? DEFAULT_MEMORY_LIMIT;
     try {
-      await driver.connection.run(`SET memory_limit = ${sqlString(limit)}`);
+      await driver.run(`SET memory_limit = ${sqlString(limit)}`);
     } catch (e) {
       await driver.close();
-      throw new ScdError('USAGE', `SCD_DUCKDB_MEMORY_LIMIT=${limit} is not a memory size DuckDB accepts: ${firstLine(e instanceof Error ? e.message : String(e))}`, {
+      throw new ScdError('USAGE', `SCD_DUCKDB_MEMORY_LIMIT=${limit} is not a memory size DuckDB accepts: ${e instanceof QueryError ? e.reason : firstLine(String(e))}`, {
         fix: "give a size such as 1GB or 512MB, or unset it for the default (1GB)",
       });
     }
@@ -61,34 +61,37 @@ export class DuckDBDriver implements Driver {
   }
 
   async run(sql: string, params: unknown[] = []): Promise<void> {
-    try {
-      await this.connection.run(sql, params as never);
-    } catch (e) {
-      throw new QueryError(sql, params, e);
-    }
+    await this.prepared(sql, params, (p) => p.run());
   }
 
   async query(sql: string, params: unknown[] = []): Promise<Row[]> {
-    try {
-      const reader = await this.connection.runAndReadAll(sql, params as never);
-      return reader.getRowObjectsJson() as Row[];
-    } catch (e) {
-      throw new QueryError(sql, params, e);
-    }
+    return this.prepared(sql, params, async (p) => (await p.runAndReadAll()).getRowObjectsJson() as Row[]);
   }
 
   async streamText(sql: string, params: unknown[], onRow: (text: string) => void | Promise<void>): Promise<void> {
-    let result;
-    try {
-      result = await this.connection.stream(sql, params as never);
-    } catch (e) {
-      throw new QueryError(sql, params, e);
-    }
+    const result = await this.prepared(sql, params, (p) => p.stream());
     for (;;) {
       const chunk = await result.fetchChunk();
       if (!chunk || chunk.rowCount === 0) break;
       const col = chunk.getColumnValues(0);
       for (const v of col) await onRow(v === null ? 'null' : String(v));
+    }
+  }
+
+  /**
+   * Every statement runs as ONE prepared statement: DuckDB refuses to prepare a string that holds
+   * two ("Cannot prepare multiple statements at once"), where running it would run each in turn.
+   */
+  private async prepared<T>(sql: string, params: unknown[], use: (p: DuckDBPreparedStatement) => Promise<T>): Promise<T> {
+    let statement: DuckDBPreparedStatement | undefined;
+    try {
+      statement = await this.connection.prepare(sql);
+      if (params.length) statement.bind(params as never);
+      return await use(statement);
+    } catch (e) {
+      throw new QueryError(sql, params, e);
+    } finally {
+      statement?.destroySync();
     }
   }
 
@@ -110,7 +113,7 @@ export class DuckDBDriver implements Driver {
     if (this.inTransaction) return fn();
     // Nothing in a commit depends on the order rows are stored in (line numbers are given while
     // staging, before it), and keeping that order makes DuckDB hold whole results in memory.
-    await this.connection.run('SET preserve_insertion_order = false');
+    await this.run('SET preserve_insertion_order = false');
     this.tablesBefore = new Set(
       (await this.query(`SELECT table_name AS t FROM duckdb_tables() WHERE database_name = 'temp'`)).map((r) => String(r.t)),
     );
@@ -125,7 +128,7 @@ export class DuckDBDriver implements Driver {
       throw e;
     } finally {
       this.inTransaction = false;
-      await this.connection.run('SET preserve_insertion_order = true').catch(() => undefined);
+      await this.run('SET preserve_insertion_order = true').catch(() => undefined);
     }
   }
 

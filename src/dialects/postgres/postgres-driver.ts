@@ -82,6 +82,8 @@ export class PostgresDriver implements Driver {
       await driver.run(`SET TimeZone = 'UTC'`);
       await driver.run(`SET client_min_messages = warning`);
       await driver.run(`SET DateStyle = 'ISO, YMD'`);
+      // A '…' string means what it means on DuckDB: a backslash in it is a backslash.
+      await driver.run(`SET standard_conforming_strings = on`);
       // No JIT compilation: the planner cannot know the size of the temporary tables an apply
       // makes and reads once, so it compiled most statements, 0.2–0.7 s each, even those that
       // read no row (docs/DECISIONS.md "PostgreSQL runs without JIT").
@@ -140,6 +142,10 @@ export class PostgresDriver implements Driver {
     }
   }
 
+  /**
+   * COPY goes through pg-copy-streams, a simple query: its text is scdkit's own (names quoted), and
+   * copyToFile's SELECT is first described as one statement.
+   */
   async copyFrom(sql: string, source: CopySource): Promise<void> {
     try {
       await this.client.copyFrom(sql, source);
