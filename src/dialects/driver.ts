@@ -1,4 +1,5 @@
 import type { Dialect } from './dialect.js';
+import type { ExpressionProblem } from './expression.js';
 
 export type Row = Record<string, unknown>;
 
@@ -33,6 +34,12 @@ export interface Driver {
   columns(table: string): Promise<ColumnInfo[] | undefined>;
   /** The result columns of a SELECT, without running it. */
   describe(select: string): Promise<ColumnInfo[]>;
+  /**
+   * Whether `expr` is one boolean expression over a record with these columns, a function of that
+   * record alone (dialects/expression.ts), decided by the engine's own parser; undefined when it
+   * is. Runs nothing of the expression and leaves nothing behind, also inside a transaction.
+   */
+  checkExpression(expr: string, columns: ColumnInfo[]): Promise<ExpressionProblem | undefined>;
   transaction<T>(fn: () => Promise<T>): Promise<T>;
   /**
    * Inside a transaction: hold the flow target's lock until the transaction ends, so that two

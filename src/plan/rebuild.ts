@@ -7,6 +7,7 @@ import { storeNames, TMP } from '../store/names.js';
 import { dropTemps, NO_CHANGES, recompute, walkInto, type Progress } from './apply.js';
 import { createStateSql, eventsSql, keysSql, LOG_VIEW, rebuiltStateSql } from './incremental.js';
 import { relogSql } from './events-sql.js';
+import { checkExpressions, checkSpelling } from './expression.js';
 import { deriveModel } from './model.js';
 import { changedSettings, semanticSettings } from './settings.js';
 import { currentViewSql, HASH, OP, targetColumns } from './target.js';
@@ -24,6 +25,7 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
   const names = storeNames(flow.target);
   const d = driver.dialect;
   const q = d.quote;
+  checkSpelling(flow);
   await ensureCatalog(driver, names);
   return driver.transaction(async () => {
     await driver.lockTarget(flow.target);
@@ -35,6 +37,8 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
         fix: 'run `scd apply` first (or check --db)',
       });
     const model = deriveModel(flow, record.model.source);
+    // The log is re-derived with the flow's expressions: the engine's verdict on them first.
+    await checkExpressions(driver, flow, model.source);
     const version = await nextVersion(driver, names);
     const at = new Date().toISOString();
 

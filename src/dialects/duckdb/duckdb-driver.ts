@@ -8,6 +8,8 @@ import { QueryError, ScdError, firstLine } from '../../errors.js';
 import type { ColumnInfo, Driver, InputFile, Row } from '../driver.js';
 import { FILE_COLUMN, LINE_COLUMN } from '../driver.js';
 import { duckdbDialect } from './duckdb-dialect.js';
+import { checkDuckDBExpression } from './duckdb-expression.js';
+import type { ExpressionProblem } from '../expression.js';
 import { sqlString } from '../dialect.js';
 
 export class DuckDBDriver implements Driver {
@@ -107,6 +109,10 @@ export class DuckDBDriver implements Driver {
   async describe(select: string): Promise<ColumnInfo[]> {
     const rows = await this.query(`DESCRIBE ${select}`);
     return rows.map((r) => ({ name: String(r.column_name), type: String(r.column_type) }));
+  }
+
+  async checkExpression(expr: string, columns: ColumnInfo[]): Promise<ExpressionProblem | undefined> {
+    return checkDuckDBExpression(this, expr, columns);
   }
 
   async transaction<T>(fn: () => Promise<T>): Promise<T> {

@@ -7,6 +7,9 @@ import { NodePgClient, PGliteClient, TEXT_TYPES, type CopySource, type PGliteLik
 import { postgresDialect, registerStruct, structFields, tryCastFunctionSql } from './postgres-dialect.js';
 import { csvToParquet } from './postgres-parquet.js';
 import { stageFiles } from './postgres-stage.js';
+import { checkPostgresExpression } from './postgres-expression.js';
+
+import type { ExpressionProblem } from '../expression.js';
 
 export interface PostgresOptions {
   /** The schema the flow's tables live in (created if missing); default public. */
@@ -140,6 +143,27 @@ export class PostgresDriver implements Driver {
       if (sp) await this.raw(`ROLLBACK TO SAVEPOINT ${sp}`, []);
       return e;
     }
+  }
+
+  /**
+   * Run fn and undo all it did: in a savepoint inside a transaction, else in a transaction of its
+   * own; rolled back however fn ends.
+   */
+  async probe<T>(fn: () => Promise<T>): Promise<T> {
+    const sp = this.inTransaction ? `_scd_sp_${++this.savepoints}` : undefined;
+    await this.raw(sp ? `SAVEPOINT ${sp}` : 'BEGIN', []);
+    try {
+      return await fn();
+    } finally {
+      if (sp) {
+        await this.raw(`ROLLBACK TO SAVEPOINT ${sp}`, []);
+        await this.raw(`RELEASE SAVEPOINT ${sp}`, []);
+      } else await this.raw('ROLLBACK', []);
+    }
+  }
+
+  async checkExpression(expr: string, columns: ColumnInfo[]): Promise<ExpressionProblem | undefined> {
+    return checkPostgresExpression(this, expr, columns);
   }
 
   /**
@@ -311,7 +335,6 @@ function param(v: unknown): unknown {
   if (v !== null && typeof v === 'object' && !(v instanceof Date) && !Buffer.isBuffer(v)) return JSON.stringify(v);
   return v;
 }
-
 /** postgres://host:port/db, never with the user name's password (nor the user). */
 export function safeLocation(url: string): string {
   try {
