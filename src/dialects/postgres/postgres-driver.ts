@@ -8,7 +8,9 @@ import { postgresDialect, registerStruct, structFields, tryCastFunctionSql } fro
 import { csvToParquet } from './postgres-parquet.js';
 import { stageFiles } from './postgres-stage.js';
 import { checkPostgresExpression } from './postgres-expression.js';
+import { readConnectionUrl, scrub } from './postgres-url.js';
 
+export { safeLocation } from './postgres-url.js';
 import type { ExpressionProblem } from '../expression.js';
 
 export interface PostgresOptions {
@@ -45,7 +47,9 @@ export class PostgresDriver implements Driver {
 
   /** Connect to a server: postgres://user:password@host:port/db (or the PG* variables for what the URL leaves out). */
   static async connect(url: string, options: PostgresOptions = {}): Promise<PostgresDriver> {
-    const location = safeLocation(url);
+    // Read (or refused, in a line that shows none of it) before pg sees it: pg's own errors
+    // about a URL it misreads show parts of the password.
+    const { location, secrets } = readConnectionUrl(url);
     const { default: pg } = await import('pg');
     const copy = await import('pg-copy-streams');
     const textParser = (v: string) => v;
@@ -59,7 +63,7 @@ export class PostgresDriver implements Driver {
       await client.connect();
     } catch (e) {
       await client.end().catch(() => undefined);
-      throw new ScdError('DB_UNREACHABLE', `cannot connect to ${location}: ${scrub(firstLine(e instanceof Error ? e.message : String(e)), url)}`, {
+      throw new ScdError('DB_UNREACHABLE', `cannot connect to ${location}: ${scrub(firstLine(e instanceof Error ? e.message : String(e)), [url, ...secrets])}`, {
         fix: 'check host, port, database and credentials (in the URL or the PG* environment variables)',
       });
     }
@@ -334,30 +338,4 @@ function param(v: unknown): unknown {
   if (typeof v === 'bigint') return v.toString();
   if (v !== null && typeof v === 'object' && !(v instanceof Date) && !Buffer.isBuffer(v)) return JSON.stringify(v);
   return v;
-}
-/** postgres://host:port/db, never with the user name's password (nor the user). */
-export function safeLocation(url: string): string {
-  try {
-    const u = new URL(url);
-    const host = u.hostname || process.env.PGHOST || 'localhost';
-    const port = u.port || process.env.PGPORT || '5432';
-    const db = decodeURIComponent(u.pathname.replace(/^\//, '')) || process.env.PGDATABASE || '';
-    return `postgres://${host}:${port}/${db}`;
-  } catch {
-    return 'postgres://(unparsable URL)';
-  }
-}
-
-/** Remove any credential text from a message. */
-function scrub(message: string, url: string): string {
-  let out = message;
-  try {
-    const u = new URL(url);
-    for (const secret of [u.password, decodeURIComponent(u.password), process.env.PGPASSWORD, url]) {
-      if (secret) out = out.split(secret).join('***');
-    }
-  } catch {
-    out = out.split(url).join('***');
-  }
-  return out;
 }
