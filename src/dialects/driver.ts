@@ -1,5 +1,6 @@
 import type { Dialect } from './dialect.js';
 import type { Lexical } from '../typing/lexical.js';
+import type { ExpressionProblem } from './expression.js';
 
 export type Row = Record<string, unknown>;
 
@@ -22,7 +23,11 @@ export interface InputFile {
   numbered?: boolean;
 }
 
-/** Executes SQL on one engine: connect, run, transaction, lock, bulk load (ARCHITECTURE §2). */
+/**
+ * Executes SQL on one engine: connect, run, transaction, lock, bulk load (ARCHITECTURE §2).
+ * Every method sends each SQL string as exactly ONE statement (a prepared statement, the extended
+ * protocol): a string that holds two fails, and neither runs.
+ */
 export interface Driver {
   readonly dialect: Dialect;
   /** Where the data lives, for messages (never with credentials). */
@@ -35,6 +40,12 @@ export interface Driver {
   columns(table: string): Promise<ColumnInfo[] | undefined>;
   /** The result columns of a SELECT, without running it. */
   describe(select: string): Promise<ColumnInfo[]>;
+  /**
+   * Whether `expr` is one boolean expression over a record with these columns, a function of that
+   * record alone (dialects/expression.ts), decided by the engine's own parser; undefined when it
+   * is. Runs nothing of the expression and leaves nothing behind, also inside a transaction.
+   */
+  checkExpression(expr: string, columns: ColumnInfo[]): Promise<ExpressionProblem | undefined>;
   transaction<T>(fn: () => Promise<T>): Promise<T>;
   /**
    * Inside a transaction: hold the flow target's lock until the transaction ends, so that two

@@ -14,10 +14,10 @@ import { stageInputs } from '../sources/stage.js';
 import { DIFF_VIEWS, diffSql, WALKED, wholeDiffSql } from './diff-sql.js';
 import { ensureFeedColumns } from '../store/feed.js';
 import { evolveModel } from './evolve.js';
-import { appendEventsSql, batchSql, DROP, expectationColumn, expectationReason, logColumns, quarantineSql, REASON, typedStageSql } from './events-sql.js';
+import { appendEventsSql, batchSql, DROP, expectationColumn, expectationReason, logColumns, quarantineSql, REASON } from './events-sql.js';
 import { sqlString } from '../dialects/dialect.js';
 import { eventsSql, freshSql, knownSql, LOG_VIEW, keysSql, prevSql, rebuiltStateSql, SIMPLE, SLOW, slowLogSql, STATE_ROW, stateSql, tiesSql, validSql } from './incremental.js';
-import { checkSingleExpression } from './expression.js';
+import { checkExpressions, checkSpelling, shown } from './expression.js';
 import type { StagedColumn } from '../typing/cast.js';
 import type { LexicalColumns } from '../typing/lexical.js';
 import { sourceColumnsOf, typeStagedColumns } from '../typing/staged-types.js';
@@ -82,7 +82,7 @@ export async function applyCommit(driver: Driver, flow: Flow, spec: CommitSpec):
   const q = d.quote;
   const num = async (sql: string, params: unknown[] = []) => Number(Object.values((await driver.query(sql, params))[0] ?? {})[0] ?? 0);
 
-  for (const [field, expr] of flowExpressions(flow)) checkSingleExpression(flow, field, expr);
+  checkSpelling(flow);
 
   await ensureCatalog(driver, names);
   // Staging only writes temporary tables; it runs before the transaction because a reader that
@@ -131,7 +131,8 @@ export async function applyCommit(driver: Driver, flow: Flow, spec: CommitSpec):
         });
       model = stagedRows > 0 ? await evolveModel(driver, flow, record, staged, stagedAs, names, at) : record.model;
     }
-    if (stagedRows > 0) await checkExpressions(driver, flow, typedStageSql(flow, model, d, stagedAs));
+    // Before any statement holds a flow expression (also for an empty input: the batch holds them).
+    await checkExpressions(driver, flow, model.source);
     if (!record) {
       for (const sql of createStoreSql(flow, model, d, names)) await driver.run(sql);
       await writeFlowRecord(driver, names, { model, settings }, at);
@@ -334,36 +335,6 @@ export async function applyRows(driver: Driver, flow: Flow, rows: Array<Record<s
   }
 }
 
-function flowExpressions(flow: Flow): Array<[string, string]> {
-  const out: Array<[string, string]> = [];
-  if (flow.applyAsDeletes) out.push(['applyAsDeletes', flow.applyAsDeletes]);
-  if (flow.applyAsTruncates) out.push(['applyAsTruncates', flow.applyAsTruncates]);
-  for (const [name, e] of Object.entries(flow.expect)) out.push([`expect.${name}.sql`, e.sql]);
-  return out;
-}
-
-async function checkExpressions(driver: Driver, flow: Flow, typed: string): Promise<void> {
-  for (const [field, expr] of flowExpressions(flow)) {
-    let type: string;
-    try {
-      type = (await driver.describe(`SELECT (${expr}) AS x FROM (${typed}) s`))[0]!.type;
-    } catch (e) {
-      const why = e instanceof Error && 'reason' in e ? String((e as { reason: string }).reason) : String(e);
-      throw new ScdError('FLOW_INVALID', `"${expr}" cannot be evaluated on the source: ${why.replace(/^[A-Za-z ]+Error: /, '')}`, {
-        file: flow.origin,
-        field,
-        fix: "use the source column names, e.g. op = 'DELETE'",
-      });
-    }
-    if (!/^BOOL/i.test(type))
-      throw new ScdError('FLOW_INVALID', `"${expr}" is not a boolean expression (it gives ${type})`, {
-        file: flow.origin,
-        field,
-        fix: `compare it, e.g. ${expr} = 'DELETE'`,
-      });
-  }
-}
-
 /**
  * Failed records per expectation; a failed "fail" expectation refuses the commit. Expectations
  * judge records that are events: one quarantined for what it is (a null key, an unfit value) is
@@ -386,7 +357,7 @@ async function countExpectations(driver: Driver, flow: Flow): Promise<Record<str
       const first = (await driver.query(
         `SELECT ${q(FILE_COLUMN)} AS f, CAST(${q(LINE_COLUMN)} AS INTEGER) AS l FROM ${q(TMP.batch)} WHERE NOT ${q(expectationColumn(i))} ORDER BY 1, 2 LIMIT 1`,
       ))[0]!;
-      throw new ScdError('NOT_APPLIED', `expectation "${name}" (${e.sql}) failed on ${failed} record${failed === 1 ? '' : 's'}, first at ${first.f}:${first.l}; nothing was applied`, {
+      throw new ScdError('NOT_APPLIED', `expectation "${name}" (${shown(e.sql).slice(1, -1)}) failed on ${failed} record${failed === 1 ? '' : 's'}, first at ${first.f}:${first.l}; nothing was applied`, {
         file: flow.origin,
         field: `expect.${name}`,
         fix: 'correct those records, or change the action to warn, drop or quarantine',

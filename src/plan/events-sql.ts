@@ -5,6 +5,7 @@ import { castStaged, type StagedColumn } from '../typing/cast.js';
 import { sourceColumnsOf } from '../typing/staged-types.js';
 import type { Flow } from '../flow/flow.js';
 import { TMP, type StoreNames } from '../store/names.js';
+import { spliced } from '../dialects/expression.js';
 import { INTERNAL_PREFIX, type ColumnModel } from './model.js';
 import { COMMIT, HASH, OP, OP_DELETE, OP_TRUNCATE, OP_UPSERT } from './target.js';
 
@@ -13,9 +14,9 @@ export const REASON = `${INTERNAL_PREFIX}reason`;
 export const FOLDED_COMMIT = 0;
 const FIT = `${INTERNAL_PREFIX}fit`;
 
-/** The operation of a record, from the flow's expressions over its source columns. */
+/** The operation of a record, from the flow's expressions over its source columns (checked: plan/expression.ts). */
 export function opExpr(flow: Flow): string {
-  const cond = (e: string | undefined) => (e ? `coalesce((${e}), false)` : 'false');
+  const cond = (e: string | undefined) => (e ? `coalesce(${spliced(e)}, false)` : 'false');
   return `CASE WHEN ${cond(flow.applyAsTruncates)} THEN ${OP_TRUNCATE} WHEN ${cond(flow.applyAsDeletes)} THEN ${OP_DELETE} ELSE ${OP_UPSERT} END`;
 }
 
@@ -51,7 +52,7 @@ export function batchSql(flow: Flow, model: ColumnModel, d: Dialect, staged: Rea
       ? []
       : [`WHEN ${q(model.seq[0]!.name)} < CAST($1 AS ${model.seq[0]!.type}) THEN 'older than the compaction watermark (' || $1 || ')'`];
   const expectations = Object.entries(flow.expect);
-  const checks = expectations.map(([, e], i) => `coalesce((${e.sql}), false) AS ${q(expectationColumn(i))}`);
+  const checks = expectations.map(([, e], i) => `coalesce(${spliced(e.sql)}, false) AS ${q(expectationColumn(i))}`);
   const reason = [
     ...model.seq.map((s) => `WHEN ${q(s.name)} IS NULL THEN 'sequence column ${text(s.name)} is null'`),
     ...model.keys.map((k) => `WHEN ${q(OP)} <> ${OP_TRUNCATE} AND ${q(k.name)} IS NULL THEN 'key column ${text(k.name)} is null'`),

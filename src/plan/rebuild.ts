@@ -8,6 +8,7 @@ import { dropTemps, NO_CHANGES, recompute, walkInto, type Progress } from './app
 import { createStateSql, eventsSql, keysSql, LOG_VIEW, rebuiltStateSql } from './incremental.js';
 import { relogSql } from './events-sql.js';
 import { settleDebezium } from '../sources/debezium-positions.js';
+import { checkExpressions, checkSpelling } from './expression.js';
 import { deriveModel } from './model.js';
 import { changedSettings, semanticSettings } from './settings.js';
 import { currentViewSql, HASH, OP, targetColumns } from './target.js';
@@ -25,6 +26,7 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
   const names = storeNames(flow.target);
   const d = driver.dialect;
   const q = d.quote;
+  checkSpelling(flow);
   await ensureCatalog(driver, names);
   return driver.transaction(async () => {
     await driver.lockTarget(flow.target);
@@ -37,6 +39,8 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
       });
     flow = settleDebezium(flow, record.model.source.map((c) => c.name));
     const model = deriveModel(flow, record.model.source);
+    // The log is re-derived with the flow's expressions: the engine's verdict on them first.
+    await checkExpressions(driver, flow, model.source);
     const version = await nextVersion(driver, names);
     const at = new Date().toISOString();
 

@@ -47,7 +47,9 @@ export function snapshotSpec(flow: Flow, driver: Driver, file: InputFile, stageF
         const v = versionFromName(file.path)!;
         await driver.run(`ALTER TABLE ${q(TMP.stage)} ADD COLUMN ${q(SNAPSHOT_VERSION)} ${d.types.bigint} DEFAULT ${Math.trunc(v)}`);
       }
-      await driver.run(`ALTER TABLE ${q(TMP.stage)} ADD COLUMN ${q(SNAPSHOT_DELETED)} ${d.types.bool} DEFAULT false`);
+      // DEFAULT 'false', not false: DuckDB's parser turns ADD COLUMN … DEFAULT false into five
+      // statements (which a prepared statement refuses), a quoted constant into one.
+      await driver.run(`ALTER TABLE ${q(TMP.stage)} ADD COLUMN ${q(SNAPSHOT_DELETED)} ${d.types.bool} DEFAULT 'false'`);
       return out;
     },
     prepare: async (drv: Driver, model: ColumnModel, names: StoreNames, existed: boolean, stagedAs: ReadonlyMap<string, StagedColumn>) => {

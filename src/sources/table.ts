@@ -3,7 +3,6 @@ import type { Driver } from '../dialects/driver.js';
 import { FILE_COLUMN, LINE_COLUMN } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
 import type { CommitSpec } from '../plan/apply.js';
-import { checkSingleExpression } from '../plan/expression.js';
 import { TMP, type StoreNames } from '../store/names.js';
 
 /** Where the last applied watermark of a table/query source is kept. */
@@ -41,7 +40,6 @@ export async function tableSpec(driver: Driver, flow: Flow, names: StoreNames): 
   let where = '';
   let wmType = '';
   if (src.watermark) {
-    checkSingleExpression(flow, 'source.watermark', src.watermark);
     let cols;
     try {
       cols = await driver.describe(`SELECT * FROM ${from}`);

@@ -41,6 +41,66 @@ describe('postgres connections', () => {
     }
   });
 
+  /** No four characters in a row of the secret appear in the text. */
+  const leaks = (text: string, secret: string) => [...Array(Math.max(0, secret.length - 3)).keys()].map((i) => secret.slice(i, i + 4)).filter((w) => text.includes(w));
+
+  // A password with unencoded @, /, #, ?, or a bad port: pg reads part of the password as the host
+  // or the database (and printed it), or throws with a stack trace.
+  const SECRETS = ['pa@ss/w0rdXYZ', 'pa/ssw0rdXYZ', 'pa#ssw0rdXYZ', 'pa?ssw0rdXYZ', '12/ssw0rdXYZ'];
+  const UNREADABLE = [
+    ...SECRETS.map((p) => [p, `postgres://plain:${p}@127.0.0.1:55440/postgres`]),
+    ['kq8w0rdXYZ', 'postgres://plain:kq8w0rdXYZ@127.0.0.1:99999/postgres'],
+    ['kq8w0rdXYZ', 'postgres://plain:kq8w0rdXYZ@127.0.0.1:abc/postgres'],
+  ];
+  for (const [secret, url] of UNREADABLE)
+    it(`an unreadable URL (password ${JSON.stringify(secret.replace(/[^@/#?]/g, '*'))}) is one line that shows none of it and says how to encode it`, async () => {
+      const e = await openDriver(url!).catch((x: unknown) => x);
+      expect(e).toBeInstanceOf(ScdError);
+      const line = (e as ScdError).oneLine();
+      expect(line).not.toContain('\n');
+      expect(leaks(line, secret!)).toEqual([]);
+      expect(line).not.toContain('plain');
+      expect(line).toContain('@ as %40, / as %2F, # as %23');
+      expect(safeLocation(url!)).not.toContain(secret!.slice(0, 4));
+    });
+
+  it('the same passwords percent-encoded connect (to a closed port) and are never shown', async () => {
+    for (const secret of SECRETS) {
+      const url = `postgres://plain:${encodeURIComponent(secret)}@127.0.0.1:55440/postgres`;
+      const e = await openDriver(url).catch((x: unknown) => x);
+      expect(e, secret).toBeInstanceOf(ScdError);
+      const err = e as ScdError;
+      expect(err.code).toBe('DB_UNREACHABLE');
+      expect(err.message).toContain('cannot connect to postgres://127.0.0.1:55440/postgres');
+      expect(leaks(err.oneLine(), secret)).toEqual([]);
+      expect(leaks(err.oneLine(), encodeURIComponent(secret))).toEqual([]);
+    }
+  });
+
+  it('an @ the URL reader can place (no / after it) reads as part of the password, never shown', async () => {
+    const e = (await openDriver('postgres://plain:pa@ssw0rdXYZ@127.0.0.1:55440/postgres').catch((x: unknown) => x)) as ScdError;
+    expect(e.code).toBe('DB_UNREACHABLE');
+    expect(e.message).toContain('postgres://127.0.0.1:55440/postgres');
+    expect(leaks(e.oneLine(), 'pa@ssw0rdXYZ')).toEqual([]);
+  });
+
+  it('the CLI prints an unreadable URL as one line, no stack trace, none of the password', async () => {
+    const { dir, cleanup } = tempDir();
+    try {
+      writeFileSync(path.join(dir, 'flow.yaml'), 'target: t\nkeys: id\nsequenceBy: seq\n');
+      writeFileSync(path.join(dir, 'a.ndjson'), ndjson([{ id: 1, seq: 1 }]));
+      for (const [secret, url] of UNREADABLE) {
+        const r = await scd(['apply', 'flow.yaml', '--db', url!, '--input', 'a.ndjson'], dir);
+        expect(r.code, r.stderr).toBe(1);
+        expect(r.stderr.split('\n').filter((l) => l !== '')).toHaveLength(1);
+        expect(r.stderr).toContain('%40');
+        expect(leaks(r.stderr + r.stdout, secret!)).toEqual([]);
+      }
+    } finally {
+      cleanup();
+    }
+  });
+
   it('location: host, port and database, from the URL or the PG* variables', () => {
     expect(safeLocation(`postgresql://u:${SECRET}@db.example:6543/dw?sslmode=require`)).toBe('postgres://db.example:6543/dw');
     expect(safeLocation('postgres:///dw')).toMatch(/^postgres:\/\/[^@]+:\d+\/dw$/);

@@ -270,6 +270,37 @@ describe('checked at apply time, before anything is written', () => {
     expect(e.message).toMatch(why);
   });
 
+  it.each([
+    ['op = $$D$$', /\$/],
+    ["op = E'D'", /prefixed string/],
+    ["op = U&'\\0044'", /prefixed string/],
+    [`U&"op" = 'D'`, /U&/],
+    ["op = X'44'", /prefixed string/],
+    ["$1 = 'D'", /\$/],
+  ])('applyAsDeletes %j, a spelling one engine alone reads, is refused', async (expr, why) => {
+    const e = await refusedAtApply({ applyAsDeletes: expr });
+    expect(e.field).toBe('applyAsDeletes');
+    expect(e.message).toMatch(/single boolean expression/);
+    expect(e.message).toMatch(why);
+  });
+
+  it.each([
+    ['(SELECT true)', /subquery/],
+    ["op IN (SELECT 'D')", /subquery/],
+    ["(SELECT count(*) FROM read_text('/etc/passwd')) > 0", /subquery/],
+    ["(SELECT count(*) FROM read_csv('/etc/passwd')) > 0", /subquery/],
+    ["read_text('/etc/passwd') IS NULL", /table function/],
+    ['random() < 2', /random\(\).*arguments do not decide/],
+    ['now() IS NOT NULL', /now\(\)/],
+    ['count(*) > 0', /aggregate/],
+    ["pg_read_file('/etc/passwd') <> ''", /pg_read_file/],
+  ])('applyAsDeletes %j, which reads more than the record, is refused', async (expr, why) => {
+    const e = await refusedAtApply({ applyAsDeletes: expr });
+    expect(e.field).toBe('applyAsDeletes');
+    expect(e.message).toContain(expr);
+    expect(e.message).toMatch(why);
+  });
+
   it('applyAsTruncates is checked the same way', async () => {
     expect((await refusedAtApply({ applyAsTruncates: "op = 'T'; drop table x" })).field).toBe('applyAsTruncates');
     expect((await refusedAtApply({ applyAsTruncates: 'a' })).message).toMatch(/not a boolean/);

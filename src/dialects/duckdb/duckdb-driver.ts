@@ -5,11 +5,13 @@ import { LINES_SQL, stageJsonFile } from './duckdb-json-stage.js';
 import { checkText, MAX_RECORD_BYTES } from '../../files/text-records.js';
 import type { Lexical } from '../../typing/lexical.js';
 import { countLines } from '../../sources/blank-lines.js';
-import type { DuckDBConnection } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBPreparedStatement } from '@duckdb/node-api';
 import { QueryError, ScdError, firstLine } from '../../errors.js';
 import type { ColumnInfo, Driver, InputFile, Row, StagedFiles } from '../driver.js';
 import { FILE_COLUMN, LINE_COLUMN, RAW_COLUMN } from '../driver.js';
 import { duckdbDialect } from './duckdb-dialect.js';
+import { checkDuckDBExpression } from './duckdb-expression.js';
+import type { ExpressionProblem } from '../expression.js';
 import { sqlString } from '../dialect.js';
 import { acquireInstance, isWriteConflict, type SharedInstance } from './duckdb-instances.js';
 
@@ -61,10 +63,10 @@ export class DuckDBDriver implements Driver {
     // limit is the instance's, so it bounds all of the process's drivers of the file together.
     const limit = process.env.SCD_DUCKDB_MEMORY_LIMIT ?? DEFAULT_MEMORY_LIMIT;
     try {
-      await driver.connection.run(`SET memory_limit = ${sqlString(limit)}`);
+      await driver.run(`SET memory_limit = ${sqlString(limit)}`);
     } catch (e) {
       await driver.close();
-      throw new ScdError('USAGE', `SCD_DUCKDB_MEMORY_LIMIT=${limit} is not a memory size DuckDB accepts: ${firstLine(e instanceof Error ? e.message : String(e))}`, {
+      throw new ScdError('USAGE', `SCD_DUCKDB_MEMORY_LIMIT=${limit} is not a memory size DuckDB accepts: ${e instanceof QueryError ? e.reason : firstLine(String(e))}`, {
         fix: "give a size such as 1GB or 512MB, or unset it for the default (1GB)",
       });
     }
@@ -78,38 +80,45 @@ export class DuckDBDriver implements Driver {
   async run(sql: string, params: unknown[] = []): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.connection.run(sql, params as never);
+        await this.prepared(sql, params, (p) => p.run());
         return;
       } catch (e) {
         // Outside a transaction a conflict (another driver of the file creating the catalog at the
         // same moment) rolled the statement back whole: it runs again, after the other's.
         if (!this.inTransaction && attempt < 5 && isWriteConflict(e)) continue;
-        throw new QueryError(sql, params, e);
+        throw e;
       }
     }
   }
 
   async query(sql: string, params: unknown[] = []): Promise<Row[]> {
-    try {
-      const reader = await this.connection.runAndReadAll(sql, params as never);
-      return reader.getRowObjectsJson() as Row[];
-    } catch (e) {
-      throw new QueryError(sql, params, e);
-    }
+    return this.prepared(sql, params, async (p) => (await p.runAndReadAll()).getRowObjectsJson() as Row[]);
   }
 
   async streamText(sql: string, params: unknown[], onRow: (text: string) => void | Promise<void>): Promise<void> {
-    let result;
-    try {
-      result = await this.connection.stream(sql, params as never);
-    } catch (e) {
-      throw new QueryError(sql, params, e);
-    }
+    const result = await this.prepared(sql, params, (p) => p.stream());
     for (;;) {
       const chunk = await result.fetchChunk();
       if (!chunk || chunk.rowCount === 0) break;
       const col = chunk.getColumnValues(0);
       for (const v of col) await onRow(v === null ? 'null' : String(v));
+    }
+  }
+
+  /**
+   * Every statement runs as ONE prepared statement: DuckDB refuses to prepare a string that holds
+   * two ("Cannot prepare multiple statements at once"), where running it would run each in turn.
+   */
+  private async prepared<T>(sql: string, params: unknown[], use: (p: DuckDBPreparedStatement) => Promise<T>): Promise<T> {
+    let statement: DuckDBPreparedStatement | undefined;
+    try {
+      statement = await this.connection.prepare(sql);
+      if (params.length) statement.bind(params as never);
+      return await use(statement);
+    } catch (e) {
+      throw new QueryError(sql, params, e);
+    } finally {
+      statement?.destroySync();
     }
   }
 
@@ -125,6 +134,10 @@ export class DuckDBDriver implements Driver {
   async describe(select: string): Promise<ColumnInfo[]> {
     const rows = await this.query(`DESCRIBE ${select}`);
     return rows.map((r) => ({ name: String(r.column_name), type: String(r.column_type) }));
+  }
+
+  async checkExpression(expr: string, columns: ColumnInfo[]): Promise<ExpressionProblem | undefined> {
+    return checkDuckDBExpression(this, expr, columns);
   }
 
   async transaction<T>(fn: () => Promise<T>): Promise<T> {

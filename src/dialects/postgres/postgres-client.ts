@@ -23,6 +23,7 @@ export interface PgResult {
 export type CopySource = { file: string } | { chunks: AsyncIterable<string> };
 
 export interface PgClient {
+  /** One statement through the extended protocol: a string that holds two is refused, neither runs. */
   query(sql: string, params?: unknown[]): Promise<PgResult>;
   /** `COPY ... FROM STDIN`, streamed. */
   copyFrom(sql: string, source: CopySource): Promise<void>;
@@ -48,7 +49,8 @@ export class NodePgClient implements PgClient {
   ) {}
 
   async query(sql: string, params: unknown[] = []): Promise<PgResult> {
-    const r = (await (this.client.query({ text: sql, values: params }) as Promise<{ rows: Row[]; fields: PgField[] }>)) ?? {
+    // Without values pg would send the text as a simple query, which runs every statement in it.
+    const r = (await (this.client.query({ text: sql, values: params, queryMode: 'extended' }) as Promise<{ rows: Row[]; fields: PgField[] }>)) ?? {
       rows: [],
       fields: [],
     };
@@ -99,6 +101,7 @@ export class PGliteClient implements PgClient {
 
   async query(sql: string, params: unknown[] = []): Promise<PgResult> {
     await this.beforeEach();
+    // PGlite's query is the extended protocol (its exec, the simple one, is never used).
     const r = await this.db.query(sql, params, { parsers: IDENTITY });
     return { rows: r.rows, fields: r.fields };
   }

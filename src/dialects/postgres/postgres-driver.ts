@@ -7,6 +7,11 @@ import { NodePgClient, PGliteClient, TEXT_TYPES, type CopySource, type PGliteLik
 import { postgresDialect, registerStruct, structFields, tryCastFunctionSql } from './postgres-dialect.js';
 import { csvToParquet } from './postgres-parquet.js';
 import { rejectLines, stageFiles } from './postgres-stage.js';
+import { checkPostgresExpression } from './postgres-expression.js';
+import { readConnectionUrl, scrub } from './postgres-url.js';
+
+export { safeLocation } from './postgres-url.js';
+import type { ExpressionProblem } from '../expression.js';
 
 export interface PostgresOptions {
   /** The schema the flow's tables live in (created if missing); default public. */
@@ -42,7 +47,9 @@ export class PostgresDriver implements Driver {
 
   /** Connect to a server: postgres://user:password@host:port/db (or the PG* variables for what the URL leaves out). */
   static async connect(url: string, options: PostgresOptions = {}): Promise<PostgresDriver> {
-    const location = safeLocation(url);
+    // Read (or refused, in a line that shows none of it) before pg sees it: pg's own errors
+    // about a URL it misreads show parts of the password.
+    const { location, secrets } = readConnectionUrl(url);
     const { default: pg } = await import('pg');
     const copy = await import('pg-copy-streams');
     const textParser = (v: string) => v;
@@ -56,7 +63,7 @@ export class PostgresDriver implements Driver {
       await client.connect();
     } catch (e) {
       await client.end().catch(() => undefined);
-      throw new ScdError('DB_UNREACHABLE', `cannot connect to ${location}: ${scrub(firstLine(e instanceof Error ? e.message : String(e)), url)}`, {
+      throw new ScdError('DB_UNREACHABLE', `cannot connect to ${location}: ${scrub(firstLine(e instanceof Error ? e.message : String(e)), [url, ...secrets])}`, {
         fix: 'check host, port, database and credentials (in the URL or the PG* environment variables)',
       });
     }
@@ -82,6 +89,8 @@ export class PostgresDriver implements Driver {
       await driver.run(`SET TimeZone = 'UTC'`);
       await driver.run(`SET client_min_messages = warning`);
       await driver.run(`SET DateStyle = 'ISO, YMD'`);
+      // A '…' string means what it means on DuckDB: a backslash in it is a backslash.
+      await driver.run(`SET standard_conforming_strings = on`);
       // No JIT compilation: the planner cannot know the size of the temporary tables an apply
       // makes and reads once, so it compiled most statements, 0.2–0.7 s each, even those that
       // read no row (docs/DECISIONS.md "PostgreSQL runs without JIT").
@@ -140,6 +149,31 @@ export class PostgresDriver implements Driver {
     }
   }
 
+  /**
+   * Run fn and undo all it did: in a savepoint inside a transaction, else in a transaction of its
+   * own; rolled back however fn ends.
+   */
+  async probe<T>(fn: () => Promise<T>): Promise<T> {
+    const sp = this.inTransaction ? `_scd_sp_${++this.savepoints}` : undefined;
+    await this.raw(sp ? `SAVEPOINT ${sp}` : 'BEGIN', []);
+    try {
+      return await fn();
+    } finally {
+      if (sp) {
+        await this.raw(`ROLLBACK TO SAVEPOINT ${sp}`, []);
+        await this.raw(`RELEASE SAVEPOINT ${sp}`, []);
+      } else await this.raw('ROLLBACK', []);
+    }
+  }
+
+  async checkExpression(expr: string, columns: ColumnInfo[]): Promise<ExpressionProblem | undefined> {
+    return checkPostgresExpression(this, expr, columns);
+  }
+
+  /**
+   * COPY goes through pg-copy-streams, a simple query: its text is scdkit's own (names quoted), and
+   * copyToFile's SELECT is first described as one statement.
+   */
   async copyFrom(sql: string, source: CopySource): Promise<void> {
     try {
       await this.client.copyFrom(sql, source);
@@ -311,31 +345,4 @@ function param(v: unknown): unknown {
   if (typeof v === 'bigint') return v.toString();
   if (v !== null && typeof v === 'object' && !(v instanceof Date) && !Buffer.isBuffer(v)) return JSON.stringify(v);
   return v;
-}
-
-/** postgres://host:port/db, never with the user name's password (nor the user). */
-export function safeLocation(url: string): string {
-  try {
-    const u = new URL(url);
-    const host = u.hostname || process.env.PGHOST || 'localhost';
-    const port = u.port || process.env.PGPORT || '5432';
-    const db = decodeURIComponent(u.pathname.replace(/^\//, '')) || process.env.PGDATABASE || '';
-    return `postgres://${host}:${port}/${db}`;
-  } catch {
-    return 'postgres://(unparsable URL)';
-  }
-}
-
-/** Remove any credential text from a message. */
-function scrub(message: string, url: string): string {
-  let out = message;
-  try {
-    const u = new URL(url);
-    for (const secret of [u.password, decodeURIComponent(u.password), process.env.PGPASSWORD, url]) {
-      if (secret) out = out.split(secret).join('***');
-    }
-  } catch {
-    out = out.split(url).join('***');
-  }
-  return out;
 }
