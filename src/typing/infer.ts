@@ -78,24 +78,30 @@ export async function inferTypes(driver: Driver, table: string, columns: Untyped
   if (!columns.length) return out;
   const d = driver.dialect;
   const q = d.quote;
-  const inner = columns.flatMap((c, j) => [
-    `${valueClass(d, q(c.name), c.lexical)} AS k${j}`,
-    `left(${c.lexical === 'json' ? d.jsonText(q(c.name)) : q(c.name)}, 40) AS t${j}`,
+  // Each value's text and kind once (innermost), its class from them, then the counts.
+  const texts = columns.flatMap((c, j) => [
+    `${c.lexical === 'json' ? d.jsonText(q(c.name)) : q(c.name)} AS x${j}`,
+    ...(c.lexical === 'json' ? [`CASE WHEN ${q(c.name)} IS NOT NULL THEN ${d.jsonKind(q(c.name))} END AS j${j}`] : []),
   ]);
-  const aggregates = columns.flatMap((c, j) => [
-    ...CLASSES.map((k, i) => `count(*) FILTER (WHERE k${j} = '${k}') AS c${j}_${i}`),
-    ...FAMILIES.map((f) => {
-      const members = CLASSES.filter((k) => FAMILY[k] === f).map((k) => `'${k}'`);
-      return `min(t${j}) FILTER (WHERE k${j} IN (${members.join(', ')})) AS s${j}_${f}`;
-    }),
-  ]);
-  const row = (await driver.query(`SELECT ${aggregates.join(', ')} FROM (SELECT ${inner.join(', ')} FROM ${q(table)}) v`))[0] ?? {};
+  const inner = columns.flatMap((c, j) => [`${valueClass(d, `x${j}`, c.lexical === 'json' ? `j${j}` : undefined)} AS k${j}`, `left(x${j}, 40) AS t${j}`]);
+  // One grouping by every column's class at once: real data has few combinations of classes, so
+  // this hashes short keys into a handful of groups (a count and a sample of each column per group).
+  const ks = columns.map((_, j) => `k${j}`);
+  const rows = await driver.query(
+    `SELECT ${ks.join(', ')}, count(*) AS n, ${columns.map((_, j) => `min(t${j}) AS t${j}`).join(', ')}
+     FROM (SELECT ${inner.join(', ')} FROM (SELECT ${texts.join(', ')} FROM ${q(table)}${d.computeOnce}) x${d.computeOnce}) c
+     GROUP BY ${ks.join(', ')}`,
+  );
   for (const [j, c] of columns.entries()) {
-    const counts = Object.fromEntries(CLASSES.map((k, i) => [k, Number(row[`c${j}_${i}`] ?? 0)])) as Record<ValueClass, number>;
+    const counts = Object.fromEntries(CLASSES.map((k) => [k, 0])) as Record<ValueClass, number>;
     const samples: ColumnStats['samples'] = {};
-    for (const f of FAMILIES) {
-      const s = row[`s${j}_${f}`];
-      if (s !== null && s !== undefined) samples[f] = String(s);
+    for (const r of rows) {
+      const k = r[`k${j}`];
+      if (k === null || k === undefined) continue;
+      const cls = String(k) as ValueClass;
+      counts[cls] += Number(r.n);
+      const t = r[`t${j}`];
+      if (t !== null && t !== undefined) samples[FAMILY[cls]] ??= String(t);
     }
     out.set(c.name, decideType(d, { counts, samples }, c.lexical, c.isSequence));
   }

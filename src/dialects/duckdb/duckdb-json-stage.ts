@@ -72,7 +72,7 @@ async function stageRecords(db: SqlRunner, from: string, label: string, part: st
   const rawText = numbered ? `coalesce(${original(RAW_COLUMN)}, raw)` : 'raw';
   const checked = `SELECT line, raw, CASE WHEN reason IS NOT NULL THEN reason ${readReason('raw')} END AS ${REASON}
     FROM (${from}) r WHERE raw IS NOT NULL AND trim(raw, ' ' || chr(9) || chr(13)) <> ''`;
-  const columns = await sampleKeys(db, checked, params, numbered);
+  const columns = await sampleKeys(db, from, params, numbered);
   const known = columns.length ? `[${columns.map(sqlString).join(', ')}]` : `CAST([] AS VARCHAR[])`;
   const structure = sqlString(JSON.stringify(Object.fromEntries(columns.map((c) => [c, 'JSON']))));
   const values = columns.length ? columns.map((c) => `v.${q(c)} AS ${q(c)}`).join(', ') + ', ' : '';
@@ -140,8 +140,10 @@ function readReason(raw: string): string {
 }
 
 /** The keys of the first records, in order of first appearance (line, then place in the record). */
-async function sampleKeys(db: SqlRunner, checked: string, params: unknown[], numbered: boolean): Promise<string[]> {
-  return keysOf(db, `SELECT line, raw FROM (${checked}) c WHERE line <= ${KEY_SAMPLE} AND ${REASON} IS NULL`, params, numbered);
+/** The first lines' objects (any line the check would refuse is left out: it has no keys). */
+async function sampleKeys(db: SqlRunner, from: string, params: unknown[], numbered: boolean): Promise<string[]> {
+  const object = `CASE WHEN reason IS NULL AND json_valid(raw) THEN json_type(raw) = 'OBJECT' ELSE false END`;
+  return keysOf(db, `SELECT line, raw FROM (${from}) f WHERE line <= ${KEY_SAMPLE} AND ${object}`, params, numbered);
 }
 
 async function allKeys(db: SqlRunner, checked: string, params: unknown[], numbered: boolean): Promise<string[]> {
