@@ -30,7 +30,8 @@ interface Bool {
 const OPS = ['D', 'd', 'U', 'DELETE', "it's", 'a;b', '--x', '/*y*/', '$$'];
 const lit = (s: string) => `'${s.replace(/'/g, "''")}'`;
 const col = (name: string) => fc.constantFrom(name, `"${name}"`);
-const tok = (sql: string) => sql.split(' ');
+/** The tokens a fragment may be put between: words, and string literals whole (a space inside one is text). */
+const tok = (sql: string) => sql.match(/'(?:[^']|'')*'|[^ ]+/g) ?? [];
 const bool = (sql: string, e: (r: Rec) => boolean | null): Bool => ({ sql, tokens: tok(sql), eval: e });
 
 const and = (x: boolean | null, y: boolean | null) => (x === false || y === false ? false : x === null || y === null ? null : true);
