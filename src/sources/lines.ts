@@ -1,4 +1,4 @@
-import { createReadStream, type WriteStream } from 'node:fs';
+import { createReadStream } from 'node:fs';
 
 /** The largest record accepted (the engine's JSON reader is given the same limit). */
 export const MAX_RECORD_BYTES = 64 * 1024 * 1024;
@@ -45,11 +45,4 @@ export function decodeLine(bytes: Buffer): { text: string } | { reason: string; 
   }
 }
 
-/** Write with back-pressure. */
-export function write(stream: WriteStream, text: string): Promise<void> | void {
-  if (!stream.write(text)) return new Promise((resolve) => stream.once('drain', () => resolve()));
-}
-
-export function end(stream: WriteStream): Promise<void> {
-  return new Promise((resolve, reject) => stream.end((err?: Error | null) => (err ? reject(err) : resolve())));
-}
+export { end, write } from '../files/streams.js';
