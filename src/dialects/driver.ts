@@ -66,10 +66,18 @@ export interface Driver {
    */
   appendRejects(file: string, label: string, rejects: string): Promise<void>;
   /**
-   * Drop temporary tables (if they exist) and give their memory back now, also inside a
-   * transaction: a commit's intermediate tables are dropped as soon as they are used.
+   * Drop temporary views and tables, those of them that exist (views first), and give their memory
+   * back now, also inside a transaction: a commit's intermediate tables are dropped as soon as they
+   * are used. In as few statements as the engine allows. `madeBefore`: the tables were made before
+   * the transaction (staging), which some engines cannot free early.
    */
-  dropTemporary(tables: string[]): Promise<void>;
+  dropTemporary(tables: string[], views?: string[], options?: { madeBefore?: boolean }): Promise<void>;
+  /**
+   * After a commit, succeeded or failed (outside its transaction): drop its scratch tables and
+   * views, those that exist. An engine may end the session's scratch as a whole instead (DuckDB
+   * opens a new connection): every temporary table of the driver goes, not only these.
+   */
+  discardScratch(tables: string[], views: string[]): Promise<void>;
   /**
    * Tell the planner how large a temporary table just made is, where the engine does not know by
    * itself (PostgreSQL never analyzes temporary tables; DuckDB keeps its statistics as it writes).
@@ -93,6 +101,8 @@ export interface StagedFiles {
   lexical: Map<string, Lexical>;
   /** Records read (staged + rejected), counted where they were read. */
   records: number;
+  /** The staged table's columns, where the reader knows them (saves a lookup). */
+  columns?: ColumnInfo[];
 }
 
 /** scdkit's own columns in staged tables start with this; a source column may not. */

@@ -5,8 +5,8 @@ import { ScdError } from '../errors.js';
 import type { ColumnInfo, Driver, InputFile } from '../dialects/driver.js';
 import { FILE_COLUMN, hasRow, LINE_COLUMN } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
-import { ensureCatalog, readFlowRecord, writeFlowRecord } from '../store/catalog.js';
-import { nextVersion, recordCommit, recordedTies, type CommitResult } from '../store/commits.js';
+import { ensureCatalog, readTargetRecords, writeFlowRecord } from '../store/catalog.js';
+import { recordCommit, type CommitResult } from '../store/commits.js';
 import { storeNames, TMP, type StoreNames } from '../store/names.js';
 import { ensureFilesTable, recordFiles, type FileRecord } from '../sources/landing.js';
 import { settleDebezium } from '../sources/debezium-positions.js';
@@ -16,7 +16,7 @@ import { ensureFeedColumns } from '../store/feed.js';
 import { evolveModel } from './evolve.js';
 import { appendEventsSql, batchSql, DROP, expectationColumn, expectationReason, logColumns, quarantineSql, REASON } from './events-sql.js';
 import { sqlString } from '../dialects/dialect.js';
-import { eventsSql, freshSql, knownSql, LOG_VIEW, keysSql, prevSql, rebuiltStateSql, SIMPLE, SLOW, slowLogSql, STATE_ROW, stateSql, tiesSql, validSql } from './incremental.js';
+import { eventsSql, freshSql, knownSql, LOG_VIEW, keysSql, prevSql, rebuiltStateSql, SIMPLE, SLOW, slowLogSql, stateSql, tiesSql, validSql } from './incremental.js';
 import { checkExpressions, checkSpelling, shown } from './expression.js';
 import type { StagedColumn } from '../typing/cast.js';
 import type { LexicalColumns } from '../typing/lexical.js';
@@ -30,6 +30,13 @@ export type ApplyResult = CommitResult;
 
 export type Progress = (message: string) => void;
 
+/**
+ * From this many staged records a commit frees its intermediate tables as soon as they are used
+ * (and turns its batch into the valid events by a rename): below it, that would cost more
+ * statements than the memory it gives back is worth (docs/DECISIONS.md "A commit's statements").
+ */
+const LARGE_COMMIT = 100_000;
+
 /** How a commit's records get into TMP.stage / TMP.rejects, and what else it must do. */
 export interface CommitSpec {
   /** What the commit read, for the log. */
@@ -39,7 +46,7 @@ export interface CommitSpec {
    * `lexical`: the staged columns scdkit types (typing/); `records`: the records read, counted by
    * the reader, which the commit checks its own counts against.
    */
-  stage(driver: Driver): Promise<{ skipped: number; lexical?: LexicalColumns; records?: number }>;
+  stage(driver: Driver): Promise<{ skipped: number; lexical?: LexicalColumns; records?: number; columns?: ColumnInfo[] }>;
   /**
    * Inside the transaction, once the model is known: adjust TMP.stage (snapshots add implied
    * deletes and drop unchanged rows). Returns rows added and rows removed.
@@ -76,23 +83,27 @@ export async function applyFiles(driver: Driver, flow: Flow, files: InputFile[],
 /** One atomic commit: stage, map to events, log new ones, recompute affected keys, write the diff. */
 export async function applyCommit(driver: Driver, flow: Flow, spec: CommitSpec): Promise<ApplyResult> {
   const started = Date.now();
+  checkSpelling(flow);
+  await ensureCatalog(driver, storeNames(flow.target));
+  return withScratch(driver, () => stageAndCommit(driver, flow, spec, started));
+}
+
+/**
+ * Staging only writes temporary tables; it runs before the transaction because a reader that
+ * refuses a file must not abort it (the driver then finds the bad lines another way).
+ */
+
+async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, started: number): Promise<ApplyResult> {
   const progress = spec.progress ?? (() => {});
   const names = storeNames(flow.target);
   const d = driver.dialect;
   const q = d.quote;
   const num = async (sql: string, params: unknown[] = []) => Number(Object.values((await driver.query(sql, params))[0] ?? {})[0] ?? 0);
-
-  checkSpelling(flow);
-
-  await ensureCatalog(driver, names);
-  // Staging only writes temporary tables; it runs before the transaction because a reader that
-  // refuses a file must not abort it (the driver then finds the bad lines another way).
-  await dropTemps(driver);
   progress(`reading ${spec.inputs.length === 1 ? spec.inputs[0] : `${spec.inputs.length} inputs`}`);
-  const { skipped, lexical = new Map(), records } = await spec.stage(driver);
+  const { skipped, lexical = new Map(), records, columns: stagedColumns } = await spec.stage(driver);
   return driver.transaction(async () => {
     await driver.lockTarget(flow.target);
-    const stagedTable = (await driver.columns(TMP.stage)) ?? [];
+    const stagedTable = stagedColumns ?? (await driver.columns(TMP.stage)) ?? [];
     const read = (await driver.query(
       `SELECT (SELECT count(*) FROM ${q(TMP.stage)}) AS staged, (SELECT count(*) FROM ${q(TMP.rejects)}) AS rejected`,
     ))[0]!;
@@ -104,7 +115,8 @@ export async function applyCommit(driver: Driver, flow: Flow, spec: CommitSpec):
         fix: 'this is a bug in scdkit: please report it with the input file',
       });
 
-    const record = await readFlowRecord(driver, names);
+    // The flow record, this commit's number, and whether an earlier commit counted ties.
+    const { record, version, hadTies } = await readTargetRecords(driver, names);
     // A Debezium flow's sequence follows from its target's source columns: the stored ones once it exists.
     flow = settleDebezium(flow, (record?.model.source ?? sourceColumnsOf(stagedTable)).map((c) => c.name));
     const settings = semanticSettings(flow);
@@ -144,27 +156,37 @@ export async function applyCommit(driver: Driver, flow: Flow, spec: CommitSpec):
       unchanged = p.unchanged;
     }
     const rowsRead = stagedRows + rejected + unchanged + skipped;
-    const version = await nextVersion(driver, names);
 
     progress(`mapping ${stagedRows} records to events`);
     // An empty input has no columns worth reading: every model column is then null.
-    const stagedNow = stagedRows > 0 || spec.prepare ? stagedColumnsNow(await driver.columns(TMP.stage), stagedAs) : new Map<string, StagedColumn>();
+    const stagedNow =
+      stagedRows > 0 || spec.prepare
+        ? stagedColumnsNow(spec.prepare ? await driver.columns(TMP.stage) : stagedTable, stagedAs)
+        : new Map<string, StagedColumn>();
     const compactedBefore = record?.compactedBefore;
     await driver.run(batchSql(flow, model, d, stagedNow, compactedBefore), compactedBefore === undefined ? [] : [compactedBefore]);
     const expectations = await countExpectations(driver, flow);
-    await driver.run(quarantineSql(d, names, stagedTable), [version]);
-    await driver.run(
-      `INSERT INTO ${q(names.quarantine)} (${q(COMMIT)}, file, line, reason, raw) SELECT CAST($1 AS ${d.types.int}), ${q(FILE_COLUMN)}, ${q(LINE_COLUMN)}, reason, raw FROM ${q(TMP.rejects)}`,
-      [version],
-    );
-    // The staged rows are mapped (and the unfit ones quarantined with their raw text): free them.
-    await dropTables(driver, [TMP.stage, TMP.rejects]);
+    const large = stagedRows >= LARGE_COMMIT;
+    // The valid events, each once: a large batch finds its repeats first (a narrow aggregate) and
+    // deduplicates only those; a small one deduplicates every row at once.
+    const { dups, valid, distinct } = validSql(model, d);
+    await driver.run(large ? dups : distinct);
     // Each record has one fate, counted from the batch: quarantined, dropped, or a valid event.
     const fates = (await driver.query(
       `SELECT count(*) AS total, count(*) FILTER (WHERE ${q(REASON)} IS NOT NULL) AS quarantined,
-         count(*) FILTER (WHERE ${q(REASON)} IS NULL AND ${q(DROP)}) AS dropped, count(*) FILTER (WHERE ${q(REASON)} IS NULL AND NOT ${q(DROP)}) AS ok
+         count(*) FILTER (WHERE ${q(REASON)} IS NULL AND ${q(DROP)}) AS dropped, count(*) FILTER (WHERE ${q(REASON)} IS NULL AND NOT ${q(DROP)}) AS ok,
+         count(*) FILTER (WHERE ${q(REASON)} IS NULL AND NOT ${q(DROP)} AND ${q(OP)} = ${OP_TRUNCATE}) AS truncates,
+         (SELECT count(*) FROM ${q(large ? TMP.dups : TMP.valid)}) AS made
        FROM ${q(TMP.batch)}`,
     ))[0]!;
+    if (Number(fates.quarantined) > 0) await driver.run(quarantineSql(d, names, stagedTable), [version]);
+    if (rejected > 0)
+      await driver.run(
+        `INSERT INTO ${q(names.quarantine)} (${q(COMMIT)}, file, line, reason, raw) SELECT CAST($1 AS ${d.types.int}), ${q(FILE_COLUMN)}, ${q(LINE_COLUMN)}, reason, raw FROM ${q(TMP.rejects)}`,
+        [version],
+      );
+    // The staged rows are mapped (and the unfit ones quarantined with their raw text): free them.
+    if (large) await dropTables(driver, [TMP.stage, TMP.rejects], [], { madeBefore: true });
     const quarantined = rejected + Number(fates.quarantined);
     const dropped = Number(fates.dropped);
     const okRecords = Number(fates.ok);
@@ -173,37 +195,48 @@ export async function applyCommit(driver: Driver, flow: Flow, spec: CommitSpec):
         file: flow.origin,
         fix: 'this is a bug in scdkit: please report it with the input file',
       });
-    const { dups, valid } = validSql(model, d);
-    await driver.run(dups);
-    if (quarantined === rejected && dropped === 0 && (await num(`SELECT count(*) FROM ${q(TMP.dups)}`)) === 0) {
-      // Every record is a valid event, once: the batch becomes the valid events by a rename, its
-      // other columns dropped (which frees them, as the copy would).
-      const keep = new Set(logColumns(model));
-      const extra = ((await driver.columns(TMP.batch)) ?? []).filter((c) => !keep.has(c.name));
-      for (const c of extra) await driver.run(`ALTER TABLE ${q(TMP.batch)} DROP COLUMN ${q(c.name)}`);
-      await driver.run(`ALTER TABLE ${q(TMP.batch)} RENAME TO ${q(TMP.valid)}`);
-    } else await driver.run(valid);
-    // Intermediate tables go as soon as they are used (a large commit keeps to its memory).
-    await dropTables(driver, [TMP.batch, TMP.dups]);
-    const validEvents = (await driver.query(
-      `SELECT count(*) AS n, count(*) FILTER (WHERE ${q(OP)} = ${OP_TRUNCATE}) AS truncates FROM ${q(TMP.valid)}`,
-    ))[0]!;
+    let validCount = Number(fates.made);
+    if (large) {
+      const batchIsValid = quarantined === rejected && dropped === 0 && Number(fates.made) === 0;
+      if (batchIsValid) {
+        // Every record is a valid event, once: the batch becomes the valid events by a rename, its
+        // other columns dropped (which frees them, as the copy would).
+        const keep = new Set(logColumns(model));
+        const extra = ((await driver.columns(TMP.batch)) ?? []).filter((c) => !keep.has(c.name));
+        for (const c of extra) await driver.run(`ALTER TABLE ${q(TMP.batch)} DROP COLUMN ${q(c.name)}`);
+        await driver.run(`ALTER TABLE ${q(TMP.batch)} RENAME TO ${q(TMP.valid)}`);
+      } else await driver.run(valid);
+      // Intermediate tables go as soon as they are used (a large commit keeps to its memory).
+      await dropTables(driver, [TMP.batch, TMP.dups]);
+      // Valid events: the valid records less the batch's repeats (each set of equal ones stays once).
+      validCount = batchIsValid ? okRecords : await num(`SELECT count(*) FROM ${q(TMP.valid)}`);
+    }
+    const validEvents = { n: validCount, truncates: Number(fates.truncates) };
     const truncated = Number(validEvents.truncates) > 0;
     await driver.analyzeTemporary(TMP.valid, model.keys.map((k) => k.name));
     await driver.run(keysSql(flow, model, d, names, truncated));
     // The keys pick the rows of the key state, the log and the target that the commit reads.
     await driver.analyzeTemporary(TMP.keys);
-    await driver.run(slowLogSql(model, d, names));
+    const keyCounts = (await driver.query(
+      `SELECT count(*) AS keys, count(*) FILTER (WHERE ${q(SLOW)}) AS slow, count(*) FILTER (WHERE NOT ${q(SIMPLE)}) AS walked FROM ${q(TMP.keys)}`,
+    ))[0]!;
+    // The log's events of the slow keys, read once (the walk and the deduplication read them);
+    // a batch of simple keys reads nothing of the log.
+    let logged = 0;
+    if (truncated || Number(keyCounts.walked) > 0) {
+      await driver.run(slowLogSql(model, d, names));
+      if (Number(keyCounts.slow) > 0) logged = await num(`SELECT count(*) FROM ${q(TMP.slowLog)}`);
+    }
     // Without truncates the valid events are new but those of slow keys the log holds already
     // (a fast key's events all come after what was applied): those go, and the valid events
     // become the new ones by a rename, not a copy.
     if (truncated) await driver.run(freshSql(model, d, names, flow.applyAsTruncates !== undefined));
     else {
-      if ((await num(`SELECT count(*) FROM ${q(TMP.slowLog)}`)) > 0) await driver.run(knownSql(model, d));
+      if (logged > 0) await driver.run(knownSql(model, d));
       await driver.run(`ALTER TABLE ${q(TMP.valid)} RENAME TO ${q(TMP.fresh)}`);
     }
-    const eventsApplied = await num(`SELECT count(*) FROM ${q(TMP.fresh)}`);
-    await dropTables(driver, [TMP.valid]);
+    const eventsApplied = truncated || logged > 0 ? await num(`SELECT count(*) FROM ${q(TMP.fresh)}`) : validEvents.n;
+    if (truncated && large) await dropTables(driver, [TMP.valid]);
     // Duplicates, counted: records equal to another of the batch, events the log already holds,
     // and a snapshot's unchanged rows.
     const duplicates = okRecords - Number(validEvents.n) + (Number(validEvents.n) - eventsApplied) + unchanged;
@@ -212,17 +245,23 @@ export async function applyCommit(driver: Driver, flow: Flow, spec: CommitSpec):
         file: flow.origin,
         fix: 'this is a bug in scdkit: please report it with the input file',
       });
-    await driver.run(appendEventsSql(model, d, names), [version]);
+    if (eventsApplied > 0) await driver.run(appendEventsSql(model, d, names), [version]);
     // Only a walked (not simple) key's events, or a truncate, can tie.
-    const mayTie = truncated || (await hasRow(driver, q(TMP.keys), `NOT ${q(SIMPLE)}`));
+    const mayTie = truncated || Number(keyCounts.walked) > 0;
     const ties = eventsApplied && mayTie ? await num(tiesSql(model, d, names, flow.applyAsTruncates !== undefined)) : 0;
-    if (!truncated) await dropKeysWithoutNews(driver, model);
-    const keysAffected = await num(`SELECT count(*) FROM ${q(TMP.keys)}`);
+    // Only a slow key can have no new event (a fast key's events are all new).
+    const keysAffected = !truncated && Number(keyCounts.slow) > 0 ? await dropKeysWithoutNews(driver, model) : Number(keyCounts.keys);
 
     let counts = NO_CHANGES;
     if (keysAffected > 0) {
       progress(`recomputing the history of ${keysAffected} key${keysAffected === 1 ? '' : 's'}`);
-      counts = await recompute(driver, flow, model, names, version, at, false, ties > 0 || (await recordedTies(driver, names)));
+      counts = await recompute(driver, flow, model, names, version, at, {
+        mayTie: ties > 0 || hadTies,
+        byStateRow: !truncated && !!d.fetchByRowId,
+        freeEarly: large,
+        walkedKeys: Number(keyCounts.walked) > 0,
+        simpleKeys: Number(keyCounts.walked) < Number(keyCounts.keys),
+      });
     }
     const result: ApplyResult = {
       version,
@@ -246,7 +285,6 @@ export async function applyCommit(driver: Driver, flow: Flow, spec: CommitSpec):
     };
     await recordCommit(driver, names, result);
     await spec.finish?.(driver, version);
-    await dropTemps(driver);
     return result;
   });
 }
@@ -264,33 +302,55 @@ function stagedColumnsNow(columns: ColumnInfo[] | undefined, known: Map<string, 
   return out;
 }
 
-/** Keys whose every event of this batch was a duplicate change nothing: forget them. */
-async function dropKeysWithoutNews(driver: Driver, model: ColumnModel): Promise<void> {
+/** Keys whose every event of this batch was a duplicate change nothing: forget them. Returns the keys left. */
+async function dropKeysWithoutNews(driver: Driver, model: ColumnModel): Promise<number> {
   const q = driver.dialect.quote;
   const on = (a: string) => model.keys.map((k) => `n.${q(k.name)} = ${a}.${q(k.name)}`).join(' AND ');
   // Only a slow key can have no new event (a fast key's events are all new).
   await driver.run(`DELETE FROM ${q(TMP.keys)} WHERE ${q(SLOW)} AND NOT EXISTS (SELECT 1 FROM ${q(TMP.fresh)} n WHERE ${on(q(TMP.keys))})`);
   await driver.run(`DELETE FROM ${q(TMP.slowLog)} WHERE NOT EXISTS (SELECT 1 FROM ${q(TMP.keys)} n WHERE ${on(q(TMP.slowLog))})`);
+  return Number((await driver.query(`SELECT count(*) AS n FROM ${q(TMP.keys)}`))[0]!.n);
+}
+
+export interface RecomputeOptions {
+  /** Every key from the whole log (a rebuild): the walk reads the log, and the key state is rebuilt. */
+  wholeLog?: boolean;
+  /** Ties are likely (this commit or an earlier one counted some): walkInto groups before it walks. */
+  mayTie?: boolean;
+  /** TMP.keys carries each known key's row of the key state (keysSql, where the dialect fetches by row id). */
+  byStateRow?: boolean;
+  /** Drop the diff's intermediate tables as soon as it is written (a large commit's memory). */
+  freeEarly?: boolean;
+  /** Some key of TMP.keys is not simple (it is walked); when none is, the walk does not run. */
+  walkedKeys?: boolean;
+  /** Some key of TMP.keys is simple; undefined: look. */
+  simpleKeys?: boolean;
 }
 
 /**
  * Recompute the keys of TMP.keys (slow: from the log; fast: from their live version) and write
  * what changed: target rows, change feed, key state. Returns the change counts.
  */
-export async function recompute(driver: Driver, flow: Flow, model: ColumnModel, names: StoreNames, version: number, at: string, wholeLog = false, mayTie = true) {
+export async function recompute(driver: Driver, flow: Flow, model: ColumnModel, names: StoreNames, version: number, at: string, options: RecomputeOptions = {}) {
+  const { wholeLog = false, mayTie = true, byStateRow = false, freeEarly = true } = options;
+  const walked = wholeLog || options.walkedKeys !== false;
   const d = driver.dialect;
+  const q = d.quote;
   const columns = targetColumns(flow, model, d).map((c) => c.name);
-  if (!wholeLog) await driver.run(prevSql(flow, model, d, names, columns));
-  await driver.run(eventsSql(flow, model, d, names, !wholeLog, wholeLog));
   const events = wholeLog ? LOG_VIEW : TMP.events;
-  await walkInto(driver, flow, model, events, mayTie);
-  // Every key recomputed: the rows that come out as they were are paired off first (narrowly).
-  if (wholeLog) for (const sql of wholeDiffSql(flow, model, d, names)) await driver.run(sql);
-  const counts = await writeDiff(driver, flow, model, names, version, at, wholeLog ? TMP.changed : TMP.next);
+  if (walked) {
+    if (!wholeLog) await driver.run(prevSql(flow, model, d, names, columns));
+    await driver.run(eventsSql(flow, model, d, names, !wholeLog, wholeLog));
+    await walkInto(driver, flow, model, events, mayTie);
+    // Every key recomputed: the rows that come out as they were are paired off first (narrowly).
+    if (wholeLog) for (const sql of wholeDiffSql(flow, model, d, names)) await driver.run(sql);
+  }
+  // Simple keys are written by their own statements (none in a rebuild or a batch of late events).
+  const simpleKeys = wholeLog ? false : options.simpleKeys ?? (await hasRow(driver, q(TMP.keys), q(SIMPLE)));
+  const counts = await writeDiff(driver, flow, model, names, version, at, { next: wholeLog ? TMP.changed : TMP.next, freeEarly, walkedKeys: walked, simpleKeys });
   // Only a rebuild recomputes the whole log, and it has just recreated the state empty.
   // A batch with a truncate recomputes every key (keysSql's allSlow), without their rows of the state.
-  const byRow = !wholeLog && ((await driver.columns(TMP.keys)) ?? []).some((c) => c.name === STATE_ROW);
-  for (const sql of wholeLog ? rebuiltStateSql(flow, model, d, names) : stateSql(model, d, names, events, false, byRow)) await driver.run(sql);
+  for (const sql of wholeLog ? rebuiltStateSql(flow, model, d, names) : stateSql(model, d, names, { events, byRow: byStateRow, walked })) await driver.run(sql);
   return counts;
 }
 
@@ -369,14 +429,24 @@ async function countExpectations(driver: Driver, flow: Flow): Promise<Record<str
 
 export const NO_CHANGES = { inserted: 0, updated: 0, deleted: 0, closed: 0 };
 
-/** Write the difference between TMP.next and the stored rows of TMP.keys; return its counts. */
-export async function writeDiff(driver: Driver, flow: Flow, model: ColumnModel, names: StoreNames, version: number, at: string, next: string = TMP.next) {
+export interface WriteDiffOptions {
+  /** The walked keys' recomputed rows. */
+  next?: string;
+  /** Drop the diff's intermediate tables once written. */
+  freeEarly?: boolean;
+  /** Some keys were walked (`next` and TMP.prev exist). */
+  walkedKeys: boolean;
+  /** Some keys are simple. */
+  simpleKeys: boolean;
+}
+
+/** Write the difference between the recomputed rows and the stored rows of TMP.keys; return its counts. */
+export async function writeDiff(driver: Driver, flow: Flow, model: ColumnModel, names: StoreNames, version: number, at: string, options: WriteDiffOptions) {
+  const { next = TMP.next, freeEarly = true, walkedKeys, simpleKeys } = options;
   const q = driver.dialect.quote;
-  // Simple keys are written by their own statements (none in a rebuild or a batch of late events).
-  const simple = await hasRow(driver, q(TMP.keys), q(SIMPLE));
   await ensureFeedColumns(driver, flow, names, targetColumns(flow, model, driver.dialect));
-  const stored = await hasRow(driver, q(TMP.prev));
-  const diff = diffSql(flow, model, driver.dialect, names, simple, next, stored);
+  const stored = walkedKeys && (await hasRow(driver, q(TMP.prev)));
+  const diff = diffSql(flow, model, driver.dialect, names, { simpleKeys, walkedKeys, next, stored });
   for (const sql of diff.prepare) await driver.run(sql);
   const row = (await driver.query(diff.counts))[0]!;
   const [added, closes, removed] = [Number(row.added), Number(row.closes), Number(row.removed)];
@@ -385,23 +455,29 @@ export async function writeDiff(driver: Driver, flow: Flow, model: ColumnModel, 
   if (closes > 0 && diff.update) await driver.run(diff.update);
   if (added > closes) await driver.run(diff.insert);
   // What only the diff read goes now (the key state reads the walk's input and the new events).
-  await dropViews(driver, DIFF_VIEWS);
-  await dropTables(driver, [TMP.simple, TMP.prev, ...Object.values(WALKED)]);
+  if (freeEarly) await dropTables(driver, [TMP.simple, TMP.prev, ...Object.values(WALKED)], DIFF_VIEWS);
   return { inserted: Number(row.inserted), updated: Number(row.updated), deleted: Number(row.deleted), closed: Number(row.closed) };
 }
 
-export async function dropTemps(driver: Driver): Promise<void> {
+/**
+ * Run a commit's work, then discard its scratch tables and views, also when it fails (a commit's
+ * scratch never outlives it, so none is there when the next begins).
+ */
+export async function withScratch<T>(driver: Driver, work: () => Promise<T>): Promise<T> {
   const views: string[] = [LOG_VIEW, ...DIFF_VIEWS];
-  await dropViews(driver, views);
-  for (const t of [...Object.values(TMP).filter((t) => !views.includes(t)), ...Object.values(WALKED)])
-    await driver.run(`DROP TABLE IF EXISTS ${driver.dialect.quote(t)}`);
+  const tables = [...Object.values(TMP).filter((t) => !views.includes(t)), ...Object.values(WALKED)];
+  let out: T;
+  try {
+    out = await work();
+  } catch (e) {
+    // The commit's own error is the one to report.
+    await driver.discardScratch(tables, views).catch(() => undefined);
+    throw e;
+  }
+  await driver.discardScratch(tables, views);
+  return out;
 }
 
-/** Views go before the tables they read (PostgreSQL refuses to drop a table a view reads). */
-async function dropViews(driver: Driver, views: string[]): Promise<void> {
-  for (const v of views) await driver.run(`DROP VIEW IF EXISTS ${driver.dialect.quote(v)}`);
-}
-
-async function dropTables(driver: Driver, tables: string[]): Promise<void> {
-  await driver.dropTemporary(tables);
+async function dropTables(driver: Driver, tables: string[], views: string[] = [], options: { madeBefore?: boolean } = {}): Promise<void> {
+  await driver.dropTemporary(tables, views, options);
 }

@@ -4,7 +4,7 @@ import type { Flow } from '../flow/flow.js';
 import { ensureCatalog, readFlowRecord, writeFlowRecord } from '../store/catalog.js';
 import { emptyCommit, nextVersion, recordCommit, type CommitResult } from '../store/commits.js';
 import { storeNames, TMP } from '../store/names.js';
-import { dropTemps, type Progress } from './apply.js';
+import { withScratch, type Progress } from './apply.js';
 import { FOLDED_COMMIT } from './events-sql.js';
 import { INTERNAL_PREFIX, seqParts, sequenceType } from './model.js';
 import { COMMIT, HASH, OP, OP_DELETE, OP_TRUNCATE, OP_UPSERT } from './target.js';
@@ -37,10 +37,9 @@ export async function compact(driver: Driver, flow: Flow, given: string, progres
   const d = driver.dialect;
   const q = d.quote;
   await ensureCatalog(driver, names);
-  return driver.transaction(async () => {
+  return withScratch(driver, () => driver.transaction(async () => {
     // A compaction is a commit: it takes its turn with the target's applies and rebuilds.
     await driver.lockTarget(flow.target);
-    await dropTemps(driver);
     const record = await readFlowRecord(driver, names);
     if (!record)
       throw new ScdError('NOT_APPLIED', `target "${flow.target}" does not exist in ${driver.location} yet`, { file: flow.origin, fix: 'run `scd apply` first' });
@@ -162,7 +161,6 @@ export async function compact(driver: Driver, flow: Flow, given: string, progres
     };
     const { eventsFolded: _f, eventsWritten: _w, ...commit } = result;
     await recordCommit(driver, names, commit);
-    await dropTemps(driver);
     return result;
-  });
+  }));
 }

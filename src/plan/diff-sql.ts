@@ -11,15 +11,19 @@ import { CLOSE_TYPE, keptByReference, PRE_CURRENT, PRE_END, REF } from '../store
  * Compare the recomputed rows (TMP.next) with the stored rows they may replace (TMP.prev),
  * and write only the rows that really change, with their change-feed records (SPEC §5).
  */
-export function diffSql(
-  flow: Flow,
-  model: ColumnModel,
-  d: Dialect,
-  names: StoreNames,
-  simpleKeys = true,
-  next: string = TMP.next,
-  stored = true,
-): DiffSql {
+export interface DiffOptions {
+  /** Some keys are simple (incremental.ts SIMPLE): their rows come from one join, not the walk. */
+  simpleKeys?: boolean;
+  /** Some keys were walked: their recomputed rows are `next`, their stored ones TMP.prev. */
+  walkedKeys?: boolean;
+  /** The walked keys' recomputed rows (TMP.next, or TMP.changed in a rebuild). */
+  next?: string;
+  /** TMP.prev has rows (some walked key has stored rows). */
+  stored?: boolean;
+}
+
+export function diffSql(flow: Flow, model: ColumnModel, d: Dialect, names: StoreNames, options: DiffOptions = {}): DiffSql {
+  const { simpleKeys = true, walkedKeys = true, next = TMP.next, stored = true } = options;
   const q = d.quote;
   const target = targetColumns(flow, model, d);
   const cols = target.map((c) => c.name);
@@ -54,6 +58,40 @@ export function diffSql(
   const refList = target.map((c) => (kept.has(c.name) ? `a.${q(c.name)}` : `CAST(NULL AS ${c.type})`)).join(', ');
   const noRef = `, CAST(NULL AS ${d.types.bool})`;
   const simple = simpleKeys ? simpleDiffSql(flow, model, d, names, { update: UPDATE, updateOfCurrent: UPDATE_OF_CURRENT, ofRow: OF_ROW, close: CLOSE }) : undefined;
+  // The writes read the removed and added rows (TMP.removed and TMP.added, or their SELECTs).
+  const writes = (removed: string, added: string) => ({
+    // A version only closed (its end, and is-current, change) is updated in place; other
+    // replaced rows are deleted and inserted again.
+    delete: `DELETE FROM ${q(names.target)} WHERE ${rowIdIn(d, d.rowId, `SELECT r.${q(ROWID)} FROM ${removed} r
+         WHERE NOT EXISTS (SELECT 1 FROM ${added} a WHERE a.${q(CLOSE)} AND ${sameId('a', 'r')})`)}`,
+    update: closing.length
+      ? `UPDATE ${q(names.target)} SET ${closing.map((c) => `${q(c)} = a.${q(c)}`).join(', ')}
+         FROM ${added} a WHERE a.${q(CLOSE)} AND ${q(names.target)}.${d.rowId} = a.${q(OF_ROW)}${
+           d.fetchByRowId ? ` AND ${d.fetchByRowId(`${q(names.target)}.${d.rowId}`, `SELECT c.${q(OF_ROW)} FROM ${added} c WHERE c.${q(CLOSE)}`)}` : ''
+         }`
+      : undefined,
+    insert: `INSERT INTO ${q(names.target)} (${list}) SELECT ${list} FROM ${added} a WHERE NOT a.${q(CLOSE)}`,
+    // Each close pairs with one removed row: what is left is deleted, what is not a close inserted.
+    counts: `SELECT i.inserted, i.updated, r.removed - i.updated AS deleted, r.current_removed - i.current_kept AS closed, i.added, i.closes, r.removed FROM
+      (SELECT CAST(count(*) FILTER (WHERE NOT ${upd}) AS ${d.types.int}) AS inserted, CAST(count(*) FILTER (WHERE ${upd}) AS ${d.types.int}) AS updated,
+        CAST(count(*) FILTER (WHERE ${updCur} AND ${q(CURRENT)}) AS ${d.types.int}) AS current_kept,
+        CAST(count(*) AS ${d.types.int}) AS added, CAST(count(*) FILTER (WHERE ${q(CLOSE)}) AS ${d.types.int}) AS closes FROM ${added} a) i,
+      (SELECT CAST(count(*) AS ${d.types.int}) AS removed, CAST(count(*) FILTER (WHERE ${q(CURRENT)}) AS ${d.types.int}) AS current_removed FROM ${removed} r) r`,
+  });
+  if (!walkedKeys) {
+    if (!simple) throw new Error('diffSql: neither walked nor simple keys');
+    // Every key is simple: its one join is the whole diff (no walk, no stored rows compared).
+    return {
+      prepare: [simple.create],
+      feed: `INSERT INTO ${q(names.changes)} (${list}, _change_type, _commit_version, _commit_timestamp${pre ? `, ${q(PRE_END)}, ${q(PRE_CURRENT)}` : ''}, ${q(REF)})
+       SELECT ${cols.map((c) => `r.${q(c)}`).join(', ')}, r._change_type, ${ver}, ${ts}${noPre}${noRef} FROM (${simple.preimages}) r
+       UNION ALL
+       SELECT ${refList}, ${postType}, ${ver}, ${ts}${
+         pre ? `, CASE WHEN a.${q(CLOSE)} THEN ${liveEnd} END, ${flow.isCurrentColumn ? `CASE WHEN a.${q(CLOSE)} THEN true END` : `CAST(NULL AS ${d.types.bool})`}` : ''
+       }, true FROM (${simple.added}) a`,
+      ...writes(`(${simple.removed})`, `(${simple.added})`),
+    };
+  }
   return {
     prepare: [
       // The walked keys by anti-joins; the simple keys (incremental.ts) directly. TMP.removed and
@@ -96,23 +134,7 @@ export function diffSql(
        }, true FROM (${simple.added}) a`
            : ''
        }`,
-    // A version only closed (its end, and is-current, change) is updated in place; other
-    // replaced rows are deleted and inserted again.
-    delete: `DELETE FROM ${q(names.target)} WHERE ${rowIdIn(d, d.rowId, `SELECT r.${q(ROWID)} FROM ${q(TMP.removed)} r
-         WHERE NOT EXISTS (SELECT 1 FROM ${q(TMP.added)} a WHERE a.${q(CLOSE)} AND ${sameId('a', 'r')})`)}`,
-    update: closing.length
-      ? `UPDATE ${q(names.target)} SET ${closing.map((c) => `${q(c)} = a.${q(c)}`).join(', ')}
-         FROM ${q(TMP.added)} a WHERE a.${q(CLOSE)} AND ${q(names.target)}.${d.rowId} = a.${q(OF_ROW)}${
-           d.fetchByRowId ? ` AND ${d.fetchByRowId(`${q(names.target)}.${d.rowId}`, `SELECT ${q(OF_ROW)} FROM ${q(TMP.added)} WHERE ${q(CLOSE)}`)}` : ''
-         }`
-      : undefined,
-    insert: `INSERT INTO ${q(names.target)} (${list}) SELECT ${list} FROM ${q(TMP.added)} WHERE NOT ${q(CLOSE)}`,
-    // Each close pairs with one removed row: what is left is deleted, what is not a close inserted.
-    counts: `SELECT i.inserted, i.updated, r.removed - i.updated AS deleted, r.current_removed - i.current_kept AS closed, i.added, i.closes, r.removed FROM
-      (SELECT CAST(count(*) FILTER (WHERE NOT ${upd}) AS ${d.types.int}) AS inserted, CAST(count(*) FILTER (WHERE ${upd}) AS ${d.types.int}) AS updated,
-        CAST(count(*) FILTER (WHERE ${updCur} AND ${q(CURRENT)}) AS ${d.types.int}) AS current_kept,
-        CAST(count(*) AS ${d.types.int}) AS added, CAST(count(*) FILTER (WHERE ${q(CLOSE)}) AS ${d.types.int}) AS closes FROM ${q(TMP.added)}) i,
-      (SELECT CAST(count(*) AS ${d.types.int}) AS removed, CAST(count(*) FILTER (WHERE ${q(CURRENT)}) AS ${d.types.int}) AS current_removed FROM ${q(TMP.removed)}) r`,
+    ...writes(q(TMP.removed), q(TMP.added)),
   };
 }
 

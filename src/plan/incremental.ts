@@ -49,7 +49,7 @@ const identity = (model: ColumnModel) => [...model.keys.map((k) => k.name), ...m
  * aggregate, which engines spill to disk) and only those are deduplicated row by row: a
  * DISTINCT ON over whole rows must hold every row's values in memory at once.
  */
-export function validSql(model: ColumnModel, d: Dialect): { dups: string; valid: string } {
+export function validSql(model: ColumnModel, d: Dialect): { dups: string; valid: string; distinct: string } {
   const q = d.quote;
   const id = identity(model).map(q);
   const ok = `b.${q(REASON)} IS NULL AND NOT b.${q(DROP)}`;
@@ -59,6 +59,8 @@ export function validSql(model: ColumnModel, d: Dialect): { dups: string; valid:
     .join(' AND ');
   const cols = logColumns(model).map((c) => `b.${q(c)}`).join(', ');
   return {
+    // Every row deduplicated at once (a small batch: one statement, no repeats table).
+    distinct: `CREATE TEMP TABLE ${q(TMP.valid)} AS SELECT DISTINCT ON (${id.map((c) => `b.${c}`).join(', ')}) ${cols} FROM ${q(TMP.batch)} b WHERE ${ok}`,
     dups: `CREATE TEMP TABLE ${q(TMP.dups)} AS SELECT ${id.join(', ')} FROM ${q(TMP.batch)} b WHERE ${ok} GROUP BY ${id.join(', ')} HAVING count(*) > 1`,
     valid: `CREATE TEMP TABLE ${q(TMP.valid)} AS
 SELECT ${cols} FROM ${q(TMP.batch)} b LEFT JOIN ${q(TMP.dups)} x ON ${same} WHERE ${ok} AND x.${q(model.seq[0]!.name)} IS NULL
@@ -248,12 +250,20 @@ export function eventsSql(flow: Flow, model: ColumnModel, d: Dialect, names: Sto
     : `CREATE TEMP TABLE ${q(TMP.events)} AS\n${parts.join('\nUNION ALL\n')}`;
 }
 
-/**
- * Replace the state of the recomputed keys: last event's sequence, and whether a version is live.
- * `empty`: the state was just created (a rebuild), so no key has a row to forget. `byRow`: TMP.keys
- * holds each known key's row of the state (STATE_ROW), which is forgotten by that id.
- */
-export function stateSql(model: ColumnModel, d: Dialect, names: StoreNames, events: string = TMP.events, empty = false, byRow = false): string[] {
+export interface StateOptions {
+  /** The walk's input (TMP.events, or the log's view in a rebuild). */
+  events?: string;
+  /** The state was just created (a rebuild), so no key has a row to forget. */
+  empty?: boolean;
+  /** TMP.keys holds each known key's row of the state (STATE_ROW), which is forgotten by that id. */
+  byRow?: boolean;
+  /** Some key was walked (TMP.events and TMP.next exist); otherwise every key is simple. */
+  walked?: boolean;
+}
+
+/** Replace the state of the recomputed keys: last event's sequence, and whether a version is live. */
+export function stateSql(model: ColumnModel, d: Dialect, names: StoreNames, options: StateOptions = {}): string[] {
+  const { events = TMP.events, empty = false, byRow = false, walked = true } = options;
   const q = d.quote;
   const K = model.keys.map((k) => q(k.name));
   const S = seqParts(model).map(q);
@@ -272,15 +282,16 @@ export function stateSql(model: ColumnModel, d: Dialect, names: StoreNames, even
       : `DELETE FROM ${q(names.state)} WHERE EXISTS (SELECT 1 FROM ${q(TMP.keys)} k WHERE ${model.keys
           .map((k) => `k.${q(k.name)} = ${q(names.state)}.${q(k.name)}`)
           .join(' AND ')})`;
-  return [
-    ...(empty ? [] : [forget]),
-    `INSERT INTO ${q(names.state)} (${stateColumns(model, d).map((c) => q(c.name)).join(', ')})
-SELECT ${K.map((k) => `e.${k}`).join(', ')}, ${S.map((s) => `e.${s}`).join(', ')}, coalesce(c.live, false)
+  const walkedKeys = `SELECT ${K.map((k) => `e.${k}`).join(', ')}, ${S.map((s) => `e.${s}`).join(', ')}, coalesce(c.live, false)
 FROM (${last}) e
 LEFT JOIN (SELECT ${K.join(', ')}, true AS live FROM ${q(TMP.next)} WHERE ${q(CURRENT)}) c
   ON ${model.keys.map((k) => `c.${q(k.name)} = e.${q(k.name)}`).join(' AND ')}
 UNION ALL
-SELECT ${[...K.map((k) => `n.${k}`), ...model.seq.map((c) => `n.${q(c.name)}`)].join(', ')}, n.${q(OP)} = ${OP_UPSERT}
+`;
+  return [
+    ...(empty ? [] : [forget]),
+    `INSERT INTO ${q(names.state)} (${stateColumns(model, d).map((c) => q(c.name)).join(', ')})
+${walked ? walkedKeys : ''}SELECT ${[...K.map((k) => `n.${k}`), ...model.seq.map((c) => `n.${q(c.name)}`)].join(', ')}, n.${q(OP)} = ${OP_UPSERT}
 FROM ${q(TMP.fresh)} n JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'n', 'k')} WHERE k.${q(SIMPLE)}`,
   ];
 }
@@ -292,7 +303,7 @@ FROM ${q(TMP.fresh)} n JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'n', 'k')} W
  * Several sequence parts: stateSql, which groups the walk's input again.
  */
 export function rebuiltStateSql(flow: Flow, model: ColumnModel, d: Dialect, names: StoreNames): string[] {
-  if (model.seq.length !== 1) return stateSql(model, d, names, LOG_VIEW, true);
+  if (model.seq.length !== 1) return stateSql(model, d, names, { events: LOG_VIEW, empty: true });
   const q = d.quote;
   const K = model.keys.map((k) => q(k.name));
   const truncates = flow.applyAsTruncates !== undefined;

@@ -4,7 +4,7 @@ import type { Flow } from '../flow/flow.js';
 import { ensureCatalog, readFlowRecord, writeFlowRecord } from '../store/catalog.js';
 import { emptyCommit, nextVersion, recordCommit, recordedTies, type CommitResult } from '../store/commits.js';
 import { storeNames, TMP } from '../store/names.js';
-import { dropTemps, NO_CHANGES, recompute, walkInto, type Progress } from './apply.js';
+import { NO_CHANGES, withScratch, recompute, walkInto, type Progress } from './apply.js';
 import { createStateSql, eventsSql, keysSql, LOG_VIEW, rebuiltStateSql } from './incremental.js';
 import { relogSql } from './events-sql.js';
 import { settleDebezium } from '../sources/debezium-positions.js';
@@ -28,9 +28,8 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
   const q = d.quote;
   checkSpelling(flow);
   await ensureCatalog(driver, names);
-  return driver.transaction(async () => {
+  return withScratch(driver, () => driver.transaction(async () => {
     await driver.lockTarget(flow.target);
-    await dropTemps(driver);
     const record = await readFlowRecord(driver, names);
     if (!record)
       throw new ScdError('NOT_APPLIED', `target "${flow.target}" does not exist in ${driver.location} yet`, {
@@ -84,7 +83,7 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
     // re-derived under a changed flow may tie where no commit counted a tie: apply.ts walkInto).
     const mayTie = await recordedTies(driver, names);
     if (sameShape) {
-      counts = await recompute(driver, flow, model, names, version, at, true, mayTie);
+      counts = await recompute(driver, flow, model, names, version, at, { wholeLog: true, mayTie });
     } else {
       await driver.run(eventsSql(flow, model, d, names, false, true));
       await walkInto(driver, flow, model, LOG_VIEW, mayTie);
@@ -104,9 +103,8 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
       durationMs: Date.now() - started,
     };
     await recordCommit(driver, names, result);
-    await dropTemps(driver);
     return result;
-  });
+  }));
 }
 
 /**

@@ -50,7 +50,8 @@ export function snapshotSpec(flow: Flow, driver: Driver, file: InputFile, stageF
       // DEFAULT 'false', not false: DuckDB's parser turns ADD COLUMN … DEFAULT false into five
       // statements (which a prepared statement refuses), a quoted constant into one.
       await driver.run(`ALTER TABLE ${q(TMP.stage)} ADD COLUMN ${q(SNAPSHOT_DELETED)} ${d.types.bool} DEFAULT 'false'`);
-      return out;
+      // The staged table has columns the reader did not make: the commit looks them up.
+      return { ...out, columns: undefined };
     },
     prepare: async (drv: Driver, model: ColumnModel, names: StoreNames, existed: boolean, stagedAs: ReadonlyMap<string, StagedColumn>) => {
       // A snapshot is a full image: a record it cannot identify would read as a deleted key.

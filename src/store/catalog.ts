@@ -9,8 +9,19 @@ export interface FlowRecord {
   compactedBefore?: string;
 }
 
-/** Create the shared catalog tables if they are missing. */
+/** The drivers that have made sure of the catalog (it is never dropped, so once per driver). */
+const catalogReady = new WeakSet<Driver>();
+
+/**
+ * Create the shared catalog tables if they are missing: one lookup when they exist (the commits
+ * table is made last), nothing for a driver that looked before.
+ */
 export async function ensureCatalog(driver: Driver, names: StoreNames): Promise<void> {
+  if (catalogReady.has(driver)) return;
+  if (await driver.columns(names.commits)) {
+    catalogReady.add(driver);
+    return;
+  }
   const d = driver.dialect;
   const q = d.quote;
   const t = d.types;
@@ -28,14 +39,36 @@ export async function ensureCatalog(driver: Driver, names: StoreNames): Promise<
       versions_closed ${t.bigint} NOT NULL, duration_ms ${t.bigint} NOT NULL,
       PRIMARY KEY (target, version))`,
   );
+  catalogReady.add(driver);
 }
 
+/** The target's stored model and settings. */
 export async function readFlowRecord(driver: Driver, names: StoreNames): Promise<FlowRecord | undefined> {
   if (!(await driver.columns(names.flows))) return undefined;
   const rows = await driver.query(`SELECT model, settings FROM ${driver.dialect.quote(names.flows)} WHERE target = $1`, [names.target]);
   if (!rows.length) return undefined;
-  const model = JSON.parse(String(rows[0]!.model));
-  return { model: model.columns ?? model, settings: JSON.parse(String(rows[0]!.settings)), compactedBefore: model.compactedBefore ?? undefined };
+  return parseFlowRecord(rows[0]!);
+}
+
+/**
+ * What a commit reads of the target's records at its start, in one query: the flow record, the
+ * next commit's number, and whether an earlier commit counted ties (its log may hold some).
+ * The catalog must exist (ensureCatalog).
+ */
+export async function readTargetRecords(driver: Driver, names: StoreNames): Promise<{ record?: FlowRecord; version: number; hadTies: boolean }> {
+  const q = driver.dialect.quote;
+  const row = (await driver.query(
+    `SELECT f.model, f.settings, c.v, c.ties FROM
+       (SELECT CAST(coalesce(max(version), 0) AS ${driver.dialect.types.int}) AS v, count(*) FILTER (WHERE ties > 0) AS ties FROM ${q(names.commits)} WHERE target = $1) c
+       LEFT JOIN ${q(names.flows)} f ON f.target = $1`,
+    [names.target],
+  ))[0]!;
+  return { record: row.model == null ? undefined : parseFlowRecord(row), version: Number(row.v) + 1, hadTies: Number(row.ties) > 0 };
+}
+
+function parseFlowRecord(row: Record<string, unknown>): FlowRecord {
+  const model = JSON.parse(String(row.model));
+  return { model: model.columns ?? model, settings: JSON.parse(String(row.settings)), compactedBefore: model.compactedBefore ?? undefined };
 }
 
 export async function writeFlowRecord(driver: Driver, names: StoreNames, record: FlowRecord, at: string): Promise<void> {

@@ -79,7 +79,7 @@ describe('DuckDB temporary tables dropped inside a commit', () => {
       await d.transaction(async () => {
         await d.run(`INSERT INTO s VALUES (99, 'late')`);
         await d.run(`DELETE FROM s WHERE id < 3`);
-        await d.dropTemporary(['s', 'missing']);
+        await d.dropTemporary(['s', 'missing'], [], { madeBefore: true });
       });
       expect(await d.columns('s')).toBeUndefined();
     } finally {

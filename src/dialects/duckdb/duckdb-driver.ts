@@ -18,14 +18,12 @@ import { acquireInstance, isWriteConflict, type SharedInstance } from './duckdb-
 export class DuckDBDriver implements Driver {
   readonly dialect = duckdbDialect;
   private inTransaction = false;
-  /** Temporary tables that existed when the transaction began. */
-  private tablesBefore = new Set<string>();
   /** The target locks this driver holds, each released when its transaction ends. */
   private readonly held = new Map<string, () => void>();
 
   private constructor(
     private readonly shared: SharedInstance,
-    private readonly connection: DuckDBConnection,
+    private connection: DuckDBConnection,
     readonly location: string,
   ) {}
 
@@ -57,8 +55,7 @@ export class DuckDBDriver implements Driver {
       throw e;
     }
     const driver = new DuckDBDriver(shared, connection, path);
-    // Timestamps with a zone are read and written in UTC, whatever the machine's zone.
-    await driver.run(`SET TimeZone = 'UTC'`);
+    await driver.startSession();
     // Bounded memory by default: DuckDB spills joins, sorts and aggregates to disk beyond it. The
     // limit is the instance's, so it bounds all of the process's drivers of the file together.
     const limit = process.env.SCD_DUCKDB_MEMORY_LIMIT ?? DEFAULT_MEMORY_LIMIT;
@@ -75,6 +72,25 @@ export class DuckDBDriver implements Driver {
     await driver.run(`SET allocator_flush_threshold = '16MiB'`);
     await driver.run(`SET allocator_bulk_deallocation_flush_threshold = '64MiB'`);
     return driver;
+  }
+
+  /** A connection's own settings (a new connection starts with the engine's defaults). */
+  private async startSession(): Promise<void> {
+    // Timestamps with a zone are read and written in UTC, whatever the machine's zone.
+    await this.run(`SET TimeZone = 'UTC'`);
+  }
+
+  /**
+   * A commit's scratch goes with its session: the connection is closed and a new one opened, which
+   * drops every temporary table and view at once and gives their memory back (one statement to
+   * set the new session up, where dropping them would take one each). Never inside a transaction.
+   */
+  async discardScratch(): Promise<void> {
+    if (this.inTransaction) throw new Error('discardScratch runs after the commit\'s transaction');
+    const next = await this.shared.instance.connect();
+    this.connection.closeSync();
+    this.connection = next;
+    await this.startSession();
   }
 
   async run(sql: string, params: unknown[] = []): Promise<void> {
@@ -124,8 +140,7 @@ export class DuckDBDriver implements Driver {
 
   async columns(table: string): Promise<ColumnInfo[] | undefined> {
     const rows = await this.query(
-      `SELECT column_name AS name, data_type AS type FROM information_schema.columns
-       WHERE table_name = $1 ORDER BY ordinal_position`,
+      `SELECT column_name AS name, data_type AS type FROM duckdb_columns() WHERE table_name = $1 ORDER BY column_index`,
       [table],
     );
     return rows.length ? rows.map((r) => ({ name: String(r.name), type: String(r.type) })) : undefined;
@@ -145,10 +160,7 @@ export class DuckDBDriver implements Driver {
     // Nothing in a commit depends on the order rows are stored in (line numbers are given while
     // staging, before it), and keeping that order makes DuckDB hold whole results in memory. For
     // this connection only: another driver of the file may be staging meanwhile, and needs it.
-    await this.connection.run('SET SESSION preserve_insertion_order = false');
-    this.tablesBefore = new Set(
-      (await this.query(`SELECT table_name AS t FROM duckdb_tables() WHERE database_name = 'temp'`)).map((r) => String(r.t)),
-    );
+    await this.run('SET SESSION preserve_insertion_order = false');
     await this.run('BEGIN TRANSACTION');
     this.inTransaction = true;
     try {
@@ -163,7 +175,7 @@ export class DuckDBDriver implements Driver {
       // After the COMMIT or ROLLBACK: the next holder's transaction reads what this one wrote.
       for (const release of this.held.values()) release();
       this.held.clear();
-      await this.connection.run('RESET SESSION preserve_insertion_order').catch(() => undefined);
+      await this.run('RESET SESSION preserve_insertion_order').catch(() => undefined);
     }
   }
 
@@ -173,22 +185,33 @@ export class DuckDBDriver implements Driver {
   /**
    * DuckDB keeps a table dropped inside a transaction in memory until the transaction ends (a
    * rollback would need it), but frees a dropped column at once: the columns go first, so a large
-   * commit's intermediate tables do not pile up (and spill) until its COMMIT (docs/DECISIONS.md).
+   * commit's intermediate tables do not pile up (and spill) until its COMMIT (docs/DECISIONS.md;
+   * a small commit leaves its tables to discardScratch instead). One catalog query finds which of
+   * the objects exist.
    */
-  async dropTemporary(tables: string[]): Promise<void> {
+  async dropTemporary(tables: string[], views: string[] = [], options: { madeBefore?: boolean } = {}): Promise<void> {
+    if (!tables.length && !views.length) return;
     const q = this.dialect.quote;
-    for (const t of tables) {
-      // Only a table made in this transaction frees a dropped column (and only one unmodified by
-      // an earlier statement of it may be altered): the others are dropped as they are.
-      if (this.inTransaction && !this.tablesBefore.has(t)) {
-        const cols = (await this.query(
-          `SELECT column_name AS name FROM duckdb_columns() WHERE database_name = 'temp' AND table_name = $1 ORDER BY column_index`,
-          [t],
-        )).map((r) => String(r.name));
-        for (const c of cols.slice(1)) await this.run(`ALTER TABLE ${q(t)} DROP COLUMN ${q(c)}`);
-      }
-      await this.run(`DROP TABLE IF EXISTS ${q(t)}`);
+    const list = (names: string[]) => (names.length ? names.map(sqlString).join(', ') : 'NULL');
+    const found = await this.query(
+      `SELECT view_name AS name FROM duckdb_views() WHERE database_name = 'temp' AND view_name IN (${list(views)})
+       UNION ALL SELECT table_name FROM duckdb_tables() WHERE database_name = 'temp' AND table_name IN (${list(tables)})`,
+    );
+    const exists = new Set(found.map((r) => String(r.name)));
+    for (const v of views) if (exists.has(v)) await this.run(`DROP VIEW ${q(v)}`);
+    // Only a table made in this transaction frees a dropped column (and only one unmodified by an
+    // earlier statement of it may be altered): the caller says which were made before it.
+    const made = options.madeBefore || !this.inTransaction ? [] : tables.filter((t) => exists.has(t));
+    if (made.length) {
+      const columns = await this.query(
+        `SELECT table_name AS t, column_name AS name FROM duckdb_columns() WHERE database_name = 'temp' AND table_name IN (${list(made)})
+         ORDER BY table_name, column_index`,
+      );
+      // Every column but the first (a table keeps one).
+      for (const [i, c] of columns.entries())
+        if (i > 0 && columns[i - 1]!.t === c.t) await this.run(`ALTER TABLE ${q(String(c.t))} DROP COLUMN ${q(String(c.name))}`);
     }
+    for (const t of tables) if (exists.has(t)) await this.run(`DROP TABLE ${q(t)}`);
   }
 
   /**
@@ -244,7 +267,7 @@ export class DuckDBDriver implements Driver {
     } finally {
       rmSync(scratch, { recursive: true, force: true });
     }
-    return { lexical, records };
+    return { lexical, records, columns: parts.length === 1 ? parts[0]!.columns : undefined };
   }
 
   private async count(table: string): Promise<number> {

@@ -276,8 +276,16 @@ export class PostgresDriver implements Driver {
     await this.run(`SELECT pg_advisory_xact_lock(${LOCK_CLASS}, hashtext($1))`, [key]);
   }
 
-  async dropTemporary(tables: string[]): Promise<void> {
-    for (const t of tables) await this.run(`DROP TABLE IF EXISTS ${this.dialect.quote(t)}`);
+  /** A commit's scratch tables and views, dropped in two statements (temporary tables of other drivers of the session stay). */
+  async discardScratch(tables: string[], views: string[]): Promise<void> {
+    await this.dropTemporary(tables, views);
+  }
+
+  /** One statement for the views, one for the tables (views first: a table a view reads cannot go before it). */
+  async dropTemporary(tables: string[], views: string[] = []): Promise<void> {
+    const q = this.dialect.quote;
+    if (views.length) await this.run(`DROP VIEW IF EXISTS ${views.map(q).join(', ')}`);
+    if (tables.length) await this.run(`DROP TABLE IF EXISTS ${tables.map(q).join(', ')}`);
   }
 
   /**
