@@ -126,24 +126,28 @@ for (const engine of pgEngines) {
       }
     });
 
-    it('NDJSON with LF, CR LF or lone CR line breaks stages the same: keys in order of first appearance, blank lines counted', async () => {
+    it('NDJSON with LF, CR LF or lone CR line breaks stages the same: keys in order of first appearance, values as written, blank lines counted', async () => {
       // Keys first seen on later lines, after blank ones; an integer-like key (JS would reorder it).
-      // LF and CR LF go straight into jsonb, a lone CR through a text table first.
+      // LF and CR LF go through COPY as lines, a lone CR through the normalized form first.
       const lines = ['{"id":1,"seq":1,"zeta":"z"}', '', '{"seq":2,"10":"ten","id":2,"alpha":1.5}', '', '{"id":3,"seq":3,"beta":true,"zeta":"y"}'];
-      const staged: Array<{ cols: string[]; rows: unknown[] }> = [];
+      const staged: Array<{ cols: string[]; rows: unknown[]; lexical: unknown[] }> = [];
       for (const [name, eol] of Object.entries({ lf: '\n', crlf: '\r\n', cr: '\r' })) {
         const file = path.join(dir, `breaks_${name}.ndjson`);
         writeFileSync(file, lines.join(eol) + eol);
-        await driver.stageFiles([{ path: file, format: 'ndjson', label: 'f' }], '_t', '_r');
+        const s = await driver.stageFiles([{ path: file, format: 'ndjson', label: 'f' }], '_t', '_r');
         const cols = ((await driver.columns('_t')) ?? []).map((c) => `${c.name} ${c.type}`);
-        const rows = await driver.query(`SELECT "id", "10", "alpha", "beta", "zeta", CAST("__scd_line" AS integer) AS line FROM "_t" ORDER BY "id"`);
-        staged.push({ cols, rows });
+        const rows = await driver.query(
+          `SELECT "id" #>> '{}' AS id, "10" #>> '{}' AS "10", "alpha" #>> '{}' AS alpha, "beta" #>> '{}' AS beta, "zeta" #>> '{}' AS zeta, CAST("__scd_line" AS integer) AS line, "__scd_raw" AS raw FROM "_t" ORDER BY 1`,
+        );
+        staged.push({ cols, rows, lexical: [...s.lexical.entries()] });
+        expect(s.records).toBe(3);
       }
-      expect(staged[0]!.cols).toEqual(['id bigint', 'seq bigint', 'zeta text', '10 text', 'alpha double precision', 'beta boolean', '__scd_file text', '__scd_line bigint']);
+      expect(staged[0]!.cols).toEqual(['id jsonb', 'seq jsonb', 'zeta jsonb', '10 jsonb', 'alpha jsonb', 'beta jsonb', '__scd_file text', '__scd_line bigint', '__scd_raw text']);
+      expect(staged[0]!.lexical).toEqual(['id', 'seq', 'zeta', '10', 'alpha', 'beta'].map((c) => [c, 'json']));
       expect(staged[0]!.rows).toEqual([
-        { id: '1', 10: null, alpha: null, beta: null, zeta: 'z', line: 1 },
-        { id: '2', 10: 'ten', alpha: 1.5, beta: null, zeta: null, line: 3 },
-        { id: '3', 10: null, alpha: null, beta: true, zeta: 'y', line: 5 },
+        { id: '1', 10: null, alpha: null, beta: null, zeta: 'z', line: 1, raw: lines[0] },
+        { id: '2', 10: 'ten', alpha: '1.5', beta: null, zeta: null, line: 3, raw: lines[2] },
+        { id: '3', 10: null, alpha: null, beta: 'true', zeta: 'y', line: 5, raw: lines[4] },
       ]);
       expect(staged[1]).toEqual(staged[0]);
       expect(staged[2]).toEqual(staged[0]);
