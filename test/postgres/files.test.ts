@@ -1,6 +1,6 @@
 /**
  * PostgreSQL file handling: inputs are streamed into the engine with COPY (a large file never
- * sits in JS memory); CSV, JSON arrays and parquet are read with DuckDB's types; exports to CSV
+ * sits in JS memory); records are staged as written (typing/ types them), parquet with its own types; exports to CSV
  * and parquet; tuple sequences as composite types.
  */
 import { createWriteStream, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -151,6 +151,28 @@ for (const engine of pgEngines) {
       ]);
       expect(staged[1]).toEqual(staged[0]);
       expect(staged[2]).toEqual(staged[0]);
+    });
+
+    it('a CSV read by COPY and one split in JavaScript stage alike: text as written, line and raw per record', async () => {
+      // LF and CRLF go through COPY; a lone CR, or a quoted newline, through the JavaScript split.
+      const records = ['1,"a, b",2024-1-5', '2,,1.50', '3,"say ""hi""",x'];
+      const staged: unknown[] = [];
+      for (const [name, eol, extra] of [['lf', '\n', ''], ['crlf', '\r\n', ''], ['cr', '\r', ''], ['quoted', '\n', '4,"two\nlines",y']] as const) {
+        const file = path.join(dir, `text_${name}.csv`);
+        writeFileSync(file, ['id,v,w', ...records, ...(extra ? [extra] : [])].join(eol) + eol);
+        const s = await driver.stageFiles([{ path: file, format: 'csv', label: 'f' }], '_t', '_r');
+        expect(s.records).toBe(extra ? 4 : 3);
+        expect([...s.lexical.entries()]).toEqual([['id', 'text'], ['v', 'text'], ['w', 'text']]);
+        const rows = await driver.query(`SELECT id, v, w, CAST("__scd_line" AS integer) AS line, "__scd_raw" AS raw FROM "_t" WHERE id <> '4' ORDER BY id`);
+        staged.push(rows);
+        if (extra) expect(await driver.query(`SELECT v, CAST("__scd_line" AS integer) AS line, "__scd_raw" AS raw FROM "_t" WHERE id = '4'`)).toEqual([{ v: 'two\nlines', line: 5, raw: extra }]);
+      }
+      expect(staged[0]).toEqual([
+        { id: '1', v: 'a, b', w: '2024-1-5', line: 2, raw: records[0] },
+        { id: '2', v: null, w: '1.50', line: 3, raw: records[1] },
+        { id: '3', v: 'say "hi"', w: 'x', line: 4, raw: records[2] },
+      ]);
+      for (const s of staged.slice(1)) expect(s).toEqual(staged[0]);
     });
 
     it('unreadable lines and CSV rows with the wrong field count are quarantined at their line', async () => {
