@@ -387,6 +387,20 @@ for (const engine of reading) {
       }
     });
 
+    it('a CSV and a JSON-lines file in one commit: a column is JSON in both, typed over both', async () => {
+      const flow: FlowInput = { target: 'dim', keys: ['id'], sequenceBy: 'seq' };
+      await withDriver(async (driver) => {
+        const dir = mkdir(tmp.dir, `${engine.name}-mixed-${++n}`);
+        writeFileSync(path.join(dir, 'a.csv'), 'id,seq,v\n1,1,x\n2,1,"1.5"\n');
+        writeFileSync(path.join(dir, 'b.ndjson'), '{"id":3,"seq":2,"v":"y"}\n{"id":4,"seq":"3","v":"z"}\n');
+        const r = await applyFiles(driver, defineFlow(flow), resolveInputs([dir]));
+        expectAccounted(r);
+        expect(r).toMatchObject({ rowsRead: 4, eventsApplied: 4, quarantined: 0 });
+        const t = await target(driver, flow);
+        expect(t.map((x) => [Number(x.id), Number(x.seq), x.v])).toEqual([[1, 1, 'x'], [2, 1, '1.5'], [3, 2, 'y'], [4, 3, 'z']]);
+      });
+    });
+
     it('declared types win; a value that does not fit its declared type names column, value and type', async () => {
       const flow: FlowInput = { target: 'dim', keys: ['id'], sequenceBy: 'ts', columnTypes: { ts: 'timestamp', code: 'string', amount: 'decimal(10,2)' } };
       await withDriver(async (driver) => {

@@ -85,7 +85,7 @@ function unionByName(parts: Part[], lexical: Map<string, Lexical>): string {
     for (const c of p.columns) {
       const had = all.find((a) => a.name === c.name);
       if (!had) all.push({ name: c.name, type: lexical.get(c.name) === 'json' ? 'jsonb' : c.type });
-      else if (!d.sameType(had.type, c.type)) had.type = d.sameType(had.type, 'jsonb') ? 'jsonb' : (d.commonType(had.type, c.type) ?? 'text');
+      else if (!d.sameType(had.type, c.type)) had.type = lexical.get(c.name) === 'json' ? 'jsonb' : (d.commonType(had.type, c.type) ?? 'text');
     }
   return parts
     .map((p) => {
