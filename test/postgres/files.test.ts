@@ -1,6 +1,6 @@
 /**
  * PostgreSQL file handling: inputs are streamed into the engine with COPY (a large file never
- * sits in JS memory); CSV, JSON arrays and parquet are read with DuckDB's types; exports to CSV
+ * sits in JS memory); records are staged as written (typing/ types them), parquet with its own types; exports to CSV
  * and parquet; tuple sequences as composite types.
  */
 import { createWriteStream, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -126,27 +126,53 @@ for (const engine of pgEngines) {
       }
     });
 
-    it('NDJSON with LF, CR LF or lone CR line breaks stages the same: keys in order of first appearance, blank lines counted', async () => {
+    it('NDJSON with LF, CR LF or lone CR line breaks stages the same: keys in order of first appearance, values as written, blank lines counted', async () => {
       // Keys first seen on later lines, after blank ones; an integer-like key (JS would reorder it).
-      // LF and CR LF go straight into jsonb, a lone CR through a text table first.
+      // LF and CR LF go through COPY as lines, a lone CR through the normalized form first.
       const lines = ['{"id":1,"seq":1,"zeta":"z"}', '', '{"seq":2,"10":"ten","id":2,"alpha":1.5}', '', '{"id":3,"seq":3,"beta":true,"zeta":"y"}'];
-      const staged: Array<{ cols: string[]; rows: unknown[] }> = [];
+      const staged: Array<{ cols: string[]; rows: unknown[]; lexical: unknown[] }> = [];
       for (const [name, eol] of Object.entries({ lf: '\n', crlf: '\r\n', cr: '\r' })) {
         const file = path.join(dir, `breaks_${name}.ndjson`);
         writeFileSync(file, lines.join(eol) + eol);
-        await driver.stageFiles([{ path: file, format: 'ndjson', label: 'f' }], '_t', '_r');
+        const s = await driver.stageFiles([{ path: file, format: 'ndjson', label: 'f' }], '_t', '_r');
         const cols = ((await driver.columns('_t')) ?? []).map((c) => `${c.name} ${c.type}`);
-        const rows = await driver.query(`SELECT "id", "10", "alpha", "beta", "zeta", CAST("__scd_line" AS integer) AS line FROM "_t" ORDER BY "id"`);
-        staged.push({ cols, rows });
+        const rows = await driver.query(
+          `SELECT "id" #>> '{}' AS id, "10" #>> '{}' AS "10", "alpha" #>> '{}' AS alpha, "beta" #>> '{}' AS beta, "zeta" #>> '{}' AS zeta, CAST("__scd_line" AS integer) AS line, "__scd_raw" AS raw FROM "_t" ORDER BY 1`,
+        );
+        staged.push({ cols, rows, lexical: [...s.lexical.entries()] });
+        expect(s.records).toBe(3);
       }
-      expect(staged[0]!.cols).toEqual(['id bigint', 'seq bigint', 'zeta text', '10 text', 'alpha double precision', 'beta boolean', '__scd_file text', '__scd_line bigint']);
+      expect(staged[0]!.cols).toEqual(['id jsonb', 'seq jsonb', 'zeta jsonb', '10 jsonb', 'alpha jsonb', 'beta jsonb', '__scd_file text', '__scd_line bigint', '__scd_raw text']);
+      expect(staged[0]!.lexical).toEqual(['id', 'seq', 'zeta', '10', 'alpha', 'beta'].map((c) => [c, 'json']));
       expect(staged[0]!.rows).toEqual([
-        { id: '1', 10: null, alpha: null, beta: null, zeta: 'z', line: 1 },
-        { id: '2', 10: 'ten', alpha: 1.5, beta: null, zeta: null, line: 3 },
-        { id: '3', 10: null, alpha: null, beta: true, zeta: 'y', line: 5 },
+        { id: '1', 10: null, alpha: null, beta: null, zeta: 'z', line: 1, raw: lines[0] },
+        { id: '2', 10: 'ten', alpha: '1.5', beta: null, zeta: null, line: 3, raw: lines[2] },
+        { id: '3', 10: null, alpha: null, beta: 'true', zeta: 'y', line: 5, raw: lines[4] },
       ]);
       expect(staged[1]).toEqual(staged[0]);
       expect(staged[2]).toEqual(staged[0]);
+    });
+
+    it('a CSV read by COPY and one split in JavaScript stage alike: text as written, line and raw per record', async () => {
+      // LF and CRLF go through COPY; a lone CR, or a quoted newline, through the JavaScript split.
+      const records = ['1,"a, b",2024-1-5', '2,,1.50', '3,"say ""hi""",x'];
+      const staged: unknown[] = [];
+      for (const [name, eol, extra] of [['lf', '\n', ''], ['crlf', '\r\n', ''], ['cr', '\r', ''], ['quoted', '\n', '4,"two\nlines",y']] as const) {
+        const file = path.join(dir, `text_${name}.csv`);
+        writeFileSync(file, ['id,v,w', ...records, ...(extra ? [extra] : [])].join(eol) + eol);
+        const s = await driver.stageFiles([{ path: file, format: 'csv', label: 'f' }], '_t', '_r');
+        expect(s.records).toBe(extra ? 4 : 3);
+        expect([...s.lexical.entries()]).toEqual([['id', 'text'], ['v', 'text'], ['w', 'text']]);
+        const rows = await driver.query(`SELECT id, v, w, CAST("__scd_line" AS integer) AS line, "__scd_raw" AS raw FROM "_t" WHERE id <> '4' ORDER BY id`);
+        staged.push(rows);
+        if (extra) expect(await driver.query(`SELECT v, CAST("__scd_line" AS integer) AS line, "__scd_raw" AS raw FROM "_t" WHERE id = '4'`)).toEqual([{ v: 'two\nlines', line: 5, raw: extra }]);
+      }
+      expect(staged[0]).toEqual([
+        { id: '1', v: 'a, b', w: '2024-1-5', line: 2, raw: records[0] },
+        { id: '2', v: null, w: '1.50', line: 3, raw: records[1] },
+        { id: '3', v: 'say "hi"', w: 'x', line: 4, raw: records[2] },
+      ]);
+      for (const s of staged.slice(1)) expect(s).toEqual(staged[0]);
     });
 
     it('unreadable lines and CSV rows with the wrong field count are quarantined at their line', async () => {

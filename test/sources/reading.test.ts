@@ -1,7 +1,7 @@
 /**
  * Reading and typing (issue 17): every record counted, exactly as written; one bad record never
- * harms the good ones. Each case was seen breaking; each must hold on every engine whose reader
- * stages records as written (docs/TYPES.md). PostgreSQL's reader joins this list when it does.
+ * harms the good ones. Each case was seen breaking; each must hold on every engine (each reader
+ * stages records as written, docs/TYPES.md).
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -16,8 +16,8 @@ beforeAll(() => {
 });
 afterAll(() => tmp.cleanup());
 
-/** Engines whose reader keeps every record as written (typing/): DuckDB so far. */
-const reading = engines.filter((e) => e.name === 'duckdb');
+/** Every engine's reader keeps every record as written (typing/). */
+const reading = engines;
 
 const lines = (...ls: Array<string | Buffer>) => Buffer.concat(ls.map((l) => Buffer.concat([typeof l === 'string' ? Buffer.from(l) : l, Buffer.from('\n')])));
 
@@ -143,7 +143,8 @@ for (const engine of reading) {
         const q = await quarantined(driver, 'dim');
         expect(q.map((x) => x.line)).toEqual([2, 3, 4, 5, 9]);
         expect(q[0]!.reason).toBe('invalid UTF-8');
-        expect(q[0]!.raw).toBe('\\xFF\\xFE\u0000A');
+        // PostgreSQL text cannot hold a NUL character: there it is shown as \x00 too.
+        expect(q[0]!.raw).toBe(engine.name === 'duckdb' ? '\\xFF\\xFE\u0000A' : '\\xFF\\xFE\\x00A');
       });
     });
 
@@ -283,6 +284,123 @@ for (const engine of reading) {
       });
     });
 
+    it('12: a line \\. is a record like any other: the lines after it are read (NDJSON and CSV)', async () => {
+      const flow: FlowInput = { target: 'dim', keys: ['id'], sequenceBy: 'seq' };
+      await withDriver(async (driver) => {
+        const f = file('mark.ndjson', lines('{"id":1,"seq":1}', '\\.', '{"id":2,"seq":1}'));
+        const r = await applyFiles(driver, defineFlow(flow), resolveInputs([f]));
+        expectAccounted(r);
+        expect(r).toMatchObject({ rowsRead: 3, eventsApplied: 2, quarantined: 1 });
+        expect((await quarantined(driver, 'dim')).map((x) => [x.line, x.reason, x.raw])).toEqual([[2, 'malformed JSON', '\\.']]);
+      });
+      await withDriver(async (driver) => {
+        const f = file('mark.csv', 'id,seq,v\r\n1,1,a\r\n\\.\r\n2,1,b\r\n');
+        const r = await applyFiles(driver, defineFlow(flow), resolveInputs([f]));
+        expectAccounted(r);
+        expect(r).toMatchObject({ rowsRead: 3, eventsApplied: 2, quarantined: 1 });
+        const q = await quarantined(driver, 'dim');
+        expect(q.map((x) => x.line)).toEqual([3]);
+        // DuckDB's CSV rejects give a CRLF file's rejected line with the LF before it (a DuckDB gap, open).
+        if (engine.name !== 'duckdb') expect(q.map((x) => x.raw)).toEqual(['\\.']);
+        expect((await target(driver, flow)).map((x) => [Number(x.id), x.v])).toEqual([[1, 'a'], [2, 'b']]);
+      });
+    });
+
+    it('12: lone-CR line endings: every line is a record (NDJSON and CSV)', async () => {
+      const flow: FlowInput = { target: 'dim', keys: ['id'], sequenceBy: 'seq' };
+      await withDriver(async (driver) => {
+        const f = file('cr.ndjson', '{"id":1,"seq":1}\r{"id":2,"seq":1}\r\r{"id":3,"seq":1}\r');
+        const r = await applyFiles(driver, defineFlow(flow), resolveInputs([f]));
+        expectAccounted(r);
+        expect(r).toMatchObject({ rowsRead: 3, eventsApplied: 3, quarantined: 0 });
+      });
+      await withDriver(async (driver) => {
+        const f = file('cr.csv', 'id,seq,v\r1,1,a\r2,1,"b c"\r3,1,c\r');
+        const r = await applyFiles(driver, defineFlow(flow), resolveInputs([f]));
+        expectAccounted(r);
+        expect(r).toMatchObject({ rowsRead: 3, eventsApplied: 3, quarantined: 0 });
+        expect((await target(driver, flow)).map((x) => x.v)).toEqual(['a', 'b c', 'c']);
+      });
+    });
+
+    it('12: invalid UTF-8 in a CSV record quarantines that record, never a replacement character', async () => {
+      const flow: FlowInput = { target: 'dim', keys: ['id'], sequenceBy: 'seq' };
+      await withDriver(async (driver) => {
+        const f = file('bytes.csv', Buffer.concat([Buffer.from('id,seq,v\n1,1,a\n2,1,'), Buffer.from([0xff, 0x62]), Buffer.from('\n3,1,c\n')]));
+        const r = await applyFiles(driver, defineFlow(flow), resolveInputs([f]));
+        expectAccounted(r);
+        expect(r).toMatchObject({ rowsRead: 3, eventsApplied: 2, quarantined: 1 });
+        const q = await quarantined(driver, 'dim');
+        expect(q.map((x) => x.line)).toEqual([3]);
+        expect(q[0]!.reason).toMatch(/UTF-8|unicode/i);
+        expect((await target(driver, flow)).map((x) => [Number(x.id), x.v])).toEqual([[1, 'a'], [3, 'c']]);
+      });
+    });
+
+    it('12: a NUL escape or a lone surrogate anywhere in a record quarantines that record alone', async () => {
+      const flow: FlowInput = { target: 'dim', keys: ['id'], sequenceBy: 'seq' };
+      // A NUL in a key name: DuckDB's reader fails the run on it (a DuckDB gap, open); PostgreSQL quarantines it.
+      const nulKey = engine.name === 'duckdb' ? '{"id":4,"seq":1,"k":"\\u0000"}' : '{"id":4,"seq":1,"\\u0000k":1}';
+      const bad = ['{"id":2,"seq":1,"v":"a\\u0000b"}', '{"id":3,"seq":1,"v":"\\ud800"}', nulKey, '{"id":5,"seq":1,"v":"\\udc00x"}'];
+      const good = ['{"id":1,"seq":1,"v":"\\\\u0000 as text"}', '{"id":6,"seq":1,"v":"\\ud83d\\ude00"}'];
+      for (const extra of [[], ['{"id": 7, "seq": ']]) {
+        await withDriver(async (driver) => {
+          // With a malformed line too, the file takes the normalizing path: the same records fail.
+          const f = file('nul.ndjson', lines(good[0]!, ...bad, good[1]!, ...extra));
+          const r = await applyFiles(driver, defineFlow(flow), resolveInputs([f]));
+          expectAccounted(r);
+          expect(r).toMatchObject({ rowsRead: 6 + extra.length, eventsApplied: 2, quarantined: 4 + extra.length });
+          const q = await quarantined(driver, 'dim');
+          expect(q.slice(0, 4).map((x) => [x.line, x.raw])).toEqual(bad.map((b, i) => [i + 2, b]));
+          // DuckDB's JSON parser refuses a lone surrogate as malformed; PostgreSQL's json reads it.
+          const surrogate = engine.name === 'duckdb' ? /malformed JSON/ : /surrogate/;
+          expect(q.slice(0, 4).map((x) => x.reason)).toEqual([
+            expect.stringMatching(/NUL/),
+            expect.stringMatching(surrogate),
+            expect.stringMatching(/NUL/),
+            expect.stringMatching(surrogate),
+          ]);
+          expect((await target(driver, flow)).map((x) => [Number(x.id), x.v])).toEqual([[1, '\\u0000 as text'], [6, '\u{1F600}']]);
+        });
+      }
+    });
+
+    it('9: integers beyond 2^53 pass exactly, whichever path a file takes', async () => {
+      const flow: FlowInput = { target: 'dim', keys: ['id'], sequenceBy: 'seq' };
+      for (const extra of [[], ['not json']]) {
+        await withDriver(async (driver) => {
+          const f = file('big.ndjson', lines(
+            '{"id":1234567890123456789,"seq":9007199254740993,"v":"a"}',
+            '{"id":1234567890123456790,"seq":9007199254740993,"v":"b"}',
+            '{"id":1234567890123456789,"seq":9007199254740992,"v":"old"}',
+            ...extra,
+          ));
+          const r = await applyFiles(driver, defineFlow(flow), resolveInputs([f]));
+          expectAccounted(r);
+          expect(r).toMatchObject({ rowsRead: 3 + extra.length, eventsApplied: 3, duplicates: 0 });
+          const rows = await driver.query(`SELECT CAST(id AS VARCHAR) AS id, CAST(seq AS VARCHAR) AS seq, v FROM dim WHERE "__END_AT" IS NULL ORDER BY 1`);
+          expect(rows.map((x) => [x.id, x.seq, x.v])).toEqual([
+            ['1234567890123456789', '9007199254740993', 'a'],
+            ['1234567890123456790', '9007199254740993', 'b'],
+          ]);
+        });
+      }
+    });
+
+    it('a CSV and a JSON-lines file in one commit: a column is JSON in both, typed over both', async () => {
+      const flow: FlowInput = { target: 'dim', keys: ['id'], sequenceBy: 'seq' };
+      await withDriver(async (driver) => {
+        const dir = mkdir(tmp.dir, `${engine.name}-mixed-${++n}`);
+        writeFileSync(path.join(dir, 'a.csv'), 'id,seq,v\n1,1,x\n2,1,"1.5"\n');
+        writeFileSync(path.join(dir, 'b.ndjson'), '{"id":3,"seq":2,"v":"y"}\n{"id":4,"seq":"3","v":"z"}\n');
+        const r = await applyFiles(driver, defineFlow(flow), resolveInputs([dir]));
+        expectAccounted(r);
+        expect(r).toMatchObject({ rowsRead: 4, eventsApplied: 4, quarantined: 0 });
+        const t = await target(driver, flow);
+        expect(t.map((x) => [Number(x.id), Number(x.seq), x.v])).toEqual([[1, 1, 'x'], [2, 1, '1.5'], [3, 2, 'y'], [4, 3, 'z']]);
+      });
+    });
+
     it('declared types win; a value that does not fit its declared type names column, value and type', async () => {
       const flow: FlowInput = { target: 'dim', keys: ['id'], sequenceBy: 'ts', columnTypes: { ts: 'timestamp', code: 'string', amount: 'decimal(10,2)' } };
       await withDriver(async (driver) => {
@@ -294,9 +412,10 @@ for (const engine of reading) {
         expectAccounted(r);
         expect(r.quarantined).toBe(1);
         const q = await quarantined(driver, 'dim');
-        expect(q[0]!.reason).toMatch(/1\.255 does not fit column "amount" \("?DECIMAL\(10,2\)"?\)/);
+        expect(q[0]!.reason).toMatch(/1\.255 does not fit column "amount" \("?(DECIMAL|numeric)\(10,2\)"?\)/);
+        const d = driver.dialect;
         const cols = Object.fromEntries((await driver.columns('dim'))!.map((c) => [c.name, c.type]));
-        expect(cols).toMatchObject({ ts: 'TIMESTAMP WITH TIME ZONE', code: 'VARCHAR', amount: 'DECIMAL(10,2)' });
+        expect([d.sameType(cols.ts!, d.types.timestamptz) || cols.ts === 'TIMESTAMP WITH TIME ZONE', d.sameType(cols.code!, d.types.text) || cols.code === 'VARCHAR', d.sameType(cols.amount!, d.decimal(10, 2))]).toEqual([true, true, true]);
         const t = await target(driver, flow);
         expect(t.map((x) => [x.id, x.ts, x.code])).toEqual([
           [1, '2025-01-01T10:00:00Z', '7'],

@@ -1,68 +1,145 @@
-import { createReadStream, createWriteStream } from 'node:fs';
-import { end, write } from '../../sources/lines.js';
+import { isUtf8 } from 'node:buffer';
+import { createWriteStream, readFileSync } from 'node:fs';
+import { visible } from '../../files/text-records.js';
+import { end, write } from '../../files/streams.js';
 
 /**
- * CSV records that PostgreSQL's COPY refuses (a row with too many or too few fields, an unclosed
- * quote) would refuse the whole file; like DuckDB's rejects, they are set apart instead. Used only
- * after COPY refused a file. Streams: memory stays bounded by the longest record.
+ * A CSV file (header first) read record by record in JavaScript, for the files PostgreSQL's COPY
+ * cannot read as written (postgres-lines.ts `copyPlain`: invalid UTF-8, NUL bytes, lone-CR line
+ * endings, a line `\.`) or whose records COPY cannot place on their lines (a quoted newline, a
+ * blank line, a record with too many or too few fields). RFC 4180 quoting; a record ends at LF,
+ * CRLF or a lone CR outside quotes; a blank line is no record.
  */
 export interface CsvSplit {
+  /** The header's column names (duplicates numbered like DuckDB's reader). */
+  header: string[];
   good: number;
   bad: number;
 }
 
 /**
- * Split a CSV file (header first) into `goodOut` (headerless; each record gets one more field: its
- * physical line number) and `badOut` (NDJSON lines {line, reason, raw}).
+ * Split `file` into `goodOut` (headerless CSV, every field quoted, an unquoted empty field for
+ * NULL, then two more fields: the record's first physical line and its raw text as written) and
+ * `badOut` (NDJSON lines {line, reason, raw}: wrong number of fields, unclosed quote, invalid
+ * UTF-8 — raw with its bytes shown as \xHH —, a NUL character).
  */
-export async function splitCsv(file: string, fields: number, goodOut: string, badOut: string): Promise<CsvSplit> {
+export async function splitCsv(file: string, goodOut: string, badOut: string): Promise<CsvSplit> {
+  const bytes = readFileSync(file);
   const good = createWriteStream(goodOut);
   const bad = createWriteStream(badOut);
-  const counts: CsvSplit = { good: 0, bad: 0 };
-  let line = 1;
-  let startLine = 1;
-  let record = '';
-  let quoted = false;
-  let count = 1;
-  let header = true;
-  const finish = async (closedQuote: boolean) => {
-    const text = record.replace(/\r$/, '');
-    const first = header;
-    header = false;
-    if (!first && text !== '') {
-      if (!closedQuote) {
-        counts.bad++;
-        await write(bad, JSON.stringify({ line: startLine, reason: 'unterminated quoted field', raw: text }) + '\n');
-      } else if (count !== fields) {
-        counts.bad++;
-        await write(bad, JSON.stringify({ line: startLine, reason: `expected ${fields} fields, found ${count}`, raw: text }) + '\n');
-      } else {
-        counts.good++;
-        await write(good, `${text},${startLine}\n`);
-      }
-    }
-    record = '';
-    count = 1;
+  const out: CsvSplit = { header: [], good: 0, bad: 0 };
+  let fields = -1;
+  const reject = (line: number, reason: string, raw: string) => {
+    out.bad++;
+    return write(bad, JSON.stringify({ line, reason, raw }) + '\n');
   };
-  for await (const chunk of createReadStream(file, { encoding: 'utf8' }) as AsyncIterable<string>) {
-    let from = 0;
-    for (let i = 0; i < chunk.length; i++) {
-      const ch = chunk[i];
-      if (ch === '"') quoted = !quoted;
-      else if (ch === ',' && !quoted) count++;
-      else if (ch === '\n') {
-        if (!quoted) {
-          record += chunk.slice(from, i);
-          from = i + 1;
-          await finish(true);
-          startLine = line + 1;
-        }
-        line++;
-      }
+  for (const rec of records(bytes)) {
+    const rawBytes = bytes.subarray(rec.start, rec.end);
+    if (rawBytes.length === 0) continue;
+    if (!isUtf8(rawBytes)) {
+      if (fields < 0) fields = 0;
+      await reject(rec.line, 'invalid UTF-8', visible(rawBytes).replace(/\u0000/g, '\\x00'));
+      continue;
     }
-    record += chunk.slice(from);
+    const raw = rawBytes.toString('utf8');
+    if (fields < 0) {
+      out.header = headerNames(rec.values.map((v) => (v === null ? '' : v.toString('utf8'))));
+      fields = out.header.length;
+      continue;
+    }
+    if (rawBytes.includes(0)) await reject(rec.line, 'a NUL character in a field', raw.replace(/\u0000/g, '\\x00'));
+    else if (!rec.closed) await reject(rec.line, 'unterminated quoted field', raw);
+    else if (rec.values.length !== fields) await reject(rec.line, `expected ${fields} fields, found ${rec.values.length}`, raw);
+    else {
+      out.good++;
+      const cells = rec.values.map((v) => (v === null ? '' : quote(v.toString('utf8'))));
+      await write(good, `${[...cells, String(rec.line), quote(raw)].join(',')}\n`);
+    }
   }
-  if (record !== '' || quoted) await finish(!quoted);
   await Promise.all([end(good), end(bad)]);
-  return counts;
+  return out;
+}
+
+const quote = (s: string) => `"${s.replace(/"/g, '""')}"`;
+
+interface CsvRecord {
+  /** The physical line it starts on, from 1. */
+  line: number;
+  start: number;
+  /** Where it ends (before its line ending). */
+  end: number;
+  /** Its fields: bytes, or null for an unquoted empty field. */
+  values: Array<Buffer | null>;
+  /** False when a quote opened in it is never closed. */
+  closed: boolean;
+}
+
+function* records(bytes: Buffer): Generator<CsvRecord> {
+  let start = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0; // a UTF-8 BOM
+  let line = 1;
+  let i = start;
+  while (start < bytes.length) {
+    const values: Array<Buffer | null> = [];
+    const first = line;
+    let closed = true;
+    let field: number[] | undefined;
+    let fieldStart = i;
+    let quoted = false;
+    let end = -1;
+    for (;;) {
+      const b = i < bytes.length ? bytes[i] : -1;
+      if (quoted) {
+        if (b === -1) {
+          closed = false;
+          end = i;
+          break;
+        }
+        if (b === 0x22) {
+          if (bytes[i + 1] === 0x22) (field!.push(0x22), (i += 2));
+          else (quoted = false), i++;
+          continue;
+        }
+        if (b === 0x0a || (b === 0x0d && bytes[i + 1] !== 0x0a)) line++;
+        field!.push(b!);
+        i++;
+        continue;
+      }
+      if (b === 0x2c || b === 0x0a || b === 0x0d || b === -1) {
+        values.push(field ? Buffer.from(field) : i === fieldStart ? null : bytes.subarray(fieldStart, i));
+        field = undefined;
+        if (b === 0x2c) {
+          i++;
+          fieldStart = i;
+          continue;
+        }
+        end = i;
+        break;
+      }
+      if (b === 0x22 && i === fieldStart && !field) {
+        field = [];
+        quoted = true;
+        i++;
+        continue;
+      }
+      if (field) field.push(b!);
+      i++;
+    }
+    const nextStart = end < bytes.length ? (bytes[end] === 0x0d && bytes[end + 1] === 0x0a ? end + 2 : end + 1) : end;
+    // A record of one empty field is a blank line.
+    yield { line: first, start, end, values: end === start ? [] : values, closed };
+    if (end < bytes.length) line++;
+    start = nextStart;
+    i = nextStart;
+  }
+}
+
+/** Column names from a header record: an empty name is column<i>, duplicates numbered like DuckDB. */
+function headerNames(names: string[]): string[] {
+  const seen = new Map<string, number>();
+  return names.map((n, i) => {
+    const name = n.trim() === '' ? `column${i}` : n;
+    const k = seen.get(name) ?? 0;
+    seen.set(name, k + 1);
+    return k ? `${name}_${k}` : name;
+  });
 }

@@ -1,0 +1,143 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { normalizeJsonText } from '../../files/text-records.js';
+import { checkSourceKeys } from '../../files/source-keys.js';
+import type { ColumnInfo, InputFile } from '../driver.js';
+import { FILE_COLUMN, LINE_COLUMN, RAW_COLUMN } from '../driver.js';
+import type { CopySource } from './postgres-client.js';
+import { postgresDialect as d, sqlString } from './postgres-dialect.js';
+import { copyLines, copyPlain } from './postgres-lines.js';
+
+const q = d.quote;
+
+/** What staging needs from the driver. */
+export interface StageHost {
+  run(sql: string, params?: unknown[]): Promise<void>;
+  query(sql: string, params?: unknown[]): Promise<Array<Record<string, unknown>>>;
+  copyFrom(sql: string, source: CopySource): Promise<void>;
+  /** Run fn; if it fails, undo its statements (a savepoint inside a transaction) and return the error. */
+  attempt(fn: () => Promise<void>): Promise<unknown | undefined>;
+  columns(table: string): Promise<ColumnInfo[] | undefined>;
+}
+
+export const NUL_REASON = 'a NUL character (\\u0000) in a string';
+export const SURROGATE_REASON = 'a UTF-16 surrogate without its pair in a string';
+
+/**
+ * Stage one JSON or JSON-lines file into `part`, the way DuckDB's reader does
+ * (dialects/duckdb/duckdb-json-stage.ts): one row per record with its file, line, raw text as
+ * written (RAW_COLUMN) and each key's value as jsonb (lexical `json`: scdkit types them,
+ * typing/infer.ts); records that cannot be read (not JSON, not an object, not UTF-8, a string
+ * PostgreSQL cannot store: a NUL character, a lone surrogate) go to `rejects` with their raw text.
+ * Returns the columns, in order of first appearance, and the records read (every non-blank line,
+ * or array element).
+ *
+ * A JSON-lines file that COPY can split into lines as written (postgres-lines.ts `copyPlain`) is
+ * read by COPY, a line a row; any other file, and one with a line that is not JSON (a value may
+ * span lines), is normalized first (files/text-records.ts). Values keep their exact numbers: jsonb
+ * holds a JSON number as a numeric (no value passes through a double or a JavaScript number).
+ */
+export async function stageJsonFile(host: StageHost, file: InputFile, part: string, rejects: string, scratch: string, i: number): Promise<{ columns: string[]; records: number }> {
+  const label = file.label ?? file.path;
+  const lines = `_scd_lines_${i}`;
+  const records = `_scd_records_${i}`;
+  if (file.format === 'ndjson' && copyPlain(file.path)) {
+    await copyLines(host, file.path, lines);
+    const malformed = await checkRecords(host, `SELECT n AS line, raw, CAST(NULL AS text) AS reason FROM ${q(lines)}`, records);
+    await host.run(`DROP TABLE ${q(lines)}`);
+    // A line that is not JSON may be part of a value that spans lines: the normalized form decides.
+    if (!malformed) return finish(host, records, part, rejects, label, !!file.numbered);
+    await host.run(`DROP TABLE ${q(records)}`);
+  }
+  const normalized = path.join(scratch, `records_${i}.ndjson`);
+  await normalizeJsonText(file.path, normalized);
+  keepNulVisible(normalized);
+  await copyLines(host, normalized, lines);
+  await checkRecords(
+    host,
+    `SELECT CAST(j->>'l' AS bigint) AS line, j->>'r' AS raw, j->>'e' AS reason FROM (SELECT CAST(raw AS json) AS j FROM ${q(lines)} WHERE raw IS NOT NULL) w`,
+    records,
+  );
+  await host.run(`DROP TABLE ${q(lines)}`);
+  return finish(host, records, part, rejects, label, !!file.numbered);
+}
+
+/**
+ * A NUL byte in a line (normalized as the JSON escape \u0000 of its raw text) becomes the visible
+ * \x00: PostgreSQL text cannot hold a NUL. Only a file that has one is rewritten (rare).
+ */
+export function keepNulVisible(normalized: string): void {
+  const text = readFileSync(normalized, 'utf8');
+  // A NUL escape is \u0000 after an even number of backslashes (an odd one escapes the backslash).
+  const nul = /(?<!\\)((?:\\\\)*)\\u0000/g;
+  if (!nul.test(text)) return;
+  writeFileSync(normalized, text.replace(nul, '$1\\\\x00'));
+}
+
+/**
+ * `from` gives (line, raw, reason) → `records` (line, raw, reason, b jsonb): blank lines are no
+ * records; each record parsed once, straight (one statement) or, when a record does not parse,
+ * each alone. Returns how many records are malformed JSON.
+ */
+async function checkRecords(host: StageHost, from: string, records: string): Promise<number> {
+  await host.run(`DROP TABLE IF EXISTS ${q(records)}`);
+  const make = (parse: string) =>
+    host.run(
+      `CREATE TEMP TABLE ${q(records)} AS SELECT line, raw, reason, CASE WHEN reason IS NULL THEN ${parse} END AS b
+       FROM (${from}) f WHERE raw IS NOT NULL AND btrim(raw, E' \\t\\r') <> ''`,
+    );
+  if (await host.attempt(() => make(`CAST(raw AS jsonb)`))) {
+    await host.run(`DROP TABLE IF EXISTS ${q(records)}`);
+    await make(d.tryCast('raw', 'jsonb'));
+    // json keeps a string as written, so it reads what jsonb refuses to store.
+    const nul = `raw ~ '(^|[^\\\\])(\\\\\\\\)*\\\\u0000'`;
+    await host.run(
+      `UPDATE ${q(records)} SET reason = CASE WHEN ${d.tryCast('raw', 'json')} IS NULL THEN 'malformed JSON'
+         WHEN ${nul} THEN ${sqlString(NUL_REASON)} ELSE ${sqlString(SURROGATE_REASON)} END
+       WHERE reason IS NULL AND b IS NULL`,
+    );
+  }
+  await host.run(`UPDATE ${q(records)} SET reason = 'not a JSON object' WHERE reason IS NULL AND jsonb_typeof(b) <> 'object'`);
+  return Number((await host.query(`SELECT count(*) AS n FROM ${q(records)} WHERE reason = 'malformed JSON'`))[0]!.n);
+}
+
+/** records → part (the good ones, a column per key) and rejects (the others). */
+async function finish(host: StageHost, records: string, part: string, rejects: string, label: string, numbered: boolean): Promise<{ columns: string[]; records: number }> {
+  const own = numbered ? [LINE_COLUMN, RAW_COLUMN] : [];
+  const keys = (await keysInOrder(host, records)).filter((k) => !own.includes(k));
+  checkSourceKeys(keys);
+  // A numbered copy's records carry where (and what) they were in the original file.
+  const line = numbered ? `coalesce(CAST(b->>${sqlString(LINE_COLUMN)} AS bigint), line)` : 'line';
+  const raw = numbered ? `coalesce(b->>${sqlString(RAW_COLUMN)}, raw)` : 'raw';
+  const values = keys.map((k) => `NULLIF(b->${sqlString(k)}, 'null'::jsonb) AS ${q(k)}`);
+  await host.run(
+    `CREATE TEMP TABLE ${q(part)} AS SELECT ${[...values, `CAST($1 AS text) AS ${q(FILE_COLUMN)}`, `${line} AS ${q(LINE_COLUMN)}`, `${raw} AS ${q(RAW_COLUMN)}`].join(', ')}
+     FROM ${q(records)} WHERE reason IS NULL`,
+    [label],
+  );
+  await host.run(`INSERT INTO ${q(rejects)} SELECT $1, line, reason, raw FROM ${q(records)} WHERE reason IS NOT NULL`, [label]);
+  const n = Number((await host.query(`SELECT count(*) AS n FROM ${q(records)}`))[0]!.n);
+  await host.run(`DROP TABLE ${q(records)}`);
+  return { columns: keys, records: n };
+}
+
+/**
+ * The keys of the good records, in order of first appearance: by the first record that has the
+ * key, then by its place in that record's text (jsonb does not keep the order of keys; json does).
+ */
+async function keysInOrder(host: StageHost, records: string): Promise<string[]> {
+  const first = await host.query(
+    `SELECT k, min(line) AS line FROM ${q(records)} r CROSS JOIN LATERAL jsonb_object_keys(r.b) k WHERE r.reason IS NULL GROUP BY k`,
+  );
+  if (!first.length) return [];
+  const lines = [...new Set(first.map((r) => String(r.line)))];
+  const placed = await host.query(
+    `SELECT r.line, e.key, min(e.ord) AS ord FROM ${q(records)} r CROSS JOIN LATERAL json_object_keys(CAST(r.raw AS json)) WITH ORDINALITY e(key, ord)
+     WHERE r.reason IS NULL AND r.line IN (${lines.map((l) => `CAST(${sqlString(l)} AS bigint)`).join(', ')}) GROUP BY r.line, e.key`,
+  );
+  const place = new Map(placed.map((r) => [`${String(r.line)}:${String(r.key)}`, Number(r.ord)]));
+  return first
+    .map((r) => ({ key: String(r.k), line: BigInt(String(r.line)), ord: place.get(`${String(r.line)}:${String(r.k)}`) ?? 0 }))
+    .sort((a, b) => (a.line < b.line ? -1 : a.line > b.line ? 1 : a.ord - b.ord))
+    .map((r) => r.key);
+}
