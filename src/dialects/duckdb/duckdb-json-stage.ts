@@ -119,7 +119,7 @@ async function stageWithKeys(db: SqlRunner, checked: string, columns: string[], 
  * record. A regular expression, not `trim(raw, chars) = ''`: DuckDB's trim with a character list
  * cost 0.9 s for 1M lines (it copies every line), the match stops at a line's first other character.
  */
-const BLANK = (raw: string) => `regexp_full_match(${raw}, '[ \t\r]*')`;
+const BLANK = (raw: string) => `regexp_full_match(${raw}, '[ \\t\\r]*')`;
 
 /**
  * Whether a record has a key the list `known` lacks. A file's writer puts the same keys in the same
@@ -143,13 +143,14 @@ async function finish(db: SqlRunner, part: string, rejects: string, staged: Stag
 
 /**
  * Why a record's raw text cannot be a record, or nothing: malformed JSON, not an object, or a
- * string no engine stores as text (a NUL character, a UTF-16 surrogate without its pair).
+ * string no engine stores as text (a NUL character, a UTF-16 surrogate without its pair). The
+ * escapes are looked for with `contains` first: most records have no `\u` at all.
  */
 function readReason(raw: string): string {
   return `WHEN NOT json_valid(${raw}) THEN 'malformed JSON'
     ELSE CASE WHEN json_type(${raw}) <> 'OBJECT' THEN 'not a JSON object'
       WHEN contains(${raw}, '\\u0000') AND regexp_matches(${raw}, '(^|[^\\\\])(\\\\\\\\)*\\\\u0000') THEN 'a NUL character (\\u0000) in a string'
-      WHEN regexp_matches(${raw}, '\\\\u[dD][89abAB]') OR regexp_matches(${raw}, '\\\\u[dD][c-fC-F]')
+      WHEN contains(${raw}, '\\u') AND regexp_matches(${raw}, '\\\\u[dD][89a-fA-F]')
         THEN CASE WHEN regexp_matches(regexp_replace(${raw}, '\\\\u[dD][89abAB][0-9a-fA-F]{2}\\\\u[dD][c-fC-F][0-9a-fA-F]{2}', '', 'g'), '\\\\u[dD][89a-fA-F][0-9a-fA-F]{2}')
           THEN 'a UTF-16 surrogate without its pair in a string' END
       END`;
