@@ -71,39 +71,52 @@ export interface UntypedColumn {
 
 /**
  * One pass over the staged records classes every value of the given columns and counts the
- * classes per column (all files of the commit together).
+ * classes per column (all files of the commit together). The samples a message quotes are looked
+ * up afterwards, only for a column whose values stop the apply.
  */
 export async function inferTypes(driver: Driver, table: string, columns: UntypedColumn[]): Promise<Map<string, TypeDecision>> {
   const out = new Map<string, TypeDecision>();
   if (!columns.length) return out;
   const d = driver.dialect;
+  // One grouping by every column's class at once: real data has few combinations of classes, so
+  // this hashes short keys into a handful of groups (a count per group).
+  const ks = columns.map((_, j) => `k${j}`);
+  const rows = await driver.query(`SELECT ${ks.join(', ')}, count(*) AS n FROM (${classesSql(d, table, columns)}) c GROUP BY ${ks.join(', ')}`);
+  for (const [j, c] of columns.entries()) {
+    const counts = Object.fromEntries(CLASSES.map((k) => [k, 0])) as Record<ValueClass, number>;
+    for (const r of rows) {
+      const k = r[`k${j}`];
+      if (k !== null && k !== undefined) counts[String(k) as ValueClass] += Number(r.n);
+    }
+    let decision = decideType(d, { counts, samples: {} }, c.lexical, c.isSequence);
+    if (decision.kind !== 'typed') decision = decideType(d, { counts, samples: await samplesOf(driver, table, c) }, c.lexical, c.isSequence);
+    out.set(c.name, decision);
+  }
+  return out;
+}
+
+/**
+ * Each value's class (k0, k1, ...) and its text (x0, x1, ...), per staged record: each value's text
+ * and kind computed once (innermost), its class from them.
+ */
+function classesSql(d: Dialect, table: string, columns: UntypedColumn[]): string {
   const q = d.quote;
-  // Each value's text and kind once (innermost), its class from them, then the counts.
   const texts = columns.flatMap((c, j) => [
     `${c.lexical === 'json' ? d.jsonText(q(c.name)) : q(c.name)} AS x${j}`,
     ...(c.lexical === 'json' ? [`CASE WHEN ${q(c.name)} IS NOT NULL THEN ${d.jsonKind(q(c.name))} END AS j${j}`] : []),
   ]);
-  const inner = columns.flatMap((c, j) => [`${valueClass(d, `x${j}`, c.lexical === 'json' ? `j${j}` : undefined)} AS k${j}`, `left(x${j}, 40) AS t${j}`]);
-  // One grouping by every column's class at once: real data has few combinations of classes, so
-  // this hashes short keys into a handful of groups (a count and a sample of each column per group).
-  const ks = columns.map((_, j) => `k${j}`);
-  const rows = await driver.query(
-    `SELECT ${ks.join(', ')}, count(*) AS n, ${columns.map((_, j) => `min(t${j}) AS t${j}`).join(', ')}
-     FROM (SELECT ${inner.join(', ')} FROM (SELECT ${texts.join(', ')} FROM ${q(table)}${d.computeOnce}) x${d.computeOnce}) c
-     GROUP BY ${ks.join(', ')}`,
-  );
-  for (const [j, c] of columns.entries()) {
-    const counts = Object.fromEntries(CLASSES.map((k) => [k, 0])) as Record<ValueClass, number>;
-    const samples: ColumnStats['samples'] = {};
-    for (const r of rows) {
-      const k = r[`k${j}`];
-      if (k === null || k === undefined) continue;
-      const cls = String(k) as ValueClass;
-      counts[cls] += Number(r.n);
-      const t = r[`t${j}`];
-      if (t !== null && t !== undefined) samples[FAMILY[cls]] ??= String(t);
-    }
-    out.set(c.name, decideType(d, { counts, samples }, c.lexical, c.isSequence));
+  const classes = columns.flatMap((c, j) => [`${valueClass(d, `x${j}`, c.lexical === 'json' ? `j${j}` : undefined)} AS k${j}`, `x${j}`]);
+  return `SELECT ${classes.join(', ')} FROM (SELECT ${texts.join(', ')} FROM ${q(table)}${d.computeOnce}) x${d.computeOnce}`;
+}
+
+/** One value of each family in a column (the least of its first 40 characters), for messages. */
+async function samplesOf(driver: Driver, table: string, column: UntypedColumn): Promise<ColumnStats['samples']> {
+  const rows = await driver.query(`SELECT k0 AS k, min(left(x0, 40)) AS t FROM (${classesSql(driver.dialect, table, [column])}) c WHERE k0 IS NOT NULL GROUP BY k0 ORDER BY k0`);
+  const samples: ColumnStats['samples'] = {};
+  for (const r of rows) {
+    const family = FAMILY[String(r.k) as ValueClass];
+    const t = r.t === null || r.t === undefined ? undefined : String(r.t);
+    if (t !== undefined && (samples[family] === undefined || t < samples[family]!)) samples[family] = t;
   }
-  return out;
+  return samples;
 }

@@ -35,23 +35,30 @@ export const INSTANT = `${WALL_CLOCK} ?([Zz]|[+-][0-9]{2}(:?[0-9]{2})?)`;
  */
 export function valueClass(d: Dialect, text: string, kind: string | undefined): string {
   const t = text;
-  // A JSON number is an integer when it has no fraction and no exponent; its range decides the width.
-  const numberClass = (prefix: string, syntaxChecked: boolean) =>
-    `CASE WHEN ${syntaxChecked ? `strpos(${t}, '.') = 0 AND strpos(lower(${t}), 'e') = 0` : d.matches(t, INTEGER)} THEN CASE WHEN length(${t}) <= 18 OR ${d.tryCast(t, d.types.bigint)} IS NOT NULL THEN '${prefix}i' WHEN length(${t}) <= 39 THEN '${prefix}I' ELSE '${prefix}H' END ELSE '${prefix}f' END`;
-  // Only a text that starts like a date is tried as one; only one that starts like a number, as a number.
-  const textClass = (numberPrefix: string) => `CASE
-      WHEN ${t} LIKE '____-__-__%' THEN CASE
-        WHEN ${d.matches(t, DATE)} AND ${d.tryCast(t, d.types.date)} IS NOT NULL THEN 'd'
-        WHEN ${d.matches(t, WALL_CLOCK)} AND ${d.tryCast(t, d.types.timestamp)} IS NOT NULL THEN 'w'
-        WHEN ${d.matches(t, INSTANT)} AND ${d.tryCast(t, d.types.timestamptz)} IS NOT NULL THEN 'z'
-        ELSE 's' END
-      WHEN left(${t}, 1) IN ('0', '1', '2', '3', '4', '5', '6', '7', '8', '9', '-', '+', '.') AND ${d.matches(t, NUMBER)} THEN ${numberClass(numberPrefix, false)}
-      WHEN lower(${t}) IN ('true', 'false') THEN '${numberPrefix}b'
+  // A number is an integer when it has no fraction and no exponent; its range decides the width.
+  const integerClass = (prefix: string) =>
+    `CASE WHEN length(${t}) <= 18 OR ${d.tryCast(t, d.types.bigint)} IS NOT NULL THEN '${prefix}i' WHEN length(${t}) <= 39 THEN '${prefix}I' ELSE '${prefix}H' END`;
+  const jsonNumberClass = `CASE WHEN strpos(${t}, '.') = 0 AND strpos(${t}, 'e') = 0 AND strpos(${t}, 'E') = 0 THEN ${integerClass('')} ELSE 'f' END`;
+  const numericTextClass = (prefix: string) =>
+    `CASE WHEN ${d.matches(t, NUMBER)} THEN CASE WHEN ${d.matches(t, INTEGER)} THEN ${integerClass(prefix)} ELSE '${prefix}f' END ELSE 's' END`;
+  // The first character decides which shapes a text may have (most text is none: one integer
+  // comparison). A time starts with a digit and has a dash at its fifth place; a number starts with
+  // a digit, a sign or a point; a boolean with t or f. No text is both a number and a time.
+  const c = `ascii(${t})`;
+  const textClass = (prefix: string) => `CASE
+      WHEN ${c} BETWEEN 48 AND 57 THEN CASE WHEN ${t} LIKE '____-__-__%' THEN CASE
+          WHEN length(${t}) = 10 THEN CASE WHEN ${d.matches(t, DATE)} AND ${d.tryCast(t, d.types.date)} IS NOT NULL THEN 'd' ELSE 's' END
+          WHEN ${d.matches(t, WALL_CLOCK)} THEN CASE WHEN ${d.tryCast(t, d.types.timestamp)} IS NOT NULL THEN 'w' ELSE 's' END
+          WHEN ${d.matches(t, INSTANT)} AND ${d.tryCast(t, d.types.timestamptz)} IS NOT NULL THEN 'z'
+          ELSE 's' END
+        ELSE ${numericTextClass(prefix)} END
+      WHEN ${c} IN (43, 45, 46) THEN ${numericTextClass(prefix)}
+      WHEN ${c} IN (70, 84, 102, 116) AND lower(${t}) IN ('true', 'false') THEN '${prefix}b'
       ELSE 's' END`;
   if (kind === undefined) return `CASE WHEN ${t} IS NULL THEN NULL ELSE ${textClass('')} END`;
   return `CASE WHEN ${kind} IS NULL THEN NULL ELSE CASE ${kind}
     WHEN 'null' THEN NULL
-    WHEN 'number' THEN ${numberClass('', true)}
+    WHEN 'number' THEN ${jsonNumberClass}
     WHEN 'boolean' THEN 'b'
     WHEN 'object' THEN 'n'
     WHEN 'array' THEN 'n'

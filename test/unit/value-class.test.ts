@@ -1,0 +1,88 @@
+/**
+ * The class of each value (typing/lexical.ts valueClass), pinned for values at every edge of the
+ * shapes it tells apart: signs, points and exponents, the 64-bit and 38-digit bounds, dates and
+ * times that do not exist, every offset form, text that starts like a number or a time. The
+ * expected classes are those the first implementation gave; a faster formulation must give them all.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDriver, type Driver } from '../../src/index.js';
+import { valueClass } from '../../src/typing/lexical.js';
+
+/** Text as written (a CSV value), and its class. */
+const TEXT: Array<[string, string]> = [
+  ["", "s"], [" ", "s"], ["0", "i"], ["00", "i"], ["-0", "i"], ["+0", "i"], [".5", "f"], ["5.", "f"],
+  ["-.5", "f"], ["+.5e3", "f"], ["1e5", "f"], ["1E5", "f"], ["1e+5", "f"], ["1.5e-3", "f"],
+  ["12", "i"], ["-12", "i"], ["+12", "i"], ["123456789012345678", "i"], ["1234567890123456789", "i"],
+  ["9223372036854775807", "i"], ["9223372036854775808", "I"], ["-9223372036854775808", "i"],
+  ["-9223372036854775809", "I"], ["123456789012345678901234567890123456789", "I"],
+  ["1234567890123456789012345678901234567890", "H"], ["1-2", "s"], ["1.2.3", "s"], ["e5", "s"],
+  [".", "s"], ["-", "s"], ["+", "s"], ["true", "b"], ["TRUE", "b"], ["True", "b"], ["false", "b"],
+  ["FALSE", "b"], ["tru", "s"], ["truex", "s"], ["f", "s"], ["t", "s"], ["yes", "s"], ["null", "s"],
+  ["NaN", "s"], ["Infinity", "s"], ["-Infinity", "s"], ["inf", "s"], ["2024-01-01", "d"],
+  ["2024-13-01", "s"], ["2024-1-01", "s"], ["2024-01-01T10:00", "w"], ["2024-01-01 10:00:00", "w"],
+  ["2024-01-01t10:00:00.123456", "s"], ["2024-01-01T10:00:00Z", "z"], ["2024-01-01T10:00:00z", "s"],
+  ["2024-01-01T10:00:00+02", "z"], ["2024-01-01T10:00:00+0200", "z"], ["2024-01-01T10:00:00 +02:00", "s"],
+  ["2024-01-01T25:00:00", "s"], ["2024-02-30", "s"], ["2024-01-01T10:00:00+25:00", "z"],
+  ["2024-01-01x", "s"], ["2024-01-01 ", "s"], [" 2024-01-01", "s"], ["abcd-ef-gh", "s"],
+  ["-123-45-67", "s"], ["1234-56-78", "s"], ["+123-45-6789", "s"], ["1.0e-56789", "f"],
+  ["99999-01-01", "s"], ["2024-01-01T10", "s"], ["٣", "s"], ["é", "s"], ["１２", "s"], ["\t12", "s"],
+  ["12 ", "s"], ["0x10", "s"], ["1_000", "s"], ["1,5", "s"], ["customer 1", "s"], ["{\"a\":1}", "s"],
+  ["[1]", "s"],
+];
+
+/** A JSON value as written, and its class (null for a JSON null). */
+const JSON_VALUES: Array<[string, string | null]> = [
+  ["\"\"", "s"], ["\" \"", "s"], ["\"0\"", "si"], ["\"00\"", "si"], ["\"-0\"", "si"], ["\"+0\"", "si"],
+  ["\".5\"", "sf"], ["\"5.\"", "sf"], ["\"-.5\"", "sf"], ["\"+.5e3\"", "sf"], ["\"1e5\"", "sf"],
+  ["\"1E5\"", "sf"], ["\"1e+5\"", "sf"], ["\"1.5e-3\"", "sf"], ["\"12\"", "si"], ["\"-12\"", "si"],
+  ["\"+12\"", "si"], ["\"123456789012345678\"", "si"], ["\"1234567890123456789\"", "si"],
+  ["\"9223372036854775807\"", "si"], ["\"9223372036854775808\"", "sI"],
+  ["\"-9223372036854775808\"", "si"], ["\"-9223372036854775809\"", "sI"],
+  ["\"123456789012345678901234567890123456789\"", "sI"],
+  ["\"1234567890123456789012345678901234567890\"", "sH"], ["\"1-2\"", "s"], ["\"1.2.3\"", "s"],
+  ["\"e5\"", "s"], ["\".\"", "s"], ["\"-\"", "s"], ["\"+\"", "s"], ["\"true\"", "sb"],
+  ["\"TRUE\"", "sb"], ["\"True\"", "sb"], ["\"false\"", "sb"], ["\"FALSE\"", "sb"], ["\"tru\"", "s"],
+  ["\"truex\"", "s"], ["\"f\"", "s"], ["\"t\"", "s"], ["\"yes\"", "s"], ["\"null\"", "s"],
+  ["\"NaN\"", "s"], ["\"Infinity\"", "s"], ["\"-Infinity\"", "s"], ["\"inf\"", "s"],
+  ["\"2024-01-01\"", "d"], ["\"2024-13-01\"", "s"], ["\"2024-1-01\"", "s"],
+  ["\"2024-01-01T10:00\"", "w"], ["\"2024-01-01 10:00:00\"", "w"],
+  ["\"2024-01-01t10:00:00.123456\"", "s"], ["\"2024-01-01T10:00:00Z\"", "z"],
+  ["\"2024-01-01T10:00:00z\"", "s"], ["\"2024-01-01T10:00:00+02\"", "z"],
+  ["\"2024-01-01T10:00:00+0200\"", "z"], ["\"2024-01-01T10:00:00 +02:00\"", "s"],
+  ["\"2024-01-01T25:00:00\"", "s"], ["\"2024-02-30\"", "s"], ["\"2024-01-01T10:00:00+25:00\"", "z"],
+  ["\"2024-01-01x\"", "s"], ["\"2024-01-01 \"", "s"], ["\" 2024-01-01\"", "s"], ["\"abcd-ef-gh\"", "s"],
+  ["\"-123-45-67\"", "s"], ["\"1234-56-78\"", "s"], ["\"+123-45-6789\"", "s"], ["\"1.0e-56789\"", "sf"],
+  ["\"99999-01-01\"", "s"], ["\"2024-01-01T10\"", "s"], ["\"٣\"", "s"], ["\"é\"", "s"], ["\"１２\"", "s"],
+  ["\"\\t12\"", "s"], ["\"12 \"", "s"], ["\"0x10\"", "s"], ["\"1_000\"", "s"], ["\"1,5\"", "s"],
+  ["\"customer 1\"", "s"], ["\"{\\\"a\\\":1}\"", "s"], ["\"[1]\"", "s"], ["1", "i"], ["1.5", "f"],
+  ["1e5", "f"], ["1E400", "f"], ["-0.0", "f"], ["123456789012345678901234567890", "I"], ["1.0", "f"],
+  ["true", "b"], ["false", "b"], ["null", null], ["{\"a\":1}", "n"], ["[1,2]", "n"], ["[]", "n"],
+  ["{}", "n"], ["12345678901234567890", "I"],
+];
+
+describe('DuckDB: the class of a value', () => {
+  let driver: Driver;
+  beforeAll(async () => {
+    driver = await openDriver(':memory:');
+  });
+  afterAll(async () => {
+    await driver.close();
+  });
+  const d = () => driver.dialect;
+  const literal = (v: string) => `'${v.replace(/'/g, "''")}'`;
+
+  it('text as written', async () => {
+    const rows = await driver.query(
+      `SELECT i, ${valueClass(d(), 'x', undefined)} AS k FROM (VALUES ${TEXT.map(([v], i) => `(${i}, ${literal(v)})`).join(', ')}) t(i, x) ORDER BY i`,
+    );
+    expect(rows.map((r, i) => [TEXT[i]![0], r.k])).toEqual(TEXT);
+  });
+
+  it('JSON values', async () => {
+    const rows = await driver.query(
+      `SELECT i, ${valueClass(d(), 'x', 'kind')} AS k FROM (SELECT i, ${d().jsonText('j')} AS x, ${d().jsonKind('j')} AS kind
+       FROM (SELECT i, CAST(j AS JSON) AS j FROM (VALUES ${JSON_VALUES.map(([v], i) => `(${i}, ${literal(v)})`).join(', ')}) t(i, j))) ORDER BY i`,
+    );
+    expect(rows.map((r, i) => [JSON_VALUES[i]![0], r.k])).toEqual(JSON_VALUES);
+  });
+});
