@@ -7,7 +7,7 @@ import type { Lexical } from '../../typing/lexical.js';
 import { countLines } from '../../sources/blank-lines.js';
 import type { DuckDBConnection, DuckDBPreparedStatement } from '@duckdb/node-api';
 import { QueryError, ScdError, firstLine } from '../../errors.js';
-import type { ColumnInfo, Driver, InputFile, Row, StagedFiles } from '../driver.js';
+import { targetInUse, type ColumnInfo, type Driver, type InputFile, type Row, type StagedFiles } from '../driver.js';
 import { FILE_COLUMN, LINE_COLUMN, RAW_COLUMN } from '../driver.js';
 import { duckdbDialect } from './duckdb-dialect.js';
 import { checkDuckDBExpression } from './duckdb-expression.js';
@@ -27,13 +27,14 @@ export class DuckDBDriver implements Driver {
     private readonly shared: SharedInstance,
     private readonly connection: DuckDBConnection,
     readonly location: string,
+    private readonly noWait: boolean,
   ) {}
 
   /**
    * Open (or create) a DuckDB database file, or ':memory:'. A file already open in this process is
    * not opened again: the driver is a new connection to its instance (duckdb-instances.ts).
    */
-  static async create(path: string): Promise<DuckDBDriver> {
+  static async create(path: string, options: { noWait?: boolean } = {}): Promise<DuckDBDriver> {
     let shared: SharedInstance;
     try {
       shared = await acquireInstance(path);
@@ -56,7 +57,7 @@ export class DuckDBDriver implements Driver {
       shared.release();
       throw e;
     }
-    const driver = new DuckDBDriver(shared, connection, path);
+    const driver = new DuckDBDriver(shared, connection, path, options.noWait ?? false);
     // Timestamps with a zone are read and written in UTC, whatever the machine's zone.
     await driver.run(`SET TimeZone = 'UTC'`);
     // Bounded memory by default: DuckDB spills joins, sorts and aggregates to disk beyond it. The
@@ -196,11 +197,19 @@ export class DuckDBDriver implements Driver {
    * share its instance and take turns per target: this waits until every earlier commit of the
    * target in the process has ended. It must be the transaction's first statement: DuckDB takes a
    * transaction's snapshot at its first read of the database, so once the turn is held, the
-   * transaction reads every commit before it (a snapshot taken earlier would miss them).
+   * transaction reads every commit before it (a snapshot taken earlier would miss them). With
+   * `noWait` a target another driver of the process holds (or waits for) fails at once, as a
+   * target locked by another process does on PostgreSQL.
    */
   async lockTarget(target: string): Promise<void> {
     if (!this.inTransaction) throw new Error('lockTarget runs inside a transaction (its end releases the target)');
     if (this.held.has(target)) return;
+    if (this.noWait) {
+      const release = this.shared.targets.tryAcquire(target);
+      if (!release) throw targetInUse(target, this.location);
+      this.held.set(target, release);
+      return;
+    }
     this.held.set(target, await this.shared.targets.acquire(target));
   }
 
