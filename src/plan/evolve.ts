@@ -70,8 +70,10 @@ export async function evolveModel(
     changed = true;
   }
   const fixed = new Set([...model.keys, ...model.seq].map((c) => c.name));
-  // Stored exact numbers meeting binary floats (fractions): the decimal that holds both, never a double.
-  const floats = source.filter((c) => !fixed.has(c.name) && isFloat(d, c.type) && exactDigits(model.source.find((m) => m.name === c.name)!.type));
+  // Stored exact numbers meeting binary floats (fractions): the decimal that holds both, never a
+  // double. (An unconstrained numeric holds any value already: its values are cast as they are.)
+  const bounded = (type: string) => Number.isFinite(exactDigits(type)?.integer ?? Infinity);
+  const floats = source.filter((c) => !fixed.has(c.name) && isFloat(d, c.type) && bounded(model.source.find((m) => m.name === c.name)!.type));
   for (const c of floats)
     if (flow.columnTypes[c.name] !== undefined) {
       const stored = model.source.find((m) => m.name === c.name)!.type;

@@ -105,8 +105,8 @@ export class FilesTaken extends ScdError {
  * target's lock").
  */
 export async function claimFiles(driver: Driver, names: StoreNames, records: FileRecord[], origin?: string): Promise<void> {
-  if (!records.length) return;
-  await ensureFilesTable(driver, names);
+  // No file table yet: no file is recorded (and creating it here could conflict with another's).
+  if (!records.length || !(await driver.columns(names.files))) return;
   const rows = await driver.query(`SELECT path, version FROM ${driver.dialect.quote(names.files)} WHERE target = $1`, [names.target]);
   const recorded = new Map(rows.map((r) => [String(r.path), Number(r.version)]));
   const taken = records.filter((r) => recorded.has(r.path)).map((r) => ({ path: r.path, version: recorded.get(r.path)! }));

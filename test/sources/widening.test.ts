@@ -146,7 +146,7 @@ for (const engine of engines) {
         const owner = await PostgresDriver.connect(database, { schema: schema.slice('schema: '.length).trim(), dropSchemaOnClose: true });
         await owner.close();
       }
-    });
+    }, 240_000); // five bin/scd runs (PGlite starts in each)
   });
 }
 

@@ -85,8 +85,12 @@ export class DuckDBDriver implements Driver {
         return;
       } catch (e) {
         // Outside a transaction a conflict (another driver of the file creating the catalog at the
-        // same moment) rolled the statement back whole: it runs again, after the other's.
-        if (!this.inTransaction && attempt < 5 && isWriteConflict(e)) continue;
+        // same moment) rolled the statement back whole: it runs again, after the other's. The
+        // wait grows and is jittered, so that several drivers that conflicted do not meet again.
+        if (!this.inTransaction && attempt < 10 && isWriteConflict(e)) {
+          await new Promise((resolve) => setTimeout(resolve, attempt * (5 + Math.random() * 20)));
+          continue;
+        }
         throw e;
       }
     }
