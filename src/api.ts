@@ -6,18 +6,18 @@ import { applyCommit, applyFiles, applyRows, type ApplyResult, type Progress } f
 import { exportTarget as exportWith, readTarget as readWith } from './query/export.js';
 import type { OutputOptions } from './query/output.js';
 import { resolveInputs } from './sources/files.js';
-import { ensureFilesTable, pendingFiles, recordFiles } from './sources/landing.js';
+import { claimFiles, ensureFilesTable, FilesTaken, pendingFiles, recordFiles } from './sources/landing.js';
 import { orderSnapshots, snapshotSpec } from './sources/snapshot.js';
 import { stageInputs } from './sources/stage.js';
 import { tableSpec } from './sources/table.js';
 import { ensureCatalog } from './store/catalog.js';
-import { storeNames } from './store/names.js';
+import { storeNames, type StoreNames } from './store/names.js';
 import { ScdError } from './errors.js';
 
 export interface DatabaseOption {
   /** Overrides the flow's database (relative to the current directory). */
   database?: string;
-  /** PostgreSQL: fail at once, instead of waiting, while another process applies to the same target. */
+  /** Fail at once, instead of waiting, while another commit (of this process or another) changes the same target. */
   noWait?: boolean;
 }
 
@@ -97,11 +97,32 @@ export async function applySourceWith(driver: Driver, flow: Flow, options: Sourc
     options.onCommit?.(result);
     return { results: [result], warnings: [], alreadyApplied: 0 };
   }
+  const report: SourceReport = { results: [], warnings: [], alreadyApplied: 0 };
+  // The files are listed before the target's lock (they are staged before the transaction); each
+  // commit claims its files under the lock, and when another apply took some of them meanwhile
+  // (FilesTaken: nothing of this commit was applied) the folder is listed again.
+  for (;;) {
+    try {
+      await applyPending(driver, flow, names, options, report);
+      return report;
+    } catch (e) {
+      if (!(e instanceof FilesTaken)) throw e;
+      options.onProgress?.(`${e.taken.length} file(s) were applied meanwhile by commit ${e.taken[0]!.version}: listing the folder again`);
+    }
+  }
+}
+
+/** One listing of the landing folder, and its commits. */
+async function applyPending(driver: Driver, flow: Flow, names: StoreNames, options: SourceOptions, report: SourceReport): Promise<void> {
   const pending = await pendingFiles(driver, flow, names, options.minAgeMs);
-  const report: SourceReport = { results: [], warnings: pending.warnings, alreadyApplied: pending.alreadyApplied };
+  const mine = report.results.reduce((n, r) => n + r.inputs.length, 0);
+  report.warnings = pending.warnings;
+  // Files applied before this call (or by others during it), not those this call's commits applied.
+  report.alreadyApplied = pending.alreadyApplied - mine;
   const commit = async (idx: number[]) => {
     const files = idx.map((i) => pending.files[i]!);
     const records = idx.map((i) => pending.records[i]!);
+    const claim = (drv: Driver) => claimFiles(drv, names, records, flow.origin);
     const finish = async (drv: Driver, version: number) => {
       await ensureFilesTable(drv, names);
       await recordFiles(drv, names, records, version);
@@ -111,7 +132,7 @@ export async function applySourceWith(driver: Driver, flow: Flow, options: Sourc
       flow.source?.mode === 'snapshot'
         ? { ...snapshotSpec(flow, driver, files[0]!, () => stage(driver)), inputs: [files[0]!.path] }
         : { inputs: files.map((f) => f.path), stage };
-    const result = await applyCommit(driver, flow, { ...spec, finish, progress: options.onProgress });
+    const result = await applyCommit(driver, flow, { ...spec, claim, finish, progress: options.onProgress });
     report.results.push(result);
     options.onCommit?.(result);
   };
@@ -124,7 +145,6 @@ export async function applySourceWith(driver: Driver, flow: Flow, options: Sourc
   } else if (pending.files.length) {
     await commit(pending.files.map((_, i) => i));
   }
-  return report;
 }
 
 /** The target's rows as plain objects, sorted by keys then start (NDJSON conventions). */

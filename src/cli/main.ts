@@ -98,7 +98,7 @@ export function buildProgram(): Command {
     .option('--watch', "keep running: apply new files of the flow's source.path as they land (Ctrl-C stops)")
     .option('--interval <seconds>', 'with --watch: how often to look for new files', '2')
     .option('--json', 'print the result of each commit as one JSON line')
-    .option('--no-wait', 'PostgreSQL: fail at once when another process is applying to the same target (default: wait for it)')
+    .option('--no-wait', 'fail at once when another commit (of any process) is changing the same target (default: wait for it)')
     .action(async (flowFile: string, opts: { db?: string; input?: string[]; each?: boolean; watch?: boolean; interval: string; json?: boolean; wait?: boolean }) => {
       const flow = loadFlowFile(flowFile);
       const progress = opts.json ? undefined : (m: string) => process.stderr.write(`  ${m}\n`);

@@ -79,13 +79,47 @@ export interface Dialect {
   jsonObject(fields: Array<[name: string, expr: string, type: string]>): string;
   /** Whether two types are the same (after normalising spelling). */
   sameType(a: string, b: string): boolean;
-  /** Whether values of `from` fit losslessly into `to` (a widening). */
+  /**
+   * Whether every value of `from` fits `to` unchanged (a widening). An integer never widens to a
+   * binary float (a double has no 2^53 + 1); it widens to a decimal with as many integer digits.
+   */
   widens(from: string, to: string): boolean;
-  /** The type both a and b fit into, if any. */
+  /**
+   * The type a reader gives a column whose files disagree: the wider of the two, and a double for
+   * integers in one file and fractions in another (what inference gives a fresh column of both).
+   */
   commonType(a: string, b: string): string | undefined;
 }
 
 /** Quote a string literal (only for identifiers in catalog lookups and fixed texts; values are bound). */
 export function sqlString(text: string): string {
   return `'${text.replace(/'/g, "''")}'`;
+}
+
+/** Digits an integer type holds, by the names the engines give (the integer part a decimal needs to hold all of them). */
+const INTEGER_DIGITS: Record<string, number> = {
+  tinyint: 3, int1: 3, utinyint: 3, smallint: 5, int2: 5, usmallint: 5, integer: 10, int: 10, int4: 10, uinteger: 10,
+  bigint: 19, int8: 19, long: 19, ubigint: 20, hugeint: 39, int128: 39, uhugeint: 39,
+};
+
+/**
+ * The digits an exact number type holds, before and after the point: an integer type's, or a
+ * decimal's (DECIMAL(p,s) / numeric(p,s): p - s and s); PostgreSQL's unconstrained `numeric` holds
+ * any. Undefined for any other type (binary floats included).
+ */
+export function exactDigits(type: string): { integer: number; scale: number } | undefined {
+  const t = type.trim().toLowerCase();
+  if (INTEGER_DIGITS[t] !== undefined) return { integer: INTEGER_DIGITS[t]!, scale: 0 };
+  const m = /^(?:decimal|numeric)\s*\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\)$/.exec(t);
+  if (m) return { integer: Number(m[1]) - Number(m[2] ?? 0), scale: Number(m[2] ?? 0) };
+  if (t === 'numeric') return { integer: Infinity, scale: Infinity };
+  return undefined;
+}
+
+/** Whether `to`, a decimal type, holds every value of the exact number type `from` unchanged. */
+export function decimalHolds(from: string, to: string): boolean {
+  if (!/^(decimal|numeric)\b/i.test(to.trim())) return false;
+  const a = exactDigits(from);
+  const b = exactDigits(to);
+  return !!a && !!b && b.integer >= a.integer && b.scale >= a.scale;
 }

@@ -1,6 +1,7 @@
 import type { Dialect } from './dialect.js';
 import type { Lexical } from '../typing/lexical.js';
 import type { ExpressionProblem } from './expression.js';
+import { ScdError } from '../errors.js';
 
 export type Row = Record<string, unknown>;
 
@@ -87,6 +88,16 @@ export interface Driver {
   /** Write the rows of a SELECT to a csv or parquet file, in the engine. */
   copyToFile(select: string, format: 'csv' | 'parquet', file: string): Promise<void>;
   close(): Promise<void>;
+}
+
+/**
+ * `lockTarget` with `noWait` while another commit holds the target (another process, or another
+ * driver of this process): the same line on every engine.
+ */
+export function targetInUse(target: string, location: string): ScdError {
+  return new ScdError('DB_IN_USE', `target "${target}" in ${location} is being changed by another scdkit commit (of this process or another)`, {
+    fix: 'wait for it to finish and run again, or run without --no-wait to wait for it',
+  });
 }
 
 /** Whether `table` (a name, quoted by the caller, or a subquery) has a row where `where` holds: reads one at most. */

@@ -5,7 +5,7 @@ import { DuckDBDriver } from './duckdb/index.js';
 export interface OpenOptions {
   /** PostgreSQL: the schema the flow's tables live in (default public). */
   schema?: string;
-  /** Fail at once, instead of waiting, when another process applies to the same target. */
+  /** Fail at once, instead of waiting, when another commit (of any process) changes the same target. */
   noWait?: boolean;
 }
 
@@ -25,10 +25,11 @@ export async function openDriver(database: string, options: OpenOptions = {}): P
     const { PGlite } = await import('@electric-sql/pglite');
     const { PostgresDriver } = await import('./postgres/index.js');
     const where = lite[1] === '' || lite[1] === 'memory' ? undefined : path.resolve(lite[1]!);
-    const db = await PGlite.create(where);
+    const { openPGliteFolder } = await import('./postgres/pglite-folders.js');
+    const db = where === undefined ? await PGlite.create() : await openPGliteFolder(where, database, async (dir) => (await PGlite.create(dir)) as never);
     return PostgresDriver.fromPGlite(db as never, { ...options, owns: true, location: database });
   }
-  return DuckDBDriver.create(database);
+  return DuckDBDriver.create(database, { noWait: options.noWait });
 }
 
 export type { Driver, Row, ColumnInfo, InputFile, FileFormat } from './driver.js';

@@ -8,7 +8,7 @@ import type { Flow } from '../flow/flow.js';
 import { ensureCatalog, readTargetRecords, writeFlowRecord } from '../store/catalog.js';
 import { recordCommit, type CommitResult } from '../store/commits.js';
 import { storeNames, TMP, type StoreNames } from '../store/names.js';
-import { ensureFilesTable, recordFiles, type FileRecord } from '../sources/landing.js';
+import { claimFiles, ensureFilesTable, recordFiles, type FileRecord } from '../sources/landing.js';
 import { settleDebezium } from '../sources/debezium-positions.js';
 import { stageInputs } from '../sources/stage.js';
 import { DIFF_VIEWS, diffSql, WALKED, wholeDiffSql } from './diff-sql.js';
@@ -52,6 +52,12 @@ export interface CommitSpec {
    * deletes and drop unchanged rows). Returns rows added and rows removed.
    */
   prepare?(driver: Driver, model: ColumnModel, names: StoreNames, existed: boolean, stagedAs: ReadonlyMap<string, StagedColumn>): Promise<{ implied: number; unchanged: number }>;
+  /**
+   * Inside the transaction, right after the target's lock: check that the inputs are still to be
+   * applied (landing files: not recorded by a commit that ran while this one waited); throws to
+   * roll back.
+   */
+  claim?(driver: Driver): Promise<void>;
   /** Inside the transaction, after the commit is recorded (file records, watermarks). */
   finish?(driver: Driver, version: number): Promise<void>;
   progress?: Progress;
@@ -70,6 +76,7 @@ export async function applyFiles(driver: Driver, flow: Flow, files: InputFile[],
   return applyCommit(driver, flow, {
     inputs: files.map((f) => f.label ?? f.path),
     stage: (drv) => stageInputs(drv, flow, files),
+    claim: record.length ? (drv) => claimFiles(drv, names, record, flow.origin) : undefined,
     finish: record.length
       ? async (drv, version) => {
           await ensureFilesTable(drv, names);
@@ -103,6 +110,7 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
   const { skipped, lexical = new Map(), records, columns: stagedColumns } = await spec.stage(driver);
   return driver.transaction(async () => {
     await driver.lockTarget(flow.target);
+    await spec.claim?.(driver);
     const stagedTable = stagedColumns ?? (await driver.columns(TMP.stage)) ?? [];
     const read = (await driver.query(
       `SELECT (SELECT count(*) FROM ${q(TMP.stage)}) AS staged, (SELECT count(*) FROM ${q(TMP.rejects)}) AS rejected`,

@@ -4,16 +4,20 @@ import type { Flow } from '../flow/flow.js';
 import { writeFlowRecord, type FlowRecord } from '../store/catalog.js';
 import { TMP, type StoreNames } from '../store/names.js';
 import { castStaged, type StagedColumn } from '../typing/cast.js';
+import { exactDigits, type Dialect } from '../dialects/dialect.js';
+import { exactDecimal, MAX_PRECISION, numberDigits } from '../typing/exact-numbers.js';
 import { sourceColumnsOf } from '../typing/staged-types.js';
 import { deriveModel, type ColumnModel } from './model.js';
-import { currentViewSql, targetColumns } from './target.js';
+import { currentViewSql, HASH, OP, OP_TRUNCATE, targetColumns } from './target.js';
 
 /**
  * Bring the stored model in line with a new input (SPEC §6, issue "schema changes"):
  * - a new source column is refused, unless schemaEvolution is add-columns: then it is added to
  *   the event log, the target and the change feed (null in older versions);
- * - a payload column whose input type is wider than the stored one (integer → bigint → double)
- *   widens the stored column;
+ * - a payload column whose input type is wider than the stored one (integer → bigint → decimal)
+ *   widens the stored column; an integer or decimal column meeting fractions becomes the decimal
+ *   that holds both (typing/exact-numbers.ts), never a double: a widening never changes a
+ *   committed value (the event log, the target, the change feed and time travel are altered);
  * - an input type that no stored value type can take and of which no value fits is refused;
  *   single values that do not fit are quarantined later, record by record.
  */
@@ -44,6 +48,8 @@ export async function evolveModel(
         });
   }
   let changed = false;
+  /** A payload column changed type: the log's payload hashes are computed again, over the new type. */
+  let rehash = false;
   const fresh = source.filter((c) => !model.source.some((m) => m.name === c.name));
   if (fresh.length) {
     const list = fresh.map((c) => `"${c.name}"`).join(', ');
@@ -64,7 +70,23 @@ export async function evolveModel(
     changed = true;
   }
   const fixed = new Set([...model.keys, ...model.seq].map((c) => c.name));
-  for (const c of source) {
+  // Stored exact numbers meeting binary floats (fractions): the decimal that holds both, never a
+  // double. (An unconstrained numeric holds any value already: its values are cast as they are.)
+  const bounded = (type: string) => Number.isFinite(exactDigits(type)?.integer ?? Infinity);
+  const floats = source.filter((c) => !fixed.has(c.name) && isFloat(d, c.type) && bounded(model.source.find((m) => m.name === c.name)!.type));
+  for (const c of floats)
+    if (flow.columnTypes[c.name] !== undefined) {
+      const stored = model.source.find((m) => m.name === c.name)!.type;
+      throw new ScdError('SCHEMA_CHANGE', `column "${c.name}" is stored as ${stored}, and a declared ${flow.columnTypes[c.name]} would round its committed values (a binary float cannot hold every one)`, {
+        file: flow.origin,
+        field: `columnTypes.${c.name}`,
+        fix: `declare a decimal that holds them, e.g. decimal(38,${MAX_PRECISION - Math.max(19, exactDigits(stored)!.integer)}), or remove the declaration`,
+      });
+    }
+  const digits = await numberDigits(driver, TMP.stage, floats.map((c) => ({ name: c.name, staged: stagedAs.get(c.name) ?? { type: c.type } })));
+  const exact = new Map(floats.map((c) => [c.name, exactDecimal(d, c.name, digits.get(c.name)!, model.source.find((m) => m.name === c.name)!.type, flow.origin)]));
+  for (const input of source) {
+    const c = exact.has(input.name) ? { ...input, type: exact.get(input.name)! } : input;
     const stored = model.source.find((m) => m.name === c.name)!;
     if (d.sameType(stored.type, c.type) || d.widens(c.type, stored.type) || d.sameType(stored.type, d.types.json)) continue;
     if (!fixed.has(c.name) && d.widens(stored.type, c.type)) {
@@ -75,6 +97,7 @@ export async function evolveModel(
       const widen = (cols: ColumnInfo[]) => cols.map((m) => (m.name === c.name ? { ...m, type: c.type } : m));
       model = { ...model, source: widen(model.source), payload: widen(model.payload) };
       changed = true;
+      rehash ||= model.payload.some((p) => p.name === c.name);
       continue;
     }
     const { expr } = castStaged(d, q(c.name), stagedAs.get(c.name) ?? { type: c.type }, stored.type, flow.timeZone);
@@ -87,9 +110,19 @@ export async function evolveModel(
         fix: `cast it to ${stored.type} in the source (a narrowing change is never applied), or build a new target`,
       });
   }
+  if (rehash)
+    // An event's hash is of its payload as typed: a record delivered again after the widening is
+    // then a duplicate of its logged event, not a new one at the same sequence (a tie). Truncates
+    // keep theirs (a compacted log keeps a truncate's hash without its payload).
+    await driver.run(`UPDATE ${q(names.events)} SET ${q(HASH)} = ${d.rowHash(model.payload.map((p) => q(p.name)))} WHERE ${q(OP)} <> ${OP_TRUNCATE}`);
   if (changed) {
     await driver.run(currentViewSql(flow, model, d, names));
     await writeFlowRecord(driver, names, { ...record, model }, at);
   }
   return model;
+}
+
+/** A binary floating-point type (DOUBLE, REAL, FLOAT). */
+function isFloat(d: Dialect, type: string): boolean {
+  return d.sameType(type, d.types.double) || /^(real|float4?|float8|double precision)$/i.test(type.trim());
 }

@@ -83,11 +83,43 @@ export async function pendingFiles(driver: Driver, flow: Flow, names: StoreNames
   return out;
 }
 
-/** Record applied files (inside the commit's transaction). */
+/**
+ * A commit's files were applied by another commit while it waited for the target (a concurrent
+ * apply of the same landing folder): it rolls back, and its caller lists the pending files again.
+ */
+export class FilesTaken extends ScdError {
+  constructor(readonly taken: Array<{ path: string; version: number }>, origin?: string) {
+    const first = taken[0]!;
+    super('NOT_APPLIED', `${first.path}${taken.length > 1 ? ` and ${taken.length - 1} more file(s)` : ''} were applied by commit ${first.version} while this apply waited for the target; nothing was applied`, {
+      file: origin,
+      fix: 'run again: only the files not applied yet are applied',
+    });
+  }
+}
+
+/**
+ * Inside the commit's transaction, once it holds the target's lock: refuse (FilesTaken) if another
+ * commit recorded any of these files since they were listed. The listing before the lock is only a
+ * guess (staging runs before the transaction); this check under the lock decides, so two applies
+ * of one folder never apply a file twice (docs/DECISIONS.md "A landing file is claimed under the
+ * target's lock").
+ */
+export async function claimFiles(driver: Driver, names: StoreNames, records: FileRecord[], origin?: string): Promise<void> {
+  // No file table yet: no file is recorded (and creating it here could conflict with another's).
+  if (!records.length || !(await driver.columns(names.files))) return;
+  const rows = await driver.query(`SELECT path, version FROM ${driver.dialect.quote(names.files)} WHERE target = $1`, [names.target]);
+  const recorded = new Map(rows.map((r) => [String(r.path), Number(r.version)]));
+  const taken = records.filter((r) => recorded.has(r.path)).map((r) => ({ path: r.path, version: recorded.get(r.path)! }));
+  if (taken.length) throw new FilesTaken(taken, origin);
+}
+
+/**
+ * Record applied files (inside the commit's transaction, after claimFiles): a file is recorded
+ * once, by the commit that applied it; a second record of a path fails on the primary key.
+ */
 export async function recordFiles(driver: Driver, names: StoreNames, records: FileRecord[], version: number): Promise<void> {
   const d = driver.dialect;
   for (const r of records) {
-    await driver.run(`DELETE FROM ${d.quote(names.files)} WHERE target = $1 AND path = $2`, [names.target, r.path]);
     await driver.run(
       `INSERT INTO ${d.quote(names.files)} VALUES ($1, $2, $3, $4, $5, CAST($6 AS ${d.types.int}))`,
       [names.target, r.path, r.size, r.mtimeMs, r.hash, version],

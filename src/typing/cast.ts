@@ -1,4 +1,4 @@
-import type { Dialect } from '../dialects/dialect.js';
+import { exactDigits, type Dialect } from '../dialects/dialect.js';
 import { DATE, INSTANT, INTEGER, NUMBER, WALL_CLOCK, type Lexical } from './lexical.js';
 
 /** A staged column as the cast sees it: the reader's type, and its lexical form if it has one. */
@@ -18,6 +18,9 @@ export function castStaged(d: Dialect, expr: string, staged: StagedColumn, type:
   if (d.sameType(staged.type, type)) return { expr, exact: true };
   if (d.sameType(type, d.types.json)) return { expr: d.toJson(expr), exact: true };
   if (d.widens(staged.type, type)) return { expr: `CAST(${expr} AS ${type})`, exact: true };
+  // An integer a reader typed (Parquet, a table) into a double column: the engine's conversion, as
+  // a JSON number's is. (Not a widening: a stored integer column never becomes a double.)
+  if (exactDigits(staged.type)?.scale === 0 && d.sameType(type, d.types.double)) return { expr: `CAST(${expr} AS ${type})`, exact: true };
   // A JSON document column (a reader that typed mixed values as JSON): the engine converts its values.
   if (d.sameType(staged.type, d.types.json)) return { expr: d.tryCast(expr, type), exact: false };
   const isBool = (t: string) => d.sameType(t, d.types.bool);

@@ -11,6 +11,8 @@ import { CLASSES, valueClass, type Lexical, type ValueClass } from './lexical.js
  */
 export type TypeDecision =
   | { kind: 'typed'; type: string }
+  /** Integers and fractions: the type depends on their digits (typing/exact-numbers.ts). */
+  | { kind: 'integersAndFractions' }
   | { kind: 'mixed'; samples: string[] }
   | { kind: 'textSequence'; samples: string[] };
 
@@ -41,7 +43,8 @@ export function decideType(d: Dialect, stats: ColumnStats, lexical: Lexical, isS
   switch (primary) {
     case 'number': {
       // Numeric text (JSON "12") takes part: it fits the column as the number it spells.
-      if (c.f + c.sf > 0) return { kind: 'typed', type: d.types.double };
+      // Integers with fractions: a double unless it would round an integer (exact-numbers.ts).
+      if (c.f + c.sf > 0) return c.i + c.I + c.H + c.si + c.sI + c.sH > 0 ? { kind: 'integersAndFractions' } : { kind: 'typed', type: d.types.double };
       if (c.I + c.sI > 0) return { kind: 'typed', type: d.decimal(38, 0) };
       return { kind: 'typed', type: d.types.bigint };
     }

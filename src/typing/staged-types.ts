@@ -6,6 +6,8 @@ import type { StagedColumn } from './cast.js';
 import { declaredType } from './declared.js';
 import { inferTypes, type UntypedColumn } from './infer.js';
 import type { LexicalColumns } from './lexical.js';
+import { exactDecimal, numberDigits } from './exact-numbers.js';
+import { exactDigits } from '../dialects/dialect.js';
 
 /** The staged records' source columns, typed, and how each is held in the staged table. */
 export interface TypedStage {
@@ -55,14 +57,24 @@ export async function typeStagedColumns(
     untyped.push({ name: c.name, lexical: form, isSequence: flow.sequenceBy.includes(c.name) });
   }
   const decided = await inferTypes(driver, table, untyped);
+  // Integers with fractions in a fresh column: their digits decide (exact-numbers.ts). A stored
+  // column is given a double here, and evolve.ts finds the decimal that holds it and them.
+  const mixed = untyped.filter((c) => decided.get(c.name)?.kind === 'integersAndFractions' && !storedType.has(c.name));
+  const digits = await numberDigits(driver, table, mixed.map((c) => ({ name: c.name, staged: staged.get(c.name)! })));
+  for (const c of mixed) {
+    const need = digits.get(c.name)!;
+    decided.set(c.name, { kind: 'typed', type: need.beyondDouble ? exactDecimal(d, c.name, need, undefined, flow.origin) : d.types.double });
+  }
   const columns = source.map((c): ColumnInfo => {
     const declaredAs = declared.get(c.name);
     if (declaredAs) return { name: c.name, type: declaredAs };
     if (!lexical.has(c.name)) return c;
     const was = storedType.get(c.name);
     const decision = decided.get(c.name);
-    if (was !== undefined) return { name: c.name, type: decision?.kind === 'typed' ? decision.type : was };
+    if (was !== undefined)
+      return { name: c.name, type: decision?.kind === 'typed' ? decision.type : decision?.kind === 'integersAndFractions' ? d.types.double : was };
     if (!decision) throw new Error(`no type decided for staged column ${c.name}`);
+    if (decision.kind === 'integersAndFractions') throw new Error(`column ${c.name}: its digits were not counted`);
     if (decision.kind === 'mixed')
       throw new ScdError('SOURCE_INVALID', `column "${c.name}" holds values of different kinds (e.g. ${samples(decision.samples)}): none is most of them`, {
         file: flow.origin,
@@ -83,7 +95,7 @@ function samples(values: string[]): string {
   return values.map((v) => JSON.stringify(v)).join(' and ');
 }
 
-/** Whether a stored type has a wider one that an input may propose (integers, dates). */
+/** Whether a stored type has a wider one that an input may propose (integers, decimals, dates). */
 function mayWiden(d: Driver['dialect'], type: string): boolean {
-  return [d.types.smallint, d.types.int, d.types.bigint, d.types.date].some((t) => d.sameType(t, type));
+  return exactDigits(type) !== undefined || [d.types.smallint, d.types.int, d.types.bigint, d.types.date].some((t) => d.sameType(t, type));
 }

@@ -8,7 +8,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apply, applyRows, compact, defineFlow, openDriver, readTarget, readTargetWith, ScdError, type ApplyResult } from '../../src/index.js';
+import { apply, applyRows, applySource, compact, defineFlow, openDriver, readTarget, readTargetWith, ScdError, type ApplyResult } from '../../src/index.js';
 import { errorLines, ndjson, queryDb, scd, tempDir } from './fixtures/cli.js';
 
 let tmp: { dir: string; cleanup: () => void };
@@ -150,5 +150,110 @@ describe('one DuckDB file, one process', () => {
       await a.close();
       await b.close();
     }
+  });
+
+  it(`${N} concurrent applySource() calls over one landing folder: every file applied exactly once, commits without gaps`, async () => {
+    const dir = path.join(tmp.dir, 'landing');
+    mkdirSync(path.join(dir, 'in'), { recursive: true });
+    const FILES = 6;
+    for (let f = 0; f < FILES; f++)
+      writeFileSync(path.join(dir, 'in', `part-${f}.ndjson`), ndjson(Array.from({ length: 2000 }, (_, i) => ({ id: f * 2000 + i, ts: 1, v: `f${f}` }))));
+    const flow = defineFlow({ ...FLOW, database: 'landing.duckdb', source: { path: 'in' } }, { baseDir: dir });
+
+    const reports = await Promise.all(Array.from({ length: N }, (_, i) => applySource(flow, { each: i % 2 === 1 })));
+
+    const results = reports.flatMap((r) => r.results);
+    expect(results.map((r) => r.version).sort((a, b) => a - b)).toEqual(results.map((_, i) => i + 1));
+    expect(results.flatMap((r) => r.inputs).sort()).toEqual(Array.from({ length: FILES }, (_, f) => path.join(dir, 'in', `part-${f}.ndjson`)));
+    expect(results.reduce((n, r) => n + r.eventsApplied, 0)).toBe(FILES * 2000);
+    expect(results.reduce((n, r) => n + r.duplicates, 0)).toBe(0);
+    const file = path.join(dir, 'landing.duckdb');
+    const recorded = await queryDb(file, `SELECT path, version FROM _scd_files ORDER BY path`);
+    expect(recorded).toHaveLength(FILES);
+    for (const r of recorded) expect(results.filter((c) => c.inputs.includes(String(r.path))).map((c) => c.version)).toEqual([r.version]);
+    expect(await queryDb(file, `SELECT CAST(count(*) AS INTEGER) AS n FROM _scd_t_events`)).toEqual([{ n: FILES * 2000 }]);
+  });
+
+  it('two applySource() calls waiting for the target: the second lists the folder again and commits nothing', async () => {
+    const dir = path.join(tmp.dir, 'landing-wait');
+    mkdirSync(path.join(dir, 'in'), { recursive: true });
+    for (let f = 0; f < 3; f++) writeFileSync(path.join(dir, 'in', `part-${f}.ndjson`), ndjson([{ id: f, ts: 1, v: `f${f}` }]));
+    const flow = defineFlow({ ...FLOW, database: 'wait.duckdb', source: { path: 'in' } }, { baseDir: dir });
+    await apply(flow, { rows: [{ id: 99, ts: 1, v: 'first' }] });
+    const holder = await openDriver(path.join(dir, 'wait.duckdb'));
+    let release!: () => void;
+    let held!: () => void;
+    const isHeld = new Promise<void>((r) => (held = r));
+    const holding = holder.transaction(async () => {
+      await holder.lockTarget('t');
+      held();
+      await new Promise<void>((r) => (release = r));
+    });
+    await isHeld;
+    const progress: string[] = [];
+    const first = applySource(flow, { onProgress: (m) => progress.push(m) });
+    const second = applySource(flow, { onProgress: (m) => progress.push(m) });
+    // Both have listed and staged the three files once the target is free.
+    await new Promise((r) => setTimeout(r, 3000));
+    release();
+    await holding;
+    await holder.close();
+    const reports = await Promise.all([first, second]);
+    // Whichever took the target first applied the three files; the other found them applied.
+    const [winner, loser] = reports[0]!.results.length ? reports : [reports[1]!, reports[0]!];
+    expect(winner.results.map((r) => r.version)).toEqual([2]);
+    expect(winner.results[0]).toMatchObject({ eventsApplied: 3 });
+    expect(loser).toMatchObject({ results: [], alreadyApplied: 3 });
+    expect(progress.some((m) => m.includes('listing the folder again'))).toBe(true);
+  });
+
+  it('noWait: a second commit of a target the process is changing fails at once, with the same line as across processes', async () => {
+    const dir = tmp.dir;
+    const flow = defineFlow({ ...FLOW, database: 'nowait.duckdb' }, { baseDir: dir });
+    await apply(flow, { rows: [{ id: 1, ts: 1, v: 'a' }] });
+    const holder = await openDriver(path.join(dir, 'nowait.duckdb'));
+    let release!: () => void;
+    let held!: () => void;
+    const isHeld = new Promise<void>((r) => (held = r));
+    const holding = holder.transaction(async () => {
+      await holder.lockTarget('t');
+      held();
+      await new Promise<void>((r) => (release = r));
+    });
+    await isHeld;
+    try {
+      const started = Date.now();
+      const e = await apply(flow, { rows: [{ id: 1, ts: 2, v: 'b' }], noWait: true }).catch((x: unknown) => x);
+      expect(Date.now() - started).toBeLessThan(5000);
+      expect(e).toBeInstanceOf(ScdError);
+      expect((e as ScdError).code).toBe('DB_IN_USE');
+      expect((e as ScdError).message).toBe(`target "t" in ${path.join(dir, 'nowait.duckdb')} is being changed by another scdkit commit (of this process or another)`);
+      // Another target of the file is free.
+      await apply(defineFlow({ ...FLOW, target: 'u', database: 'nowait.duckdb' }, { baseDir: dir }), { rows: [{ id: 1, ts: 1, v: 'x' }], noWait: true });
+    } finally {
+      release();
+      await holding;
+      await holder.close();
+    }
+    expect((await readTarget(flow)).map((r) => r.v)).toEqual(['a']);
+    expect((await apply(flow, { rows: [{ id: 1, ts: 2, v: 'b' }], noWait: true })).version).toBe(2);
+  });
+
+  it('pglite://PATH: a second open of the folder in this process is refused until the first closes', async () => {
+    const where = `pglite://${path.join(tmp.dir, 'pgdata')}`;
+    const flow = defineFlow({ ...FLOW, database: where });
+    const first = await openDriver(where);
+    try {
+      await applyRows(first, flow, [{ id: 1, ts: 1, v: 'a' }]);
+      const e = await apply(flow, { rows: [{ id: 1, ts: 2, v: 'b' }] }).catch((x: unknown) => x);
+      expect(e).toBeInstanceOf(ScdError);
+      expect((e as ScdError).code).toBe('DB_IN_USE');
+      expect((e as ScdError).oneLine()).toMatch(/already open in this process.*fix: /);
+    } finally {
+      await first.close();
+    }
+    // Once closed, the folder opens again and holds the first commit only.
+    expect((await apply(flow, { rows: [{ id: 1, ts: 2, v: 'b' }] })).version).toBe(2);
+    expect((await readTarget(flow)).map((r) => r.v)).toEqual(['a', 'b']);
   });
 });

@@ -8,8 +8,8 @@
  *    dropped, not applied), quarantine (reason 'expectation "name" failed'), fail (the commit is
  *    refused, nothing applied, one line naming the expectation); counts in `expectations`.
  * 3. Schema changes: a new source column is refused with a message naming it, unless
- *    `schemaEvolution: add-columns` (null in older versions); integer → double is widened,
- *    older values kept; text where integers were, no value fitting, is refused with the fix.
+ *    `schemaEvolution: add-columns` (null in older versions); integer meeting a fraction is
+ *    widened to the decimal that holds both (never a double), older values kept; text where integers were, no value fitting, is refused with the fix.
  *
  * (One file, so the PostgreSQL engine (PGlite) starts once for all three.)
  */
@@ -441,7 +441,7 @@ for (const engine of engines) {
       }
     });
 
-    it('integer → double is widened: the column type changes, older values are kept', async () => {
+    it('integer meeting a fraction is widened to a decimal: the column type changes, older values are kept', async () => {
       const flow = defineFlow(ACCOUNTS);
       const driver = await engine.open();
       try {
@@ -451,7 +451,7 @@ for (const engine of engines) {
         const r = await applyRows(driver, flow, [{ id: 1, ts: 2, name: 'ann', amount: 5.25 }]);
         expectAccounted(r);
         expect(r.quarantined).toBe(0);
-        expect(await typeOf()).toMatch(/^(DOUBLE|double precision|FLOAT8|float8)$/i);
+        expect(await typeOf()).toMatch(/^(DECIMAL\(21,2\)|numeric\(21,2\))$/);
         expect(plain(await readTargetWith(driver, flow))).toEqual([
           { id: 1, ts: 1, name: 'ann', amount: 5, __START_AT: 1, __END_AT: 2 },
           { id: 1, ts: 2, name: 'ann', amount: 5.25, __START_AT: 2, __END_AT: null },

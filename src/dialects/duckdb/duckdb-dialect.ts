@@ -1,7 +1,11 @@
-import { sqlString, type Dialect } from '../dialect.js';
+import { decimalHolds, sqlString, type Dialect } from '../dialect.js';
 
 const INTEGER_RANK: Record<string, number> = { TINYINT: 1, SMALLINT: 2, INTEGER: 3, BIGINT: 4, HUGEINT: 5 };
 const UNSIGNED_RANK: Record<string, number> = { UTINYINT: 1, USMALLINT: 2, UINTEGER: 3, UBIGINT: 4 };
+
+function isNumber(t: string): boolean {
+  return !!(INTEGER_RANK[t] || UNSIGNED_RANK[t] || t === 'FLOAT' || t === 'DOUBLE' || t.startsWith('DECIMAL'));
+}
 
 function norm(t: string): string {
   // information_schema spells STRUCT("a" BIGINT) as STRUCT(a BIGINT): compare without the quotes.
@@ -57,13 +61,16 @@ export const duckdbDialect: Dialect = {
     if (f === t) return true;
     if (INTEGER_RANK[f] && INTEGER_RANK[t]) return INTEGER_RANK[f]! <= INTEGER_RANK[t]!;
     if (UNSIGNED_RANK[f] && (INTEGER_RANK[t] ?? 0) > UNSIGNED_RANK[f]!) return true;
-    if ((INTEGER_RANK[f] || UNSIGNED_RANK[f] || f === 'FLOAT') && t === 'DOUBLE') return true;
+    // Never an integer to a binary float: a DOUBLE has no 2^53 + 1 (docs/DECISIONS.md "A widening never loses a value").
+    if (f === 'FLOAT' && t === 'DOUBLE') return true;
+    if (decimalHolds(f, t)) return true;
     if (f === 'DATE' && (t === 'TIMESTAMP' || t === 'TIMESTAMP WITH TIME ZONE')) return true;
     return false;
   },
   commonType: (a, b) => {
     if (duckdbDialect.widens(a, b)) return norm(b);
     if (duckdbDialect.widens(b, a)) return norm(a);
+    if (isNumber(norm(a)) && isNumber(norm(b))) return 'DOUBLE';
     return undefined;
   },
 };

@@ -7,7 +7,7 @@ import type { Lexical } from '../../typing/lexical.js';
 import { countLines } from '../../sources/blank-lines.js';
 import type { DuckDBConnection, DuckDBPreparedStatement } from '@duckdb/node-api';
 import { QueryError, ScdError, firstLine } from '../../errors.js';
-import type { ColumnInfo, Driver, InputFile, Row, StagedFiles } from '../driver.js';
+import { targetInUse, type ColumnInfo, type Driver, type InputFile, type Row, type StagedFiles } from '../driver.js';
 import { FILE_COLUMN, LINE_COLUMN, RAW_COLUMN } from '../driver.js';
 import { duckdbDialect } from './duckdb-dialect.js';
 import { checkDuckDBExpression } from './duckdb-expression.js';
@@ -25,13 +25,14 @@ export class DuckDBDriver implements Driver {
     private readonly shared: SharedInstance,
     private connection: DuckDBConnection,
     readonly location: string,
+    private readonly noWait: boolean,
   ) {}
 
   /**
    * Open (or create) a DuckDB database file, or ':memory:'. A file already open in this process is
    * not opened again: the driver is a new connection to its instance (duckdb-instances.ts).
    */
-  static async create(path: string): Promise<DuckDBDriver> {
+  static async create(path: string, options: { noWait?: boolean } = {}): Promise<DuckDBDriver> {
     let shared: SharedInstance;
     try {
       shared = await acquireInstance(path);
@@ -54,7 +55,7 @@ export class DuckDBDriver implements Driver {
       shared.release();
       throw e;
     }
-    const driver = new DuckDBDriver(shared, connection, path);
+    const driver = new DuckDBDriver(shared, connection, path, options.noWait ?? false);
     await driver.startSession();
     // Bounded memory by default: DuckDB spills joins, sorts and aggregates to disk beyond it. The
     // limit is the instance's, so it bounds all of the process's drivers of the file together.
@@ -100,8 +101,12 @@ export class DuckDBDriver implements Driver {
         return;
       } catch (e) {
         // Outside a transaction a conflict (another driver of the file creating the catalog at the
-        // same moment) rolled the statement back whole: it runs again, after the other's.
-        if (!this.inTransaction && attempt < 5 && isWriteConflict(e)) continue;
+        // same moment) rolled the statement back whole: it runs again, after the other's. The
+        // wait grows and is jittered, so that several drivers that conflicted do not meet again.
+        if (!this.inTransaction && attempt < 10 && isWriteConflict(e)) {
+          await new Promise((resolve) => setTimeout(resolve, attempt * (5 + Math.random() * 20)));
+          continue;
+        }
         throw e;
       }
     }
@@ -219,11 +224,19 @@ export class DuckDBDriver implements Driver {
    * share its instance and take turns per target: this waits until every earlier commit of the
    * target in the process has ended. It must be the transaction's first statement: DuckDB takes a
    * transaction's snapshot at its first read of the database, so once the turn is held, the
-   * transaction reads every commit before it (a snapshot taken earlier would miss them).
+   * transaction reads every commit before it (a snapshot taken earlier would miss them). With
+   * `noWait` a target another driver of the process holds (or waits for) fails at once, as a
+   * target locked by another process does on PostgreSQL.
    */
   async lockTarget(target: string): Promise<void> {
     if (!this.inTransaction) throw new Error('lockTarget runs inside a transaction (its end releases the target)');
     if (this.held.has(target)) return;
+    if (this.noWait) {
+      const release = this.shared.targets.tryAcquire(target);
+      if (!release) throw targetInUse(target, this.location);
+      this.held.set(target, release);
+      return;
+    }
     this.held.set(target, await this.shared.targets.acquire(target));
   }
 

@@ -15,6 +15,19 @@ export class KeyedMutex {
     const tail = before.then(() => mine);
     this.tails.set(key, tail);
     await before;
+    return this.releaser(key, tail, open);
+  }
+
+  /** The key at once if nobody holds or waits for it (its release), else undefined. */
+  tryAcquire(key: string): (() => void) | undefined {
+    if (this.tails.has(key)) return undefined;
+    let open!: () => void;
+    const tail = new Promise<void>((resolve) => (open = resolve));
+    this.tails.set(key, tail);
+    return this.releaser(key, tail, open);
+  }
+
+  private releaser(key: string, tail: Promise<void>, open: () => void): () => void {
     let released = false;
     return () => {
       if (released) return;

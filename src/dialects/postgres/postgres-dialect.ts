@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Dialect } from '../dialect.js';
-import { sqlString } from '../dialect.js';
+import { decimalHolds, sqlString } from '../dialect.js';
 
 /**
  * PostgreSQL (13+) SQL text, shared by the `pg` and PGlite drivers.
@@ -163,14 +163,17 @@ export const postgresDialect: Dialect = {
     const t = normType(to);
     if (f === t) return true;
     if (isInteger(f) && isInteger(t)) return INTEGER_RANK[f]! <= INTEGER_RANK[t]!;
-    if ((isInteger(f) || f === 'real') && t === 'double precision') return true;
-    if (isInteger(f) && t === 'numeric') return true;
+    // Never an integer to a binary float: a double has no 2^53 + 1 (docs/DECISIONS.md "A widening never loses a value").
+    if (f === 'real' && t === 'double precision') return true;
+    if (decimalHolds(f, t)) return true;
     if (f === 'date' && (isTimestamp(t) || isTimestamptz(t))) return true;
     return false;
   },
   commonType: (a, b) => {
     if (postgresDialect.widens(a, b)) return normType(b);
     if (postgresDialect.widens(b, a)) return normType(a);
+    const number = (t: string) => isInteger(t) || t === 'real' || t === 'double precision' || t.startsWith('numeric');
+    if (number(normType(a)) && number(normType(b))) return 'double precision';
     return undefined;
   },
 };

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { QueryError, ScdError, firstLine } from '../../errors.js';
-import type { ColumnInfo, Driver, InputFile, Row, StagedFiles } from '../driver.js';
+import { targetInUse, type ColumnInfo, type Driver, type InputFile, type Row, type StagedFiles } from '../driver.js';
 import { NodePgClient, PGliteClient, TEXT_TYPES, type CopySource, type PGliteLike, type PgClient } from './postgres-client.js';
 import { postgresDialect, registerStruct, structFields, tryCastFunctionSql } from './postgres-dialect.js';
 import { csvToParquet } from './postgres-parquet.js';
@@ -249,7 +249,10 @@ export class PostgresDriver implements Driver {
 
   async transaction<T>(fn: () => Promise<T>): Promise<T> {
     if (this.inTransaction) return fn();
-    await this.run('BEGIN');
+    // READ COMMITTED whatever the server's default: a statement after the target's lock must see
+    // every commit of the target before it (a REPEATABLE READ snapshot is taken before the lock's
+    // wait ends, and would miss the commit the lock waited for).
+    await this.run('BEGIN ISOLATION LEVEL READ COMMITTED');
     this.inTransaction = true;
     try {
       const out = await fn();
@@ -267,10 +270,7 @@ export class PostgresDriver implements Driver {
     const key = `${this.schema}.${target}`;
     if (this.options.noWait) {
       const r = await this.query(`SELECT pg_try_advisory_xact_lock(${LOCK_CLASS}, hashtext($1)) AS ok`, [key]);
-      if (!r[0]?.ok)
-        throw new ScdError('DB_IN_USE', `target "${target}" in ${this.location} is being changed by another scdkit process`, {
-          fix: 'wait for it to finish and run again, or run without --no-wait to wait for it',
-        });
+      if (!r[0]?.ok) throw targetInUse(target, this.location);
       return;
     }
     await this.run(`SELECT pg_advisory_xact_lock(${LOCK_CLASS}, hashtext($1))`, [key]);
