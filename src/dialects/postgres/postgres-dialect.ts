@@ -154,7 +154,16 @@ export const postgresDialect: Dialect = {
     }
     return out;
   },
-  tryCast: (expr, type) => `_scd_try_cast(${expr}, CAST(NULL AS ${type}))`,
+  tryCast: (expr, type) => {
+    const cast = `_scd_try_cast(${expr}, CAST(NULL AS ${type}))`;
+    // A polymorphic function returns its type without the modifier: a numeric(p,s) value comes back
+    // unscaled ('5' where the column stores '5.0', so its text and hash differ). The value is
+    // brought to the type's scale, and one beyond its precision does not fit (an error otherwise).
+    const digits = /^\s*(?:numeric|decimal)\s*\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\)\s*$/i.exec(type);
+    if (!digits) return cast;
+    const whole = Number(digits[1]) - Number(digits[2] ?? 0);
+    return `CASE WHEN abs(${cast}) < 1e${whole} THEN CAST(${cast} AS ${type}) END`;
+  },
   toText: (expr) => `CAST(${expr} AS text)`,
   jsonObject: (fields) => `CAST(${jsonOf(fields)} AS text)`,
   sameType: (a, b) => normType(a) === normType(b),
