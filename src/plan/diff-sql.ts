@@ -2,7 +2,7 @@ import type { Dialect } from '../dialects/dialect.js';
 import type { Flow } from '../flow/flow.js';
 import { TMP, type StoreNames } from '../store/names.js';
 import { INTERNAL_PREFIX, type ColumnModel } from './model.js';
-import { currentCondition, identityColumns, sentinelValue, targetColumns } from './target.js';
+import { currentCondition, identityColumns, sentinelValue, targetColumns, targetRowId } from './target.js';
 import { ROWID, SLOW, simpleDiffSql } from './incremental.js';
 import { CURRENT } from './walk-sql.js';
 import { CLOSE_TYPE, keptByReference, PRE_CURRENT, PRE_END, REF } from '../store/feed.js';
@@ -53,6 +53,10 @@ export function diffSql(
   const kept = keptByReference(id, closing);
   const refList = target.map((c) => (kept.has(c.name) ? `a.${q(c.name)}` : `CAST(NULL AS ${c.type})`)).join(', ');
   const noRef = `, CAST(NULL AS ${d.types.bool})`;
+  const T = q(names.target);
+  const rowId = targetRowId(flow, model, d);
+  // A removed row that a close replaces is updated in place, not deleted.
+  const notClosed = `NOT EXISTS (SELECT 1 FROM ${q(TMP.added)} a WHERE a.${q(CLOSE)} AND ${sameId('a', 'r')})`;
   const simple = simpleKeys ? simpleDiffSql(flow, model, d, names, { update: UPDATE, updateOfCurrent: UPDATE_OF_CURRENT, ofRow: OF_ROW, close: CLOSE }) : undefined;
   return {
     prepare: [
@@ -98,12 +102,19 @@ export function diffSql(
        }`,
     // A version only closed (its end, and is-current, change) is updated in place; other
     // replaced rows are deleted and inserted again.
-    delete: `DELETE FROM ${q(names.target)} WHERE ${rowIdIn(d, d.rowId, `SELECT r.${q(ROWID)} FROM ${q(TMP.removed)} r
-         WHERE NOT EXISTS (SELECT 1 FROM ${q(TMP.added)} a WHERE a.${q(CLOSE)} AND ${sameId('a', 'r')})`)}`,
+    // By row id, or where a target column hides it (targetRowId) by identity: the target's
+    // identity is unique, and a close keeps its row's identity.
+    delete: rowId
+      ? `DELETE FROM ${T} WHERE ${rowIdIn(d, rowId, `SELECT r.${q(ROWID)} FROM ${q(TMP.removed)} r WHERE ${notClosed}`)}`
+      : `DELETE FROM ${T} WHERE EXISTS (SELECT 1 FROM ${q(TMP.removed)} r WHERE ${sameId('r', T)} AND ${notClosed})`,
     update: closing.length
-      ? `UPDATE ${q(names.target)} SET ${closing.map((c) => `${q(c)} = a.${q(c)}`).join(', ')}
-         FROM ${q(TMP.added)} a WHERE a.${q(CLOSE)} AND ${q(names.target)}.${d.rowId} = a.${q(OF_ROW)}${
-           d.fetchByRowId ? ` AND ${d.fetchByRowId(`${q(names.target)}.${d.rowId}`, `SELECT ${q(OF_ROW)} FROM ${q(TMP.added)} WHERE ${q(CLOSE)}`)}` : ''
+      ? `UPDATE ${T} SET ${closing.map((c) => `${q(c)} = a.${q(c)}`).join(', ')}
+         FROM ${q(TMP.added)} a WHERE a.${q(CLOSE)} AND ${
+           rowId
+             ? `${T}.${rowId} = a.${q(OF_ROW)}${
+                 d.fetchByRowId ? ` AND ${d.fetchByRowId(`${T}.${rowId}`, `SELECT ${q(OF_ROW)} FROM ${q(TMP.added)} WHERE ${q(CLOSE)}`)}` : ''
+               }`
+             : sameId(T, 'a')
          }`
       : undefined,
     insert: `INSERT INTO ${q(names.target)} (${list}) SELECT ${list} FROM ${q(TMP.added)} WHERE NOT ${q(CLOSE)}`,
@@ -145,17 +156,26 @@ export function wholeDiffSql(flow: Flow, model: ColumnModel, d: Dialect, names: 
   const q = d.quote;
   const cols = targetColumns(flow, model, d).map((c) => c.name);
   const id = identityColumns(flow, model);
-  const narrow = (table: string) =>
-    `SELECT ${d.rowId} AS r, ${id.map(q).join(', ')}, ${d.rowHash(cols.map(q))} AS h FROM ${q(table)}`;
   const current = currentCondition(flow, model, d, 't.');
+  const rowId = targetRowId(flow, model, d);
+  // A target column hides the row id (targetRowId): no pairing, every row compared exactly.
+  if (!rowId)
+    return [
+      `CREATE TEMP TABLE ${q(TMP.prev)} AS
+     SELECT CAST(NULL AS ${d.types.bigint}) AS ${q(ROWID)}, ${cols.map((c) => `t.${q(c)}`).join(', ')}, ${current} AS ${q(CURRENT)}, true AS ${q(SLOW)}
+     FROM ${q(names.target)} t`,
+      `CREATE TEMP TABLE ${q(TMP.changed)} AS SELECT * FROM ${q(TMP.next)}`,
+    ];
+  const narrow = (table: string) =>
+    `SELECT ${rowId} AS r, ${id.map(q).join(', ')}, ${d.rowHash(cols.map(q))} AS h FROM ${q(table)}`;
   return [
     `CREATE TEMP TABLE ${q(TMP.pairs)} AS SELECT o.r AS o, n.r AS n FROM (${narrow(names.target)}) o FULL JOIN (${narrow(TMP.next)}) n
        ON ${id.map((c) => `o.${q(c)} = n.${q(c)}`).join(' AND ')} AND o.h = n.h
      WHERE o.r IS NULL OR n.r IS NULL`,
     `CREATE TEMP TABLE ${q(TMP.prev)} AS
-     SELECT t.${d.rowId} AS ${q(ROWID)}, ${cols.map((c) => `t.${q(c)}`).join(', ')}, ${current} AS ${q(CURRENT)}, true AS ${q(SLOW)}
-     FROM ${q(names.target)} t WHERE t.${d.rowId} IN (SELECT o FROM ${q(TMP.pairs)} WHERE o IS NOT NULL)`,
-    `CREATE TEMP TABLE ${q(TMP.changed)} AS SELECT * FROM ${q(TMP.next)} x WHERE x.${d.rowId} IN (SELECT n FROM ${q(TMP.pairs)} WHERE n IS NOT NULL)`,
+     SELECT t.${rowId} AS ${q(ROWID)}, ${cols.map((c) => `t.${q(c)}`).join(', ')}, ${current} AS ${q(CURRENT)}, true AS ${q(SLOW)}
+     FROM ${q(names.target)} t WHERE t.${rowId} IN (SELECT o FROM ${q(TMP.pairs)} WHERE o IS NOT NULL)`,
+    `CREATE TEMP TABLE ${q(TMP.changed)} AS SELECT * FROM ${q(TMP.next)} x WHERE x.${rowId} IN (SELECT n FROM ${q(TMP.pairs)} WHERE n IS NOT NULL)`,
   ];
 }
 

@@ -1,4 +1,4 @@
-import type { Dialect } from '../dialects/dialect.js';
+import { rowIdOf, type Dialect } from '../dialects/dialect.js';
 import type { ColumnInfo } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
 import type { StoreNames } from '../store/names.js';
@@ -41,6 +41,21 @@ export function targetColumns(flow: Flow, model: ColumnModel, d: Dialect): Colum
 /** The columns that identify a target row: keys, plus the version start for scd2. */
 export function identityColumns(flow: Flow, model: ColumnModel): string[] {
   return [...model.keys.map((k) => k.name), ...(flow.storedAs === 'scd2' ? [flow.startAtColumn] : [])];
+}
+
+/**
+ * The row id of the target's rows, or undefined where a column of the target hides it (a user's
+ * column named rowid on DuckDB, dialect.ts shadowsRowId): a commit then finds the stored rows it
+ * removes and closes by their identity (identityColumns, unique among stored rows), never by a
+ * user's values.
+ */
+export function targetRowId(flow: Flow, model: ColumnModel, d: Dialect): string | undefined {
+  return rowIdOf(d, targetColumns(flow, model, d).map((c) => c.name));
+}
+
+/** `alias`'s row id, or a null of the row id's type where there is none to read (targetRowId). */
+export function rowIdOrNull(d: Dialect, rowId: string | undefined, alias: string): string {
+  return rowId ? `${alias}.${rowId}` : `CAST(NULL AS ${d.types.bigint})`;
 }
 
 /** Columns of the event log: every source column, the operation and the payload hash. */

@@ -12,6 +12,8 @@ export const duckdbDialect: Dialect = {
   name: 'duckdb',
   capabilities: { ignoreNullsInWindows: true },
   rowId: 'rowid',
+  // DuckDB binds a name to a table's own column before its virtual columns, case-insensitively.
+  shadowsRowId: (column) => column.toLowerCase() === 'rowid',
   computeOnce: '',
   quote: (id) => `"${id.replace(/"/g, '""')}"`,
   types: {

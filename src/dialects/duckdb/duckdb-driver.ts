@@ -272,6 +272,19 @@ export class DuckDBDriver implements Driver {
   }
 
   /**
+   * Run `fn`, which reads `table`'s row ids, with them in reach: a record's column that hides
+   * them (a column named rowid, dialect.ts shadowsRowId) steps aside under a reserved name
+   * meanwhile, and comes back (a rename changes no data).
+   */
+  private async withRowId(table: string, fn: () => Promise<void>): Promise<void> {
+    const q = this.dialect.quote;
+    const hiding = ((await this.columns(table)) ?? []).find((c) => this.dialect.shadowsRowId(c.name));
+    if (hiding) await this.run(`ALTER TABLE ${q(table)} RENAME COLUMN ${q(hiding.name)} TO ${q(ROWID_ASIDE)}`);
+    await fn();
+    if (hiding) await this.run(`ALTER TABLE ${q(table)} RENAME COLUMN ${q(ROWID_ASIDE)} TO ${q(hiding.name)}`);
+  }
+
+  /**
    * Records numbered in read order are off their physical line after a line that holds none: a
    * CSV's header and its rejected lines, and blank lines (the readers skip them). Number each
    * record past those before it (the j-th such line b has b - j records before it). Blank lines
@@ -332,21 +345,23 @@ export class DuckDBDriver implements Driver {
            FROM read_csv($1, header = true, all_varchar = true, store_rejects = true, rejects_table = '${rj}', rejects_scan = '${rj}_scan')`,
           [file.path, label],
         );
-        await this.numberRows(part, LINE_COLUMN, 1);
-        await this.run(
-          `INSERT INTO ${q(rejects)} SELECT $1, line, string_agg(DISTINCT error_message, '; '), any_value(csv_line) FROM ${q(rj)} GROUP BY line`,
-          [label],
-        );
-        // Good rows were numbered as if no line had been rejected: each goes past the rejected
-        // (and blank) lines before it.
-        await this.skipNonRecordLines(file.path, part, scratch, i, { rejects: rj });
-        await this.keepLines(file.path, part, i);
+        await this.withRowId(part, async () => {
+          await this.numberRows(part, LINE_COLUMN, 1);
+          await this.run(
+            `INSERT INTO ${q(rejects)} SELECT $1, line, string_agg(DISTINCT error_message, '; '), any_value(csv_line) FROM ${q(rj)} GROUP BY line`,
+            [label],
+          );
+          // Good rows were numbered as if no line had been rejected: each goes past the rejected
+          // (and blank) lines before it.
+          await this.skipNonRecordLines(file.path, part, scratch, i, { rejects: rj });
+          await this.keepLines(file.path, part, i);
+        });
         await this.run(`DROP TABLE IF EXISTS ${q(rj)}`);
         await this.run(`DROP TABLE IF EXISTS ${q(rj + '_scan')}`);
         return true;
       }
       await this.run(`CREATE TEMP TABLE ${q(part)} AS SELECT *, $2::VARCHAR AS ${q(FILE_COLUMN)} FROM read_parquet($1)`, [file.path, label]);
-      await this.numberRows(part, LINE_COLUMN, 0);
+      await this.withRowId(part, () => this.numberRows(part, LINE_COLUMN, 0));
       return true;
     } catch (e) {
       await this.run(`DROP TABLE IF EXISTS ${q(part)}`);
@@ -372,6 +387,9 @@ function unreadableReason(file: InputFile, e: unknown): string {
   const msg = e instanceof QueryError ? e.reason : e instanceof Error ? firstLine(e.message) : String(e);
   return `the file cannot be read as ${file.format}: ${msg.replace(/^[A-Za-z ]+Error: /, '')}`;
 }
+
+/** Where a record's column named rowid waits while its table's rows are numbered (withRowId). */
+const ROWID_ASIDE = '__scd_rowid_aside';
 
 /** DuckDB's memory limit unless SCD_DUCKDB_MEMORY_LIMIT says otherwise (docs/DECISIONS.md). */
 export const DEFAULT_MEMORY_LIMIT = '1GB';

@@ -2,6 +2,7 @@ import { closeSync, createReadStream, mkdtempSync, openSync, readSync, rmSync, s
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { QueryError, ScdError, firstLine } from '../../errors.js';
+import { systemColumnClash } from './postgres-system-columns.js';
 import { scanLines } from '../../sources/line-scan.js';
 import type { ColumnInfo, InputFile } from '../driver.js';
 import { FILE_COLUMN, LINE_COLUMN } from '../driver.js';
@@ -499,6 +500,8 @@ function startsWithBracket(file: string): boolean {
 }
 
 function unreadable(file: InputFile, e: unknown): ScdError {
+  const clash = systemColumnClash(e, file.path);
+  if (clash) return clash;
   const msg = e instanceof QueryError ? e.reason : e instanceof Error ? firstLine(e.message) : String(e);
   const detail = e instanceof QueryError && e.cause && typeof e.cause === 'object' ? (e.cause as { detail?: string; where?: string }) : {};
   const extra = [detail.detail, detail.where].filter(Boolean).map((s) => firstLine(String(s))).join('; ');
