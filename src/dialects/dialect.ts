@@ -22,6 +22,12 @@ export interface Dialect {
    */
   shadowsRowId(column: string): boolean;
   /**
+   * The form in which the engine tells two quoted names (of tables, of a table's columns) apart:
+   * two names with one form are one name to it. DuckDB ignores case (ASCII letters only);
+   * PostgreSQL compares quoted names as written.
+   */
+  nameKey(name: string): string;
+  /**
    * Where defined, a condition that has the engine fetch the rows whose ids `subquery` gives, by
    * id (PostgreSQL: `ctid = ANY(ARRAY(…))`, a TID scan), where a join or `IN` by row id would read
    * every row of the table (a hash join over the target's ctids). DuckDB's join by row id reads

@@ -23,7 +23,8 @@ import type { LexicalColumns } from '../typing/lexical.js';
 import { sourceColumnsOf, typeStagedColumns } from '../typing/staged-types.js';
 import { deriveModel, type ColumnModel } from './model.js';
 import { changedSettings, semanticSettings } from './settings.js';
-import { COMMIT, createStoreSql, OP, OP_TRUNCATE, targetColumns } from './target.js';
+import { checkEndSentinel, COMMIT, createStoreSql, OP, OP_TRUNCATE, targetColumns } from './target.js';
+import { checkColumnNames, checkNewTarget } from './name-clashes.js';
 import { canMarkTies, TIE, tieCountSql, walkSql } from './walk-sql.js';
 
 export type ApplyResult = CommitResult;
@@ -133,7 +134,11 @@ export async function applyCommit(driver: Driver, flow: Flow, spec: CommitSpec):
     }
     // Before any statement holds a flow expression (also for an empty input: the batch holds them).
     await checkExpressions(driver, flow, model.source);
+    // Names and values the engine would refuse halfway: refused before anything is created.
+    checkColumnNames(flow, model, d);
+    await checkEndSentinel(driver, flow, model);
     if (!record) {
+      await checkNewTarget(driver, flow, names);
       for (const sql of createStoreSql(flow, model, d, names)) await driver.run(sql);
       await writeFlowRecord(driver, names, { model, settings }, at);
     }

@@ -11,7 +11,8 @@ import { settleDebezium } from '../sources/debezium-positions.js';
 import { checkExpressions, checkSpelling } from './expression.js';
 import { deriveModel } from './model.js';
 import { changedSettings, semanticSettings } from './settings.js';
-import { currentViewSql, HASH, OP, targetColumns } from './target.js';
+import { checkEndSentinel, currentViewSql, HASH, OP, targetColumns } from './target.js';
+import { checkColumnNames } from './name-clashes.js';
 import { ensureFeedColumns, materializeFeed, writtenShape } from '../store/feed.js';
 import type { FlowRecord } from '../store/catalog.js';
 
@@ -41,6 +42,8 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
     const model = deriveModel(flow, record.model.source);
     // The log is re-derived with the flow's expressions: the engine's verdict on them first.
     await checkExpressions(driver, flow, model.source);
+    checkColumnNames(flow, model, d);
+    await checkEndSentinel(driver, flow, model);
     const version = await nextVersion(driver, names);
     const at = new Date().toISOString();
 

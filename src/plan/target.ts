@@ -1,5 +1,6 @@
 import { rowIdOf, type Dialect } from '../dialects/dialect.js';
-import type { ColumnInfo } from '../dialects/driver.js';
+import type { ColumnInfo, Driver } from '../dialects/driver.js';
+import { ScdError } from '../errors.js';
 import type { Flow } from '../flow/flow.js';
 import type { StoreNames } from '../store/names.js';
 import { feedColumns } from '../store/feed.js';
@@ -102,4 +103,27 @@ export function sentinelValue(flow: Flow, model: ColumnModel, d: Dialect): strin
   const v = flow.endSentinel!;
   const lit = typeof v === 'number' ? (Number.isFinite(v) ? String(v) : 'NULL') : `'${v.replace(/'/g, "''")}'`;
   return `CAST(${lit} AS ${sequenceType(d, model)})`;
+}
+
+/**
+ * The end sentinel must be a value of the sequence's type, the same value read back (a number
+ * that a cast would round or overflow, a text that is no timestamp, are refused before anything
+ * changes, not met by the engine halfway through a commit).
+ */
+export async function checkEndSentinel(driver: Driver, flow: Flow, model: ColumnModel): Promise<void> {
+  const v = flow.endSentinel;
+  if (v === undefined || flow.storedAs !== 'scd2') return;
+  const d = driver.dialect;
+  // A text sentinel as text: PostgreSQL's tryCast cannot take a literal of unknown type.
+  const lit = typeof v === 'number' ? (Number.isFinite(v) ? String(v) : 'NULL') : `CAST('${v.replace(/'/g, "''")}' AS ${d.types.text})`;
+  const type = sequenceType(d, model);
+  const cast = d.tryCast(lit, type);
+  const fits = typeof v === 'number' ? `${cast} IS NOT NULL AND ${cast} = ${lit}` : `${cast} IS NOT NULL`;
+  const row = (await driver.query(`SELECT CASE WHEN ${fits} THEN 1 ELSE 0 END AS fits`))[0]!;
+  if (Number(row.fits) !== 1)
+    throw new ScdError('FLOW_INVALID', `endSentinel ${JSON.stringify(v)} is not a value of the sequence's type ${type}`, {
+      file: flow.origin,
+      field: 'endSentinel',
+      fix: `give a value of type ${type} (${model.seq.map((c) => c.name).join(', ')}), or remove endSentinel to end current versions at null`,
+    });
 }
