@@ -25,6 +25,7 @@ import { deriveModel, type ColumnModel } from './model.js';
 import { changedSettings, semanticSettings } from './settings.js';
 import { checkEndSentinel, COMMIT, createStoreSql, OP, OP_TRUNCATE, targetColumns } from './target.js';
 import { checkColumnNames, checkNewTarget } from './name-clashes.js';
+import { reportDiskFull } from './disk-full.js';
 import { canMarkTies, TIE, tieCountSql, walkSql } from './walk-sql.js';
 
 export type ApplyResult = CommitResult;
@@ -74,8 +75,15 @@ export async function applyFiles(driver: Driver, flow: Flow, files: InputFile[],
   });
 }
 
-/** One atomic commit: stage, map to events, log new ones, recompute affected keys, write the diff. */
+/**
+ * One atomic commit: stage, map to events, log new ones, recompute affected keys, write the diff.
+ * A full disk undoes it whole, and says so in one line (disk-full.ts).
+ */
 export async function applyCommit(driver: Driver, flow: Flow, spec: CommitSpec): Promise<ApplyResult> {
+  return reportDiskFull(driver, flow, 'apply', () => commit(driver, flow, spec));
+}
+
+async function commit(driver: Driver, flow: Flow, spec: CommitSpec): Promise<ApplyResult> {
   const started = Date.now();
   const progress = spec.progress ?? (() => {});
   const names = storeNames(flow.target);

@@ -13,6 +13,7 @@ import { deriveModel } from './model.js';
 import { changedSettings, semanticSettings } from './settings.js';
 import { checkEndSentinel, currentViewSql, HASH, OP, targetColumns } from './target.js';
 import { checkColumnNames } from './name-clashes.js';
+import { reportDiskFull } from './disk-full.js';
 import { ensureFeedColumns, materializeFeed, writtenShape } from '../store/feed.js';
 import type { FlowRecord } from '../store/catalog.js';
 
@@ -29,7 +30,8 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
   const q = d.quote;
   checkSpelling(flow);
   await ensureCatalog(driver, names);
-  return driver.transaction(async () => {
+  // A full disk undoes the rebuild whole, and says so in one line (disk-full.ts).
+  return reportDiskFull(driver, flow, 'rebuild', () => driver.transaction(async () => {
     await driver.lockTarget(flow.target);
     await dropTemps(driver);
     const record = await readFlowRecord(driver, names);
@@ -109,7 +111,7 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
     await recordCommit(driver, names, result);
     await dropTemps(driver);
     return result;
-  });
+  }));
 }
 
 /**

@@ -1,4 +1,4 @@
-import { mkdtempSync, openSync, readSync, closeSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, openSync, readSync, closeSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { LINES_SQL, stageJsonFile } from './duckdb-json-stage.js';
@@ -20,6 +20,8 @@ export class DuckDBDriver implements Driver {
   private inTransaction = false;
   /** Temporary tables that existed when the transaction began. */
   private tablesBefore = new Set<string>();
+  /** Where DuckDB spills (its temp_directory setting), for the message of a full disk. */
+  private tempDirectory = '';
   /** The target locks this driver holds, each released when its transaction ends. */
   private readonly held = new Map<string, () => void>();
 
@@ -70,6 +72,22 @@ export class DuckDBDriver implements Driver {
         fix: "give a size such as 1GB or 512MB, or unset it for the default (1GB)",
       });
     }
+    // Where DuckDB spills what does not fit in memory (default: beside the database file).
+    const temp = process.env.SCD_DUCKDB_TEMP_DIRECTORY;
+    if (temp) {
+      // DuckDB takes any text and fails only when it first spills: the folder is made (or
+      // found) now, so that a wrong one is said at once.
+      try {
+        mkdirSync(temp, { recursive: true });
+        await driver.run(`SET temp_directory = ${sqlString(temp)}`);
+      } catch (e) {
+        await driver.close();
+        throw new ScdError('USAGE', `SCD_DUCKDB_TEMP_DIRECTORY=${temp} is not a folder DuckDB can use: ${e instanceof QueryError ? e.reason : firstLine(e instanceof Error ? e.message : String(e))}`, {
+          fix: 'give a folder on a disk with room, or unset it for the default (beside the database file)',
+        });
+      }
+    }
+    driver.tempDirectory = String((await driver.query(`SELECT current_setting('temp_directory') AS t`))[0]?.t ?? '');
     // Memory DuckDB frees goes back to the system sooner (its allocator keeps up to 128 MiB /
     // 512 MiB cached by default): the 5 GB landing file peaked at 2119 MiB without, 1985 with.
     await driver.run(`SET allocator_flush_threshold = '16MiB'`);
@@ -368,6 +386,15 @@ export class DuckDBDriver implements Driver {
       await this.run(`INSERT INTO ${q(rejects)} VALUES ($1, NULL, $2, $3)`, [label, unreadableReason(file, e), label]);
       return false;
     }
+  }
+
+  diskFull(error: unknown): string | undefined {
+    const text = [error, error instanceof Error ? error.cause : undefined].map((x) => (x instanceof Error ? x.message : String(x ?? ''))).join('\n');
+    if (!/No space left on device/i.test(text)) return undefined;
+    // A commit writes its new rows into the database file (and its WAL) before COMMIT, and what
+    // does not fit in memory into the temp directory.
+    const file = this.location === ':memory:' ? '' : `${this.location} and `;
+    return `free space on the disk of ${file}DuckDB's temp directory ${this.tempDirectory} (SCD_DUCKDB_TEMP_DIRECTORY moves it to a disk with room; a larger SCD_DUCKDB_MEMORY_LIMIT spills less), then run it again`;
   }
 
   async copyToFile(select: string, format: 'csv' | 'parquet', file: string): Promise<void> {

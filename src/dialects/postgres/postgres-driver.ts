@@ -303,6 +303,12 @@ export class PostgresDriver implements Driver {
     await rejectLines(this, file, rejects, label);
   }
 
+  diskFull(error: unknown): string | undefined {
+    const cause = error instanceof QueryError ? error.cause : error;
+    if ((cause as { code?: string } | undefined)?.code !== DISK_FULL) return undefined;
+    return `free space on the disk of the PostgreSQL server at ${this.location} (its data directory, and its temp_tablespaces if set), then run it again`;
+  }
+
   async copyToFile(select: string, format: 'csv' | 'parquet', file: string): Promise<void> {
     const cols = await this.describe(select);
     const q = this.dialect.quote;
@@ -339,6 +345,9 @@ export class PostgresDriver implements Driver {
     }
   }
 }
+
+/** SQLSTATE disk_full: a table, an index, a WAL or a temporary file could not grow ("could not extend file"). */
+const DISK_FULL = '53100';
 
 /** Parameters as PostgreSQL text: JS values pass as they are, objects as JSON. */
 function param(v: unknown): unknown {
