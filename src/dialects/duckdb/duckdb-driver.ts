@@ -383,6 +383,8 @@ export class DuckDBDriver implements Driver {
       return true;
     } catch (e) {
       await this.run(`DROP TABLE IF EXISTS ${q(part)}`);
+      // A full disk is no fault of the file: the apply stops (plan/disk-full.ts), never quarantines it.
+      if (this.diskFull(e)) throw e;
       await this.run(`INSERT INTO ${q(rejects)} VALUES ($1, NULL, $2, $3)`, [label, unreadableReason(file, e), label]);
       return false;
     }

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { QueryError, ScdError, firstLine } from '../../errors.js';
+import { DISK_FULL, sqlState } from './postgres-errors.js';
 import type { ColumnInfo, Driver, InputFile, Row, StagedFiles } from '../driver.js';
 import { NodePgClient, PGliteClient, TEXT_TYPES, type CopySource, type PGliteLike, type PgClient } from './postgres-client.js';
 import { postgresDialect, registerStruct, structFields, tryCastFunctionSql } from './postgres-dialect.js';
@@ -304,8 +305,7 @@ export class PostgresDriver implements Driver {
   }
 
   diskFull(error: unknown): string | undefined {
-    const cause = error instanceof QueryError ? error.cause : error;
-    if ((cause as { code?: string } | undefined)?.code !== DISK_FULL) return undefined;
+    if (sqlState(error) !== DISK_FULL) return undefined;
     return `free space on the disk of the PostgreSQL server at ${this.location} (its data directory, and its temp_tablespaces if set), then run it again`;
   }
 
@@ -345,9 +345,6 @@ export class PostgresDriver implements Driver {
     }
   }
 }
-
-/** SQLSTATE disk_full: a table, an index, a WAL or a temporary file could not grow ("could not extend file"). */
-const DISK_FULL = '53100';
 
 /** Parameters as PostgreSQL text: JS values pass as they are, objects as JSON. */
 function param(v: unknown): unknown {

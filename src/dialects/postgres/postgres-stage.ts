@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { QueryError, ScdError, firstLine } from '../../errors.js';
 import { systemColumnClash } from './postgres-system-columns.js';
+import { DISK_FULL, sqlState } from './postgres-errors.js';
 import { scanLines } from '../../sources/line-scan.js';
 import type { ColumnInfo, InputFile } from '../driver.js';
 import { FILE_COLUMN, LINE_COLUMN } from '../driver.js';
@@ -499,7 +500,9 @@ function startsWithBracket(file: string): boolean {
   }
 }
 
-function unreadable(file: InputFile, e: unknown): ScdError {
+/** Why a file cannot be staged, for a person; a full disk is no fault of the file and passes as it is (plan/disk-full.ts). */
+function unreadable(file: InputFile, e: unknown): unknown {
+  if (sqlState(e) === DISK_FULL) return e;
   const clash = systemColumnClash(e, file.path);
   if (clash) return clash;
   const msg = e instanceof QueryError ? e.reason : e instanceof Error ? firstLine(e.message) : String(e);
