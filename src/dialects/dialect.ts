@@ -10,8 +10,23 @@ export interface DialectCapabilities {
 export interface Dialect {
   readonly name: string;
   readonly capabilities: DialectCapabilities;
-  /** The engine's physical row id pseudo-column (rowid, ctid): removes rows without a search. */
+  /**
+   * The engine's physical row id pseudo-column (rowid, ctid): removes rows without a search. A
+   * table may hide it behind a column of its own (shadowsRowId): read it only through rowIdOf.
+   */
   readonly rowId: string;
+  /**
+   * Whether a table column of this name hides the row id from SQL in that table (DuckDB: a column
+   * named rowid, in any case, is read instead of the pseudo-column, and nothing else reaches it).
+   * PostgreSQL refuses a column named like a system column (ctid, xmin, …), so hides nothing.
+   */
+  shadowsRowId(column: string): boolean;
+  /**
+   * The form in which the engine tells two quoted names (of tables, of a table's columns) apart:
+   * two names with one form are one name to it. DuckDB ignores case (ASCII letters only);
+   * PostgreSQL compares quoted names as written.
+   */
+  nameKey(name: string): string;
   /**
    * Where defined, a condition that has the engine fetch the rows whose ids `subquery` gives, by
    * id (PostgreSQL: `ctid = ANY(ARRAY(…))`, a TID scan), where a join or `IN` by row id would read
@@ -89,6 +104,14 @@ export interface Dialect {
    * integers in one file and fractions in another (what inference gives a fresh column of both).
    */
   commonType(a: string, b: string): string | undefined;
+}
+
+/**
+ * The row id of a table with these columns, or undefined when one of them hides it (a user's
+ * column named rowid on DuckDB): the plan then finds that table's rows by their identity.
+ */
+export function rowIdOf(d: Dialect, columns: readonly string[]): string | undefined {
+  return columns.some((c) => d.shadowsRowId(c)) ? undefined : d.rowId;
 }
 
 /** Quote a string literal (only for identifiers in catalog lookups and fixed texts; values are bound). */

@@ -85,6 +85,12 @@ export interface Driver {
    * `columns`: only those columns' statistics (the table's size always).
    */
   analyzeTemporary(table: string, columns?: string[]): Promise<void>;
+  /**
+   * Whether `error` is the engine's report of a full disk (DuckDB: "No space left on device";
+   * PostgreSQL: SQLSTATE 53100, disk_full), and then what to free, as a fix for a person.
+   * Undefined for every other error.
+   */
+  diskFull(error: unknown): string | undefined;
   /** Write the rows of a SELECT to a csv or parquet file, in the engine. */
   copyToFile(select: string, format: 'csv' | 'parquet', file: string): Promise<void>;
   close(): Promise<void>;

@@ -96,6 +96,9 @@ function checkCombinations(flow: Flow): void {
   const fail = (field: string, message: string, fix: string) => {
     throw new ScdError('FLOW_INVALID', message, { file: flow.origin, field, fix });
   };
+  // scdkit's own tables are named _scd_… (store/names.ts): a target never is.
+  if (flow.target.toLowerCase().startsWith('_scd_'))
+    fail('target', `target "${flow.target}" starts with _scd_, which names scdkit's own tables`, 'give the target a name that does not start with _scd_');
   if (flow.columns && flow.exceptColumns)
     fail('exceptColumns', '"columns" and "exceptColumns" cannot both be set', 'keep one of them');
   if (flow.trackHistory && flow.trackHistoryExcept)

@@ -23,7 +23,9 @@ import type { LexicalColumns } from '../typing/lexical.js';
 import { sourceColumnsOf, typeStagedColumns } from '../typing/staged-types.js';
 import { deriveModel, type ColumnModel } from './model.js';
 import { changedSettings, semanticSettings } from './settings.js';
-import { COMMIT, createStoreSql, OP, OP_TRUNCATE, targetColumns } from './target.js';
+import { checkEndSentinel, COMMIT, createStoreSql, OP, OP_TRUNCATE, targetColumns } from './target.js';
+import { checkColumnNames, checkNewTarget } from './name-clashes.js';
+import { reportDiskFull } from './disk-full.js';
 import { canMarkTies, TIE, tieCountSql, walkSql } from './walk-sql.js';
 
 export type ApplyResult = CommitResult;
@@ -87,8 +89,15 @@ export async function applyFiles(driver: Driver, flow: Flow, files: InputFile[],
   });
 }
 
-/** One atomic commit: stage, map to events, log new ones, recompute affected keys, write the diff. */
+/**
+ * One atomic commit: stage, map to events, log new ones, recompute affected keys, write the diff.
+ * A full disk undoes it whole, and says so in one line (disk-full.ts).
+ */
 export async function applyCommit(driver: Driver, flow: Flow, spec: CommitSpec): Promise<ApplyResult> {
+  return reportDiskFull(driver, flow, 'apply', () => commit(driver, flow, spec));
+}
+
+async function commit(driver: Driver, flow: Flow, spec: CommitSpec): Promise<ApplyResult> {
   const started = Date.now();
   checkSpelling(flow);
   await ensureCatalog(driver, storeNames(flow.target));
@@ -153,7 +162,11 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
     }
     // Before any statement holds a flow expression (also for an empty input: the batch holds them).
     await checkExpressions(driver, flow, model.source);
+    // Names and values the engine would refuse halfway: refused before anything is created.
+    checkColumnNames(flow, model, d);
+    await checkEndSentinel(driver, flow, model);
     if (!record) {
+      await checkNewTarget(driver, flow, names);
       for (const sql of createStoreSql(flow, model, d, names)) await driver.run(sql);
       await writeFlowRecord(driver, names, { model, settings }, at);
     }

@@ -7,6 +7,7 @@ import { storeNames, TMP } from '../store/names.js';
 import { withScratch, type Progress } from './apply.js';
 import { FOLDED_COMMIT } from './events-sql.js';
 import { INTERNAL_PREFIX, seqParts, sequenceType } from './model.js';
+import { reportDiskFull } from './disk-full.js';
 import { COMMIT, HASH, OP, OP_DELETE, OP_TRUNCATE, OP_UPSERT } from './target.js';
 import { walkSql } from './walk-sql.js';
 import { greater } from './incremental.js';
@@ -37,7 +38,8 @@ export async function compact(driver: Driver, flow: Flow, given: string, progres
   const d = driver.dialect;
   const q = d.quote;
   await ensureCatalog(driver, names);
-  return withScratch(driver, () => driver.transaction(async () => {
+  // A full disk undoes the compaction whole, and says so in one line (disk-full.ts).
+  return withScratch(driver, () => reportDiskFull(driver, flow, 'compaction', () => driver.transaction(async () => {
     // A compaction is a commit: it takes its turn with the target's applies and rebuilds.
     await driver.lockTarget(flow.target);
     const record = await readFlowRecord(driver, names);
@@ -162,5 +164,5 @@ export async function compact(driver: Driver, flow: Flow, given: string, progres
     const { eventsFolded: _f, eventsWritten: _w, ...commit } = result;
     await recordCommit(driver, names, commit);
     return result;
-  }));
+  })));
 }

@@ -2,7 +2,7 @@ import type { Dialect } from '../dialects/dialect.js';
 import type { Flow } from '../flow/flow.js';
 import { TMP, type StoreNames } from '../store/names.js';
 import { INTERNAL_PREFIX, type ColumnModel } from './model.js';
-import { currentCondition, identityColumns, sentinelValue, targetColumns } from './target.js';
+import { currentCondition, identityColumns, sentinelValue, targetColumns, targetRowId } from './target.js';
 import { ROWID, SLOW, simpleDiffSql } from './incremental.js';
 import { CURRENT } from './walk-sql.js';
 import { CLOSE_TYPE, keptByReference, PRE_CURRENT, PRE_END, REF } from '../store/feed.js';
@@ -57,27 +57,39 @@ export function diffSql(flow: Flow, model: ColumnModel, d: Dialect, names: Store
   const kept = keptByReference(id, closing);
   const refList = target.map((c) => (kept.has(c.name) ? `a.${q(c.name)}` : `CAST(NULL AS ${c.type})`)).join(', ');
   const noRef = `, CAST(NULL AS ${d.types.bool})`;
+  const T = q(names.target);
+  const rowId = targetRowId(flow, model, d);
   const simple = simpleKeys ? simpleDiffSql(flow, model, d, names, { update: UPDATE, updateOfCurrent: UPDATE_OF_CURRENT, ofRow: OF_ROW, close: CLOSE }) : undefined;
   // The writes read the removed and added rows (TMP.removed and TMP.added, or their SELECTs).
-  const writes = (removed: string, added: string) => ({
-    // A version only closed (its end, and is-current, change) is updated in place; other
-    // replaced rows are deleted and inserted again.
-    delete: `DELETE FROM ${q(names.target)} WHERE ${rowIdIn(d, d.rowId, `SELECT r.${q(ROWID)} FROM ${removed} r
-         WHERE NOT EXISTS (SELECT 1 FROM ${added} a WHERE a.${q(CLOSE)} AND ${sameId('a', 'r')})`)}`,
-    update: closing.length
-      ? `UPDATE ${q(names.target)} SET ${closing.map((c) => `${q(c)} = a.${q(c)}`).join(', ')}
-         FROM ${added} a WHERE a.${q(CLOSE)} AND ${q(names.target)}.${d.rowId} = a.${q(OF_ROW)}${
-           d.fetchByRowId ? ` AND ${d.fetchByRowId(`${q(names.target)}.${d.rowId}`, `SELECT c.${q(OF_ROW)} FROM ${added} c WHERE c.${q(CLOSE)}`)}` : ''
+  const writes = (removed: string, added: string) => {
+    // A removed row that a close replaces is updated in place, not deleted.
+    const notClosed = `NOT EXISTS (SELECT 1 FROM ${added} a WHERE a.${q(CLOSE)} AND ${sameId('a', 'r')})`;
+    return {
+      // A version only closed (its end, and is-current, change) is updated in place; other
+      // replaced rows are deleted and inserted again. By row id, or where a target column hides it
+      // (targetRowId) by identity: the target's identity is unique, and a close keeps its row's identity.
+      delete: rowId
+        ? `DELETE FROM ${T} WHERE ${rowIdIn(d, rowId, `SELECT r.${q(ROWID)} FROM ${removed} r WHERE ${notClosed}`)}`
+        : `DELETE FROM ${T} WHERE EXISTS (SELECT 1 FROM ${removed} r WHERE ${sameId('r', T)} AND ${notClosed})`,
+      update: closing.length
+        ? `UPDATE ${T} SET ${closing.map((c) => `${q(c)} = a.${q(c)}`).join(', ')}
+         FROM ${added} a WHERE a.${q(CLOSE)} AND ${
+           rowId
+             ? `${T}.${rowId} = a.${q(OF_ROW)}${
+                 d.fetchByRowId ? ` AND ${d.fetchByRowId(`${T}.${rowId}`, `SELECT c.${q(OF_ROW)} FROM ${added} c WHERE c.${q(CLOSE)}`)}` : ''
+               }`
+             : sameId(T, 'a')
          }`
-      : undefined,
-    insert: `INSERT INTO ${q(names.target)} (${list}) SELECT ${list} FROM ${added} a WHERE NOT a.${q(CLOSE)}`,
-    // Each close pairs with one removed row: what is left is deleted, what is not a close inserted.
-    counts: `SELECT i.inserted, i.updated, r.removed - i.updated AS deleted, r.current_removed - i.current_kept AS closed, i.added, i.closes, r.removed FROM
+        : undefined,
+      insert: `INSERT INTO ${T} (${list}) SELECT ${list} FROM ${added} a WHERE NOT a.${q(CLOSE)}`,
+      // Each close pairs with one removed row: what is left is deleted, what is not a close inserted.
+      counts: `SELECT i.inserted, i.updated, r.removed - i.updated AS deleted, r.current_removed - i.current_kept AS closed, i.added, i.closes, r.removed FROM
       (SELECT CAST(count(*) FILTER (WHERE NOT ${upd}) AS ${d.types.int}) AS inserted, CAST(count(*) FILTER (WHERE ${upd}) AS ${d.types.int}) AS updated,
         CAST(count(*) FILTER (WHERE ${updCur} AND ${q(CURRENT)}) AS ${d.types.int}) AS current_kept,
         CAST(count(*) AS ${d.types.int}) AS added, CAST(count(*) FILTER (WHERE ${q(CLOSE)}) AS ${d.types.int}) AS closes FROM ${added} a) i,
       (SELECT CAST(count(*) AS ${d.types.int}) AS removed, CAST(count(*) FILTER (WHERE ${q(CURRENT)}) AS ${d.types.int}) AS current_removed FROM ${removed} r) r`,
-  });
+    };
+  };
   if (!walkedKeys) {
     if (!simple) throw new Error('diffSql: neither walked nor simple keys');
     // Every key is simple: its one join is the whole diff (no walk, no stored rows compared).
@@ -167,17 +179,26 @@ export function wholeDiffSql(flow: Flow, model: ColumnModel, d: Dialect, names: 
   const q = d.quote;
   const cols = targetColumns(flow, model, d).map((c) => c.name);
   const id = identityColumns(flow, model);
-  const narrow = (table: string) =>
-    `SELECT ${d.rowId} AS r, ${id.map(q).join(', ')}, ${d.rowHash(cols.map(q))} AS h FROM ${q(table)}`;
   const current = currentCondition(flow, model, d, 't.');
+  const rowId = targetRowId(flow, model, d);
+  // A target column hides the row id (targetRowId): no pairing, every row compared exactly.
+  if (!rowId)
+    return [
+      `CREATE TEMP TABLE ${q(TMP.prev)} AS
+     SELECT CAST(NULL AS ${d.types.bigint}) AS ${q(ROWID)}, ${cols.map((c) => `t.${q(c)}`).join(', ')}, ${current} AS ${q(CURRENT)}, true AS ${q(SLOW)}
+     FROM ${q(names.target)} t`,
+      `CREATE TEMP TABLE ${q(TMP.changed)} AS SELECT * FROM ${q(TMP.next)}`,
+    ];
+  const narrow = (table: string) =>
+    `SELECT ${rowId} AS r, ${id.map(q).join(', ')}, ${d.rowHash(cols.map(q))} AS h FROM ${q(table)}`;
   return [
     `CREATE TEMP TABLE ${q(TMP.pairs)} AS SELECT o.r AS o, n.r AS n FROM (${narrow(names.target)}) o FULL JOIN (${narrow(TMP.next)}) n
        ON ${id.map((c) => `o.${q(c)} = n.${q(c)}`).join(' AND ')} AND o.h = n.h
      WHERE o.r IS NULL OR n.r IS NULL`,
     `CREATE TEMP TABLE ${q(TMP.prev)} AS
-     SELECT t.${d.rowId} AS ${q(ROWID)}, ${cols.map((c) => `t.${q(c)}`).join(', ')}, ${current} AS ${q(CURRENT)}, true AS ${q(SLOW)}
-     FROM ${q(names.target)} t WHERE t.${d.rowId} IN (SELECT o FROM ${q(TMP.pairs)} WHERE o IS NOT NULL)`,
-    `CREATE TEMP TABLE ${q(TMP.changed)} AS SELECT * FROM ${q(TMP.next)} x WHERE x.${d.rowId} IN (SELECT n FROM ${q(TMP.pairs)} WHERE n IS NOT NULL)`,
+     SELECT t.${rowId} AS ${q(ROWID)}, ${cols.map((c) => `t.${q(c)}`).join(', ')}, ${current} AS ${q(CURRENT)}, true AS ${q(SLOW)}
+     FROM ${q(names.target)} t WHERE t.${rowId} IN (SELECT o FROM ${q(TMP.pairs)} WHERE o IS NOT NULL)`,
+    `CREATE TEMP TABLE ${q(TMP.changed)} AS SELECT * FROM ${q(TMP.next)} x WHERE x.${rowId} IN (SELECT n FROM ${q(TMP.pairs)} WHERE n IS NOT NULL)`,
   ];
 }
 

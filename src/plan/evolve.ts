@@ -9,6 +9,7 @@ import { exactDecimal, MAX_PRECISION, numberDigits } from '../typing/exact-numbe
 import { sourceColumnsOf } from '../typing/staged-types.js';
 import { deriveModel, type ColumnModel } from './model.js';
 import { currentViewSql, HASH, OP, OP_TRUNCATE, targetColumns } from './target.js';
+import { checkColumnNames } from './name-clashes.js';
 
 /**
  * Bring the stored model in line with a new input (SPEC §6, issue "schema changes"):
@@ -60,6 +61,7 @@ export async function evolveModel(
       });
     const before = targetColumns(flow, model, d);
     const next = deriveModel(flow, [...model.source, ...fresh]);
+    checkColumnNames(flow, next, d);
     for (const c of fresh) await driver.run(`ALTER TABLE ${q(names.events)} ADD COLUMN ${q(c.name)} ${c.type}`);
     for (const c of targetColumns(flow, next, d)) {
       if (before.some((b) => b.name === c.name)) continue;

@@ -1,10 +1,10 @@
-import type { Dialect } from '../dialects/dialect.js';
+import { rowIdOf, type Dialect } from '../dialects/dialect.js';
 import type { ColumnInfo } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
 import { TMP, type StoreNames } from '../store/names.js';
 import { DROP, logColumns, REASON } from './events-sql.js';
 import { INTERNAL_PREFIX, seqParts, type ColumnModel } from './model.js';
-import { currentCondition, HASH, OP, OP_TRUNCATE, OP_UPSERT, targetColumns } from './target.js';
+import { currentCondition, HASH, OP, OP_TRUNCATE, OP_UPSERT, rowIdOrNull, targetColumns, targetRowId } from './target.js';
 import { CURRENT, endPart, TOMB, versionsSelect } from './walk-sql.js';
 
 /**
@@ -105,7 +105,8 @@ GROUP BY ${K.join(', ')}`;
   const slow = flow.storedAs === 'scd1' && flow.surrogateKey !== undefined ? 'true' : `bool_or(${late}${reopen})`;
   // Where rows are fetched by id, the key's row of the state comes along: stateSql forgets it by
   // that id instead of joining the whole state again (the lock and the transaction keep it in place).
-  const row = d.fetchByRowId ? [`s.${d.rowId}`] : [];
+  const stateRow = stateRowId(model, d);
+  const row = d.fetchByRowId && stateRow ? [`s.${stateRow}`] : [];
   return `CREATE TEMP TABLE ${q(TMP.keys)} AS
 SELECT ${K.map((k) => `v.${k}`).join(', ')}, ${slow} AS ${q(SLOW)}, (count(*) = 1 AND NOT ${slow}) AS ${q(SIMPLE)}, ${[
     ...last.map((l, i) => `${l} AS ${q(lastPart(i))}`),
@@ -113,6 +114,11 @@ SELECT ${K.map((k) => `v.${k}`).join(', ')}, ${slow} AS ${q(SLOW)}, (count(*) = 
   ].join(', ')}
 FROM ${q(TMP.valid)} v LEFT JOIN ${q(names.state)} s ON ${on}${truncates ? ` LEFT JOIN ${lastTruncateSql(model, d, names)} t ON true` : ''}
 GROUP BY ${[...K.map((k) => `v.${k}`), ...last, `s.${q(LIVE)}`, ...row].join(', ')}`;
+}
+
+/** The key state's row id, unless a key column hides it (dialect.ts rowIdOf). */
+function stateRowId(model: ColumnModel, d: Dialect): string | undefined {
+  return rowIdOf(d, stateColumns(model, d).map((c) => c.name));
 }
 
 /** The log's last truncate, its sequence parts named like the key state's (no row without one). */
@@ -165,10 +171,14 @@ SELECT ${cols} FROM ${q(TMP.valid)} v WHERE v.${q(OP)} = ${OP_TRUNCATE}
  */
 export function knownSql(model: ColumnModel, d: Dialect): string {
   const q = d.quote;
-  const same = identity(model).map((c) => `l.${q(c)} = v.${q(c)}`).join(' AND ');
+  const same = (v: string) => identity(model).map((c) => `l.${q(c)} = ${v}.${q(c)}`).join(' AND ');
   // By row id from a plain join: a correlated EXISTS is decorrelated by DuckDB into a join on
   // IS NOT DISTINCT FROM over a grouping of every valid event (0.39 s for 1M, against 0.1 s).
-  return `DELETE FROM ${q(TMP.valid)} WHERE ${d.rowId} IN (SELECT v.${d.rowId} FROM ${q(TMP.valid)} v JOIN ${q(TMP.slowLog)} l ON ${same})`;
+  // A source column that hides the row id (rowIdOf): by the events' identity, correlated.
+  const rowId = rowIdOf(d, logColumns(model));
+  return rowId
+    ? `DELETE FROM ${q(TMP.valid)} WHERE ${rowId} IN (SELECT v.${rowId} FROM ${q(TMP.valid)} v JOIN ${q(TMP.slowLog)} l ON ${same('v')})`
+    : `DELETE FROM ${q(TMP.valid)} WHERE EXISTS (SELECT 1 FROM ${q(TMP.slowLog)} l WHERE ${same(q(TMP.valid))})`;
 }
 
 /**
@@ -204,7 +214,7 @@ export function prevSql(flow: Flow, model: ColumnModel, d: Dialect, names: Store
   const q = d.quote;
   const current = currentCondition(flow, model, d, 't.');
   return `CREATE TEMP TABLE ${q(TMP.prev)} AS
-SELECT t.${d.rowId} AS ${q(ROWID)}, ${columns.map((c) => `t.${q(c)}`).join(', ')}, ${current} AS ${q(CURRENT)}, k.${q(SLOW)}
+SELECT ${rowIdOrNull(d, targetRowId(flow, model, d), 't')} AS ${q(ROWID)}, ${columns.map((c) => `t.${q(c)}`).join(', ')}, ${current} AS ${q(CURRENT)}, k.${q(SLOW)}
 FROM ${q(names.target)} t JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 't', 'k')}
 WHERE NOT k.${q(SIMPLE)} AND (k.${q(SLOW)} OR (${current}))`;
 }
@@ -274,9 +284,10 @@ export function stateSql(model: ColumnModel, d: Dialect, names: StoreNames, opti
       : `SELECT DISTINCT ON (${K.join(', ')}) ${[...K, ...S].join(', ')} FROM ${q(events)} ORDER BY ${[...K, ...S.map((s) => `${s} DESC`)].join(', ')}`;
   // One key column: a plain IN (DuckDB decorrelates the EXISTS into a grouped join, 0.4 s for 1M
   // keys of a 10M state against 0.2 s); keys of a recomputed key are never null.
+  const stateRow = stateRowId(model, d);
   const forget =
-    byRow && d.fetchByRowId
-      ? `DELETE FROM ${q(names.state)} WHERE ${d.fetchByRowId(d.rowId, `SELECT k.${q(STATE_ROW)} FROM ${q(TMP.keys)} k WHERE k.${q(STATE_ROW)} IS NOT NULL`)}`
+    byRow && d.fetchByRowId && stateRow
+      ? `DELETE FROM ${q(names.state)} WHERE ${d.fetchByRowId(stateRow, `SELECT k.${q(STATE_ROW)} FROM ${q(TMP.keys)} k WHERE k.${q(STATE_ROW)} IS NOT NULL`)}`
       : K.length === 1
       ? `DELETE FROM ${q(names.state)} WHERE ${K[0]} IN (SELECT k.${K[0]} FROM ${q(TMP.keys)} k)`
       : `DELETE FROM ${q(names.state)} WHERE EXISTS (SELECT 1 FROM ${q(TMP.keys)} k WHERE ${model.keys
@@ -363,7 +374,7 @@ export function simpleDiffSql(flow: Flow, model: ColumnModel, d: Dialect, names:
     `${has} AS ${h}`,
     `(${changed}) AS ${c}`,
     `(${differs}) AS ${f}`,
-    `p.${d.rowId} AS ${I('prow')}`,
+    `${rowIdOrNull(d, targetRowId(flow, model, d), 'p')} AS ${I('prow')}`,
     // Effective values differ from the event's own only with ignoreNullUpdates.
     ...(flow.ignoreNullUpdates ? P.map((col) => `${eff(col)} AS ${I(`f_${col}`)}`) : []),
     ...P.map((col) => `p.${q(col)} AS ${I(`p_${col}`)}`),

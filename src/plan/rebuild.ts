@@ -11,7 +11,9 @@ import { settleDebezium } from '../sources/debezium-positions.js';
 import { checkExpressions, checkSpelling } from './expression.js';
 import { deriveModel } from './model.js';
 import { changedSettings, semanticSettings } from './settings.js';
-import { currentViewSql, HASH, OP, targetColumns } from './target.js';
+import { checkEndSentinel, currentViewSql, HASH, OP, targetColumns } from './target.js';
+import { checkColumnNames } from './name-clashes.js';
+import { reportDiskFull } from './disk-full.js';
 import { ensureFeedColumns, materializeFeed, writtenShape } from '../store/feed.js';
 import type { FlowRecord } from '../store/catalog.js';
 
@@ -28,7 +30,8 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
   const q = d.quote;
   checkSpelling(flow);
   await ensureCatalog(driver, names);
-  return withScratch(driver, () => driver.transaction(async () => {
+  // A full disk undoes the rebuild whole, and says so in one line (disk-full.ts).
+  return withScratch(driver, () => reportDiskFull(driver, flow, 'rebuild', () => driver.transaction(async () => {
     await driver.lockTarget(flow.target);
     const record = await readFlowRecord(driver, names);
     if (!record)
@@ -40,6 +43,8 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
     const model = deriveModel(flow, record.model.source);
     // The log is re-derived with the flow's expressions: the engine's verdict on them first.
     await checkExpressions(driver, flow, model.source);
+    checkColumnNames(flow, model, d);
+    await checkEndSentinel(driver, flow, model);
     const version = await nextVersion(driver, names);
     const at = new Date().toISOString();
 
@@ -104,7 +109,7 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
     };
     await recordCommit(driver, names, result);
     return result;
-  }));
+  })));
 }
 
 /**

@@ -1,5 +1,6 @@
-import type { Dialect } from '../dialects/dialect.js';
-import type { ColumnInfo } from '../dialects/driver.js';
+import { rowIdOf, type Dialect } from '../dialects/dialect.js';
+import type { ColumnInfo, Driver } from '../dialects/driver.js';
+import { ScdError } from '../errors.js';
 import type { Flow } from '../flow/flow.js';
 import type { StoreNames } from '../store/names.js';
 import { feedColumns } from '../store/feed.js';
@@ -41,6 +42,21 @@ export function targetColumns(flow: Flow, model: ColumnModel, d: Dialect): Colum
 /** The columns that identify a target row: keys, plus the version start for scd2. */
 export function identityColumns(flow: Flow, model: ColumnModel): string[] {
   return [...model.keys.map((k) => k.name), ...(flow.storedAs === 'scd2' ? [flow.startAtColumn] : [])];
+}
+
+/**
+ * The row id of the target's rows, or undefined where a column of the target hides it (a user's
+ * column named rowid on DuckDB, dialect.ts shadowsRowId): a commit then finds the stored rows it
+ * removes and closes by their identity (identityColumns, unique among stored rows), never by a
+ * user's values.
+ */
+export function targetRowId(flow: Flow, model: ColumnModel, d: Dialect): string | undefined {
+  return rowIdOf(d, targetColumns(flow, model, d).map((c) => c.name));
+}
+
+/** `alias`'s row id, or a null of the row id's type where there is none to read (targetRowId). */
+export function rowIdOrNull(d: Dialect, rowId: string | undefined, alias: string): string {
+  return rowId ? `${alias}.${rowId}` : `CAST(NULL AS ${d.types.bigint})`;
 }
 
 /** Columns of the event log: every source column, the operation and the payload hash. */
@@ -87,4 +103,27 @@ export function sentinelValue(flow: Flow, model: ColumnModel, d: Dialect): strin
   const v = flow.endSentinel!;
   const lit = typeof v === 'number' ? (Number.isFinite(v) ? String(v) : 'NULL') : `'${v.replace(/'/g, "''")}'`;
   return `CAST(${lit} AS ${sequenceType(d, model)})`;
+}
+
+/**
+ * The end sentinel must be a value of the sequence's type, the same value read back (a number
+ * that a cast would round or overflow, a text that is no timestamp, are refused before anything
+ * changes, not met by the engine halfway through a commit).
+ */
+export async function checkEndSentinel(driver: Driver, flow: Flow, model: ColumnModel): Promise<void> {
+  const v = flow.endSentinel;
+  if (v === undefined || flow.storedAs !== 'scd2') return;
+  const d = driver.dialect;
+  // A text sentinel as text: PostgreSQL's tryCast cannot take a literal of unknown type.
+  const lit = typeof v === 'number' ? (Number.isFinite(v) ? String(v) : 'NULL') : `CAST('${v.replace(/'/g, "''")}' AS ${d.types.text})`;
+  const type = sequenceType(d, model);
+  const cast = d.tryCast(lit, type);
+  const fits = typeof v === 'number' ? `${cast} IS NOT NULL AND ${cast} = ${lit}` : `${cast} IS NOT NULL`;
+  const row = (await driver.query(`SELECT CASE WHEN ${fits} THEN 1 ELSE 0 END AS fits`))[0]!;
+  if (Number(row.fits) !== 1)
+    throw new ScdError('FLOW_INVALID', `endSentinel ${JSON.stringify(v)} is not a value of the sequence's type ${type}`, {
+      file: flow.origin,
+      field: 'endSentinel',
+      fix: `give a value of type ${type} (${model.seq.map((c) => c.name).join(', ')}), or remove endSentinel to end current versions at null`,
+    });
 }

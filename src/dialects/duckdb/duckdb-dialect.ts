@@ -16,6 +16,9 @@ export const duckdbDialect: Dialect = {
   name: 'duckdb',
   capabilities: { ignoreNullsInWindows: true },
   rowId: 'rowid',
+  // DuckDB binds a name to a table's own column before its virtual columns, case-insensitively.
+  shadowsRowId: (column) => asciiLower(column) === 'rowid',
+  nameKey: (name) => asciiLower(name),
   computeOnce: '',
   quote: (id) => `"${id.replace(/"/g, '""')}"`,
   types: {
@@ -74,6 +77,11 @@ export const duckdbDialect: Dialect = {
     return undefined;
   },
 };
+
+/** DuckDB folds the case of ASCII letters only ("É" and "é" are two names to it). */
+function asciiLower(name: string): string {
+  return name.replace(/[A-Z]+/g, (m) => m.toLowerCase());
+}
 
 /** Dates and timestamps as ISO-8601 text; everything else as it is (to_json makes numbers numbers). */
 function isoValue(expr: string, type: string): string {

@@ -1,4 +1,4 @@
-import { mkdtempSync, openSync, readSync, closeSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, openSync, readSync, closeSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { LINES_SQL, stageJsonFile } from './duckdb-json-stage.js';
@@ -18,6 +18,8 @@ import { acquireInstance, isWriteConflict, type SharedInstance } from './duckdb-
 export class DuckDBDriver implements Driver {
   readonly dialect = duckdbDialect;
   private inTransaction = false;
+  /** Where DuckDB spills (its temp_directory setting), for the message of a full disk. */
+  private tempDirectory = '';
   /** The target locks this driver holds, each released when its transaction ends. */
   private readonly held = new Map<string, () => void>();
 
@@ -68,6 +70,22 @@ export class DuckDBDriver implements Driver {
         fix: "give a size such as 1GB or 512MB, or unset it for the default (1GB)",
       });
     }
+    // Where DuckDB spills what does not fit in memory (default: beside the database file).
+    const temp = process.env.SCD_DUCKDB_TEMP_DIRECTORY;
+    if (temp) {
+      // DuckDB takes any text and fails only when it first spills: the folder is made (or
+      // found) now, so that a wrong one is said at once.
+      try {
+        mkdirSync(temp, { recursive: true });
+        await driver.run(`SET temp_directory = ${sqlString(temp)}`);
+      } catch (e) {
+        await driver.close();
+        throw new ScdError('USAGE', `SCD_DUCKDB_TEMP_DIRECTORY=${temp} is not a folder DuckDB can use: ${e instanceof QueryError ? e.reason : firstLine(e instanceof Error ? e.message : String(e))}`, {
+          fix: 'give a folder on a disk with room, or unset it for the default (beside the database file)',
+        });
+      }
+    }
+    driver.tempDirectory = String((await driver.query(`SELECT current_setting('temp_directory') AS t`))[0]?.t ?? '');
     // Memory DuckDB frees goes back to the system sooner (its allocator keeps up to 128 MiB /
     // 512 MiB cached by default): the 5 GB landing file peaked at 2119 MiB without, 1985 with.
     await driver.run(`SET allocator_flush_threshold = '16MiB'`);
@@ -308,6 +326,19 @@ export class DuckDBDriver implements Driver {
   }
 
   /**
+   * Run `fn`, which reads `table`'s row ids, with them in reach: a record's column that hides
+   * them (a column named rowid, dialect.ts shadowsRowId) steps aside under a reserved name
+   * meanwhile, and comes back (a rename changes no data).
+   */
+  private async withRowId(table: string, fn: () => Promise<void>): Promise<void> {
+    const q = this.dialect.quote;
+    const hiding = ((await this.columns(table)) ?? []).find((c) => this.dialect.shadowsRowId(c.name));
+    if (hiding) await this.run(`ALTER TABLE ${q(table)} RENAME COLUMN ${q(hiding.name)} TO ${q(ROWID_ASIDE)}`);
+    await fn();
+    if (hiding) await this.run(`ALTER TABLE ${q(table)} RENAME COLUMN ${q(ROWID_ASIDE)} TO ${q(hiding.name)}`);
+  }
+
+  /**
    * Records numbered in read order are off their physical line after a line that holds none: a
    * CSV's header and its rejected lines, and blank lines (the readers skip them). Number each
    * record past those before it (the j-th such line b has b - j records before it). Blank lines
@@ -368,27 +399,40 @@ export class DuckDBDriver implements Driver {
            FROM read_csv($1, header = true, all_varchar = true, store_rejects = true, rejects_table = '${rj}', rejects_scan = '${rj}_scan')`,
           [file.path, label],
         );
-        await this.numberRows(part, LINE_COLUMN, 1);
-        await this.run(
-          `INSERT INTO ${q(rejects)} SELECT $1, line, string_agg(DISTINCT error_message, '; '), any_value(csv_line) FROM ${q(rj)} GROUP BY line`,
-          [label],
-        );
-        // Good rows were numbered as if no line had been rejected: each goes past the rejected
-        // (and blank) lines before it.
-        await this.skipNonRecordLines(file.path, part, scratch, i, { rejects: rj });
-        await this.keepLines(file.path, part, i);
+        await this.withRowId(part, async () => {
+          await this.numberRows(part, LINE_COLUMN, 1);
+          await this.run(
+            `INSERT INTO ${q(rejects)} SELECT $1, line, string_agg(DISTINCT error_message, '; '), any_value(csv_line) FROM ${q(rj)} GROUP BY line`,
+            [label],
+          );
+          // Good rows were numbered as if no line had been rejected: each goes past the rejected
+          // (and blank) lines before it.
+          await this.skipNonRecordLines(file.path, part, scratch, i, { rejects: rj });
+          await this.keepLines(file.path, part, i);
+        });
         await this.run(`DROP TABLE IF EXISTS ${q(rj)}`);
         await this.run(`DROP TABLE IF EXISTS ${q(rj + '_scan')}`);
         return true;
       }
       await this.run(`CREATE TEMP TABLE ${q(part)} AS SELECT *, $2::VARCHAR AS ${q(FILE_COLUMN)} FROM read_parquet($1)`, [file.path, label]);
-      await this.numberRows(part, LINE_COLUMN, 0);
+      await this.withRowId(part, () => this.numberRows(part, LINE_COLUMN, 0));
       return true;
     } catch (e) {
       await this.run(`DROP TABLE IF EXISTS ${q(part)}`);
+      // A full disk is no fault of the file: the apply stops (plan/disk-full.ts), never quarantines it.
+      if (this.diskFull(e)) throw e;
       await this.run(`INSERT INTO ${q(rejects)} VALUES ($1, NULL, $2, $3)`, [label, unreadableReason(file, e), label]);
       return false;
     }
+  }
+
+  diskFull(error: unknown): string | undefined {
+    const text = [error, error instanceof Error ? error.cause : undefined].map((x) => (x instanceof Error ? x.message : String(x ?? ''))).join('\n');
+    if (!/No space left on device/i.test(text)) return undefined;
+    // A commit writes its new rows into the database file (and its WAL) before COMMIT, and what
+    // does not fit in memory into the temp directory.
+    const file = this.location === ':memory:' ? '' : `${this.location} and `;
+    return `free space on the disk of ${file}DuckDB's temp directory ${this.tempDirectory} (SCD_DUCKDB_TEMP_DIRECTORY moves it to a disk with room; a larger SCD_DUCKDB_MEMORY_LIMIT spills less), then run it again`;
   }
 
   async copyToFile(select: string, format: 'csv' | 'parquet', file: string): Promise<void> {
@@ -408,6 +452,9 @@ function unreadableReason(file: InputFile, e: unknown): string {
   const msg = e instanceof QueryError ? e.reason : e instanceof Error ? firstLine(e.message) : String(e);
   return `the file cannot be read as ${file.format}: ${msg.replace(/^[A-Za-z ]+Error: /, '')}`;
 }
+
+/** Where a record's column named rowid waits while its table's rows are numbered (withRowId). */
+const ROWID_ASIDE = '__scd_rowid_aside';
 
 /** DuckDB's memory limit unless SCD_DUCKDB_MEMORY_LIMIT says otherwise (docs/DECISIONS.md). */
 export const DEFAULT_MEMORY_LIMIT = '1GB';

@@ -107,6 +107,9 @@ export const postgresDialect: Dialect = {
   name: 'postgres',
   capabilities: { ignoreNullsInWindows: false },
   rowId: 'ctid',
+  // CREATE TABLE refuses a column named like a system column (postgres-system-columns.ts).
+  shadowsRowId: () => false,
+  nameKey: (name) => name,
   computeOnce: ' OFFSET 0',
   fetchByRowId: (rowId, subquery) => `${rowId} = ANY(ARRAY(${subquery}))`,
   quote,

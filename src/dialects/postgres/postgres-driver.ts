@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { QueryError, ScdError, firstLine } from '../../errors.js';
+import { DISK_FULL, sqlState } from './postgres-errors.js';
 import { targetInUse, type ColumnInfo, type Driver, type InputFile, type Row, type StagedFiles } from '../driver.js';
 import { NodePgClient, PGliteClient, TEXT_TYPES, type CopySource, type PGliteLike, type PgClient } from './postgres-client.js';
 import { postgresDialect, registerStruct, structFields, tryCastFunctionSql } from './postgres-dialect.js';
@@ -306,6 +307,11 @@ export class PostgresDriver implements Driver {
 
   async appendRejects(file: string, label: string, rejects: string): Promise<void> {
     await rejectLines(this, file, rejects, label);
+  }
+
+  diskFull(error: unknown): string | undefined {
+    if (sqlState(error) !== DISK_FULL) return undefined;
+    return `free space on the disk of the PostgreSQL server at ${this.location} (its data directory, and its temp_tablespaces if set), then run it again`;
   }
 
   async copyToFile(select: string, format: 'csv' | 'parquet', file: string): Promise<void> {

@@ -6,6 +6,8 @@ import { checkSourceKeys } from '../../files/source-keys.js';
 import type { Lexical } from '../../typing/lexical.js';
 import type { ColumnInfo, InputFile, StagedFiles } from '../driver.js';
 import { FILE_COLUMN, LINE_COLUMN, RAW_COLUMN } from '../driver.js';
+import { systemColumnClash } from './postgres-system-columns.js';
+import { DISK_FULL, sqlState } from './postgres-errors.js';
 import { postgresDialect as d } from './postgres-dialect.js';
 import { splitCsv } from './postgres-csv.js';
 import { keepNulVisible, stageJsonFile, type StageHost } from './postgres-json-stage.js';
@@ -234,8 +236,15 @@ async function stageParquet(host: StageHost, file: InputFile, part: string, reje
   return { records: Number((await host.query(`SELECT count(*) AS n FROM ${q(part)}`))[0]!.n), columns: cols.map((c) => c.name) };
 }
 
-/** Why a reader refused a whole file, in a line. */
+/**
+ * Why a reader refused a whole file, in a line (that file becomes one quarantined record). A full
+ * disk is no fault of the file and a source column PostgreSQL reserves is the source's: both are
+ * thrown as they are (plan/disk-full.ts, postgres-system-columns.ts).
+ */
 function unreadableReason(file: InputFile, e: unknown): string {
+  if (sqlState(e) === DISK_FULL) throw e;
+  const clash = systemColumnClash(e, file.path);
+  if (clash) throw clash;
   const msg = e instanceof QueryError ? e.reason : e instanceof Error ? firstLine(e.message) : String(e);
   return `the file cannot be read as ${file.format}: ${msg.replace(/^[A-Za-z ]+Error: /, '')}`;
 }
