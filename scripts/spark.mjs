@@ -130,6 +130,8 @@ function launch() {
     'spark.sql.session.timeZone': 'UTC',
     // A 2-core machine: few shuffle partitions, no web UI.
     'spark.sql.shuffle.partitions': '4',
+    // Delta rebuilds a table's state from its log in 50 tasks by default: 2 suffice here.
+    'spark.databricks.delta.snapshotPartitions': '2',
     'spark.ui.enabled': 'false',
   };
   const args = [
