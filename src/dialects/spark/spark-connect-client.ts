@@ -14,6 +14,11 @@ export const CLIENT_TYPE = `scdkit/${VERSION}`;
 /** The largest message the client accepts: an Arrow batch of wide rows can pass gRPC's 4 MB default. */
 export const MAX_RECEIVE_BYTES = 256 * 1024 * 1024;
 
+export interface ClientOptions {
+  /** PEM certificates to trust for TLS instead of the system's (a private CA, a test server). */
+  rootCertificates?: Buffer;
+}
+
 export interface StatementOptions {
   /** Aborting it cancels the call and asks the server to interrupt the operation. */
   signal?: AbortSignal;
@@ -37,13 +42,16 @@ export class SparkConnectClient {
   private readonly clientType: string;
   private closed = false;
 
-  private constructor(private readonly connection: SparkConnection) {
+  private constructor(
+    private readonly connection: SparkConnection,
+    options: ClientOptions,
+  ) {
     this.location = connection.location;
     this.sessionId = connection.sessionId;
     this.userContext = { user_id: connection.userId };
     this.clientType = connection.userAgent ? `${connection.userAgent} ${CLIENT_TYPE}` : CLIENT_TYPE;
     const Service = sparkConnectService();
-    this.stub = new Service(`${connection.host.includes(':') ? `[${connection.host}]` : connection.host}:${connection.port}`, credentials(connection), {
+    this.stub = new Service(`${connection.host.includes(':') ? `[${connection.host}]` : connection.host}:${connection.port}`, credentials(connection, options.rootCertificates), {
       'grpc.max_receive_message_length': MAX_RECEIVE_BYTES,
       'grpc.max_send_message_length': 128 * 1024 * 1024,
       'grpc.primary_user_agent': CLIENT_TYPE,
@@ -52,8 +60,8 @@ export class SparkConnectClient {
   }
 
   /** A client for the server a connection string names; no round trip until the first statement. */
-  static connect(url: string): SparkConnectClient {
-    return new SparkConnectClient(readSparkConnectionString(url));
+  static connect(url: string, options: ClientOptions = {}): SparkConnectClient {
+    return new SparkConnectClient(readSparkConnectionString(url), options);
   }
 
   /** Run a statement eagerly (DDL, DML) as a SqlCommand; its result rows, if it has any (MERGE's counts, DESCRIBE). */
@@ -181,9 +189,9 @@ function appendIpc(ipc: Uint8Array, out: Row[]): void {
 }
 
 /** TLS when asked (or implied by a token); the token as `authorization: Bearer …` on every call. */
-function credentials(c: SparkConnection): grpc.ChannelCredentials {
+function credentials(c: SparkConnection, rootCertificates?: Buffer): grpc.ChannelCredentials {
   if (!c.useSsl) return grpc.credentials.createInsecure();
-  const tls = grpc.credentials.createSsl();
+  const tls = grpc.credentials.createSsl(rootCertificates ?? null);
   if (!c.token) return tls;
   const token = c.token;
   const bearer = grpc.credentials.createFromMetadataGenerator((_params, callback) => {
