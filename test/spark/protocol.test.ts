@@ -50,6 +50,12 @@ describe('Spark Connect protocol against a fake server (unit: always run)', () =
           return;
         }
         if (sql.startsWith('SLOW')) return; // never answers: the client must abort
+        if (sql.startsWith('MANY')) {
+          // Batches, and then no end: a reader that stops early must cancel and interrupt.
+          const batch = tableToIPC(tableFromArrays({ x: Int32Array.from([7]) }), 'stream');
+          for (let i = 0; i < 3; i++) call.write({ session_id: call.request.session_id, arrow_batch: { row_count: 1, data: Buffer.from(batch) } });
+          return;
+        }
         const ipc = tableToIPC(tableFromArrays({ x: Int32Array.from([1, 2]) }), 'stream');
         if (plan.command) call.write({ session_id: call.request.session_id, sql_command_result: { relation: { local_relation: { data: Buffer.from(ipc) } } } });
         else call.write({ session_id: call.request.session_id, arrow_batch: { row_count: 2, data: Buffer.from(ipc) } });
@@ -121,6 +127,21 @@ describe('Spark Connect protocol against a fake server (unit: always run)', () =
     const execute = seen.find((s) => s.method === 'ExecutePlan')!;
     const interrupt = seen.find((s) => s.method === 'Interrupt')!;
     expect(interrupt.request).toMatchObject({ session_id: client.sessionId, interrupt_type: 'INTERRUPT_TYPE_OPERATION_ID', operation_id: execute.request.operation_id });
+    await client.close();
+  });
+
+  it('cancels and interrupts the operation when a reader stops reading a stream early', async () => {
+    const client = connect();
+    seen.length = 0;
+    const got: unknown[] = [];
+    for await (const batch of client.stream('MANY')) {
+      got.push(...batch);
+      break;
+    }
+    expect(got).toEqual([{ x: 7 }]);
+    await new Promise((r) => setTimeout(r, 300));
+    const execute = seen.find((s) => s.method === 'ExecutePlan')!;
+    expect(seen.find((s) => s.method === 'Interrupt')?.request).toMatchObject({ interrupt_type: 'INTERRUPT_TYPE_OPERATION_ID', operation_id: execute.request.operation_id });
     await client.close();
   });
 });
