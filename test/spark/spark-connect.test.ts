@@ -30,7 +30,8 @@ describe.skipIf(!url)('Spark Connect client on a live server (SCD_TEST_SPARK_URL
       TIMESTAMP_NTZ'2024-01-02 03:04:05.25' AS ntz,
       true AS yes, false AS no, NULL AS n, CAST(NULL AS INT) AS null_int, CAST(NULL AS STRING) AS null_text,
       named_struct('a', 1, 'b', 'x', 'c', CAST(NULL AS STRING), 'd', named_struct('e', DATE'2024-01-01')) AS st,
-      array(1, NULL, 3) AS arr, array(named_struct('k', 9007199254740993)) AS arr_st, CAST(NULL AS ARRAY<INT>) AS null_arr`);
+      array(1, NULL, 3) AS arr, array(named_struct('k', 9007199254740993)) AS arr_st, CAST(NULL AS ARRAY<INT>) AS null_arr,
+      X'0141FF5C22' AS bin, map('k', 1) AS m`);
     expect(row).toEqual({
       ti: 1, si: -2, i: 3,
       big: '9007199254740993', min_big: '-9223372036854775808',
@@ -43,6 +44,7 @@ describe.skipIf(!url)('Spark Connect client on a live server (SCD_TEST_SPARK_URL
       yes: true, no: false, n: null, null_int: null, null_text: null,
       st: { a: 1, b: 'x', c: null, d: { e: '2024-01-01' } },
       arr: [1, null, 3], arr_st: [{ k: '9007199254740993' }], null_arr: null,
+      bin: '\\x01A\\xFF\\\\\\x22', m: [{ key: 'k', value: 1 }],
     });
   });
 

@@ -13,7 +13,8 @@ import type { Row } from '../driver.js';
  *   dropped: "2024-01-02T03:04:05.5Z" for an instant (Spark's TIMESTAMP, sent in UTC), without the
  *   "Z" for a wall-clock time (TIMESTAMP_NTZ);
  * - strings, booleans, null as themselves; structs as objects, arrays as arrays, maps as arrays of
- *   {key, value}; binary as base64 text.
+ *   {key, value}; binary as DuckDB writes a blob (printable ASCII as is, a backslash doubled,
+ *   any other byte and '"' as \xHH).
  *
  * Values are read from the Arrow buffers directly where arrow's own getters lose precision
  * (timestamps to milliseconds, decimals and 64-bit integers to objects).
@@ -71,7 +72,7 @@ function valueReader(type: DataType): Read {
       return (d, i) => utf8.decode(bytesAt(d, i));
     case Type.Binary:
     case Type.LargeBinary:
-      return (d, i) => Buffer.from(bytesAt(d, i)).toString('base64');
+      return (d, i) => blobText(bytesAt(d, i));
     case Type.Date: {
       const t = type as unknown as { unit: number };
       // DateUnit.DAY = 0: int32 days; otherwise int64 milliseconds.
@@ -117,6 +118,16 @@ function valueReader(type: DataType): Read {
 function bytesAt(d: Data, i: number): Uint8Array {
   const offsets = d.valueOffsets as unknown as ArrayLike<number | bigint>;
   return (d.values as Uint8Array).subarray(Number(offsets[i]), Number(offsets[i + 1]));
+}
+
+function blobText(bytes: Uint8Array): string {
+  let out = '';
+  for (const b of bytes) {
+    if (b === 0x5c) out += '\\\\';
+    else if (b >= 0x20 && b <= 0x7e && b !== 0x22) out += String.fromCharCode(b);
+    else out += `\\x${b.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  return out;
 }
 
 function jsonNumber(n: number): number | string {

@@ -41,6 +41,8 @@ export class SparkConnectClient {
   private readonly userContext: UserContext;
   private readonly clientType: string;
   private closed = false;
+  /** Whether a plan was sent: only then is there a server session to release. */
+  private used = false;
 
   private constructor(
     private readonly connection: SparkConnection,
@@ -112,6 +114,10 @@ export class SparkConnectClient {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    if (!this.used) {
+      this.stub.close();
+      return;
+    }
     try {
       await this.unary('ReleaseSession', { session_id: this.sessionId, user_context: this.userContext, client_type: this.clientType }, 10_000);
     } catch {
@@ -139,6 +145,7 @@ export class SparkConnectClient {
     if (this.closed) throw sparkError(new Error('the client is closed'), sql, this.connection);
     options.signal?.throwIfAborted();
     const operationId = randomUUID();
+    this.used = true;
     const stream = this.stub.ExecutePlan(
       { session_id: this.sessionId, user_context: this.userContext, plan, client_type: this.clientType, operation_id: operationId },
       this.metadata(),
