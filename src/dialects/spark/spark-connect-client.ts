@@ -57,7 +57,8 @@ export class SparkConnectClient {
       'grpc.max_receive_message_length': MAX_RECEIVE_BYTES,
       'grpc.max_send_message_length': 128 * 1024 * 1024,
       'grpc.primary_user_agent': CLIENT_TYPE,
-      'grpc.keepalive_time_ms': 30_000,
+      // No keepalive pings: gRPC servers refuse pings more frequent than they allow (5 min by
+      // default in grpc-java) by closing the connection, which would fail a long statement.
     });
   }
 
@@ -66,7 +67,11 @@ export class SparkConnectClient {
     return new SparkConnectClient(readSparkConnectionString(url), options);
   }
 
-  /** Run a statement eagerly (DDL, DML) as a SqlCommand; its result rows, if it has any (MERGE's counts, DESCRIBE). */
+  /**
+   * Run a statement eagerly (DDL, DML) as a SqlCommand; its result rows, if it has any (MERGE's
+   * counts, DESCRIBE). Spark runs only commands eagerly: a plain query given here is not run (use
+   * query() or stream()).
+   */
   async execute(sql: string, options: StatementOptions = {}): Promise<Row[]> {
     const rows: Row[] = [];
     await this.executePlan(sql, { command: { sql_command: { input: sqlRelation(sql) } } }, options, (response) => {
