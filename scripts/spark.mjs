@@ -88,10 +88,13 @@ function runningPid() {
   if (!Number.isInteger(pid) || pid <= 0) return undefined;
   try {
     process.kill(pid, 0);
-    return pid;
   } catch {
     return undefined;
   }
+  // A pid file outlives a reboot: the number may now be another program's.
+  const cmdline = `/proc/${pid}/cmdline`;
+  if (existsSync('/proc/self') && (!existsSync(cmdline) || !readFileSync(cmdline, 'utf8').includes('SparkConnectServer'))) return undefined;
+  return pid;
 }
 
 /** Whether SELECT 1 answers over Spark Connect (an open port is not enough: the session must work). */
