@@ -58,6 +58,8 @@ export interface Driver {
    * `__scd_file` (path) and `__scd_line` (line or record number in the file); and records that
    * cannot be read (malformed line, invalid UTF-8, ...) into a second temporary table `rejects`
    * with columns `__scd_file`, `__scd_line`, `reason`, `raw` (both tables are always created).
+   * Neither table may exist yet (a commit's scratch is discarded after it, plan/apply.ts
+   * withScratch; a caller that stages twice drops them in between).
    */
   stageFiles(files: InputFile[], table: string, rejects: string): Promise<StagedFiles>;
   /**

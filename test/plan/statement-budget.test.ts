@@ -9,7 +9,7 @@ import { engines } from '../engines.js';
  * PostgreSQL bulk load's COPY aside). The ceilings are today's counts: a change that adds
  * statements to the common commit fails here and must say why.
  */
-const CEILING: Record<string, number> = { duckdb: 36, pglite: 43, postgres: 43 };
+const CEILING: Record<string, number> = { duckdb: 33, pglite: 41, postgres: 41 };
 
 interface Counted {
   statements: string[];

@@ -134,6 +134,7 @@ for (const engine of pgEngines) {
       for (const [name, eol] of Object.entries({ lf: '\n', crlf: '\r\n', cr: '\r' })) {
         const file = path.join(dir, `breaks_${name}.ndjson`);
         writeFileSync(file, lines.join(eol) + eol);
+        await driver.dropTemporary(['_t', '_r']);
         const s = await driver.stageFiles([{ path: file, format: 'ndjson', label: 'f' }], '_t', '_r');
         const cols = ((await driver.columns('_t')) ?? []).map((c) => `${c.name} ${c.type}`);
         const rows = await driver.query(
@@ -160,6 +161,7 @@ for (const engine of pgEngines) {
       for (const [name, eol, extra] of [['lf', '\n', ''], ['crlf', '\r\n', ''], ['cr', '\r', ''], ['quoted', '\n', '4,"two\nlines",y']] as const) {
         const file = path.join(dir, `text_${name}.csv`);
         writeFileSync(file, ['id,v,w', ...records, ...(extra ? [extra] : [])].join(eol) + eol);
+        await driver.dropTemporary(['_t', '_r']);
         const s = await driver.stageFiles([{ path: file, format: 'csv', label: 'f' }], '_t', '_r');
         expect(s.records).toBe(extra ? 4 : 3);
         expect([...s.lexical.entries()]).toEqual([['id', 'text'], ['v', 'text'], ['w', 'text']]);

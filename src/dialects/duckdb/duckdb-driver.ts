@@ -263,7 +263,6 @@ export class DuckDBDriver implements Driver {
     const parts: Part[] = [];
     const lexical = new Map<string, Lexical>();
     let records = 0;
-    await this.run(`DROP TABLE IF EXISTS ${q(rejects)}`);
     await this.run(
       `CREATE TEMP TABLE ${q(rejects)} (${q(FILE_COLUMN)} VARCHAR, ${q(LINE_COLUMN)} BIGINT, reason VARCHAR, raw VARCHAR)`,
     );
@@ -272,7 +271,6 @@ export class DuckDBDriver implements Driver {
       for (const [i, file] of files.entries()) {
         const part = `_scd_part_${i}`;
         if (statSync(file.path).size === 0) continue;
-        await this.run(`DROP TABLE IF EXISTS ${q(part)}`);
         if (file.format === 'ndjson' || file.format === 'json') {
           const staged = await stageJsonFile(this, file, part, rejects, scratch, i);
           records += staged.records;
@@ -288,7 +286,6 @@ export class DuckDBDriver implements Driver {
         }
         parts.push({ name: part, columns: (await this.columns(part)) ?? [], text: file.format === 'csv' });
       }
-      await this.run(`DROP TABLE IF EXISTS ${q(table)}`);
       if (parts.length === 1) {
         await this.run(`ALTER TABLE ${q(parts[0]!.name)} RENAME TO ${q(table)}`);
       } else {

@@ -80,7 +80,6 @@ export function keepNulVisible(normalized: string): void {
  * each alone. Returns how many records are malformed JSON.
  */
 async function checkRecords(host: StageHost, from: string, records: string): Promise<number> {
-  await host.run(`DROP TABLE IF EXISTS ${q(records)}`);
   const make = (parse: string) =>
     host.run(
       `CREATE TEMP TABLE ${q(records)} AS SELECT line, raw, reason, CASE WHEN reason IS NULL THEN ${parse} END AS b

@@ -26,7 +26,6 @@ const q = d.quote;
  * records is set-based SQL.
  */
 export async function stageFiles(host: StageHost, files: InputFile[], table: string, rejects: string): Promise<StagedFiles> {
-  await host.run(`DROP TABLE IF EXISTS ${q(rejects)}`);
   await host.run(`CREATE TEMP TABLE ${q(rejects)} (${q(FILE_COLUMN)} text, ${q(LINE_COLUMN)} bigint, reason text, raw text)`);
   const scratch = mkdtempSync(path.join(tmpdir(), 'scdkit-pgstage-'));
   const parts: Part[] = [];
@@ -36,7 +35,6 @@ export async function stageFiles(host: StageHost, files: InputFile[], table: str
     for (const [i, file] of files.entries()) {
       if (statSync(file.path).size === 0) continue;
       const part = `_scd_part_${i}`;
-      await host.run(`DROP TABLE IF EXISTS ${q(part)}`);
       let staged: { records: number; columns?: string[] } | undefined;
       if (file.format === 'ndjson' || file.format === 'json') {
         staged = await stageJsonFile(host, file, part, rejects, scratch, i);
@@ -50,7 +48,6 @@ export async function stageFiles(host: StageHost, files: InputFile[], table: str
       const all = (await host.columns(part)) ?? [];
       parts.push({ name: part, columns: all.filter((c) => c.name !== FILE_COLUMN && c.name !== LINE_COLUMN && c.name !== RAW_COLUMN), text: file.format === 'csv', raw: all.some((c) => c.name === RAW_COLUMN) });
     }
-    await host.run(`DROP TABLE IF EXISTS ${q(table)}`);
     if (parts.length === 1) await host.run(`ALTER TABLE ${q(parts[0]!.name)} RENAME TO ${q(table)}`);
     else {
       await host.run(`CREATE TEMP TABLE ${q(table)} AS ${unionByName(parts, lexical)}`);
