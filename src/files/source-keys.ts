@@ -3,20 +3,21 @@ import { INTERNAL_COLUMN_PREFIX } from '../dialects/driver.js';
 
 /**
  * Refuse source column names that would collide in a staged table: one under scdkit's own prefix,
- * or two that differ only in case (column names ignore case). The same rule as DuckDB's reader.
+ * or two that the engine takes as one name (`nameKey`: Dialect.nameKey; DuckDB ignores case,
+ * PostgreSQL tells "Name" from "name").
  */
-export function checkSourceKeys(keys: string[]): void {
+export function checkSourceKeys(keys: string[], nameKey: (name: string) => string): void {
   const seen = new Map<string, string>();
   for (const k of keys) {
     if (k.toLowerCase().startsWith(INTERNAL_COLUMN_PREFIX))
       throw new ScdError('SOURCE_INVALID', `source column "${k}" uses the reserved prefix ${INTERNAL_COLUMN_PREFIX}`, {
         fix: 'rename it in the source (scdkit keeps its own columns under that prefix)',
       });
-    const other = seen.get(k.toLowerCase());
+    const other = seen.get(nameKey(k));
     if (other !== undefined)
       throw new ScdError('SOURCE_INVALID', `source columns "${other}" and "${k}" differ only in case, and column names ignore case`, {
         fix: 'rename one of them in the source',
       });
-    seen.set(k.toLowerCase(), k);
+    seen.set(nameKey(k), k);
   }
 }

@@ -104,7 +104,7 @@ async function checkRecords(host: StageHost, from: string, records: string): Pro
 async function finish(host: StageHost, records: string, part: string, rejects: string, label: string, numbered: boolean): Promise<{ columns: string[]; records: number }> {
   const own = numbered ? [LINE_COLUMN, RAW_COLUMN] : [];
   const keys = (await keysInOrder(host, records)).filter((k) => !own.includes(k));
-  checkSourceKeys(keys);
+  checkSourceKeys(keys, d.nameKey);
   // A numbered copy's records carry where (and what) they were in the original file.
   const line = numbered ? `coalesce(CAST(b->>${sqlString(LINE_COLUMN)} AS bigint), line)` : 'line';
   const raw = numbered ? `coalesce(b->>${sqlString(RAW_COLUMN)}, raw)` : 'raw';

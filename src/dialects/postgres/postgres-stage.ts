@@ -36,12 +36,17 @@ export async function stageFiles(host: StageHost, files: InputFile[], table: str
       if (statSync(file.path).size === 0) continue;
       const part = `_scd_part_${i}`;
       let staged: { records: number; columns?: string[] } | undefined;
-      if (file.format === 'ndjson' || file.format === 'json') {
-        staged = await stageJsonFile(host, file, part, rejects, scratch, i);
-        for (const c of staged.columns!) lexical.set(c, 'json');
-      } else {
-        staged = file.format === 'csv' ? await stageCsv(host, file, part, rejects, scratch, i) : await stageParquet(host, file, part, rejects, scratch, i);
-        if (file.format === 'csv' && staged.columns) for (const c of staged.columns) if (!lexical.has(c)) lexical.set(c, 'text');
+      try {
+        if (file.format === 'ndjson' || file.format === 'json') {
+          staged = await stageJsonFile(host, file, part, rejects, scratch, i);
+          for (const c of staged.columns!) lexical.set(c, 'json');
+        } else {
+          staged = file.format === 'csv' ? await stageCsv(host, file, part, rejects, scratch, i) : await stageParquet(host, file, part, rejects, scratch, i);
+          if (file.format === 'csv' && staged.columns) for (const c of staged.columns) if (!lexical.has(c)) lexical.set(c, 'text');
+        }
+      } catch (e) {
+        // A source column named like a system column (ctid, xmin, …) is the source's to rename.
+        throw systemColumnClash(e, file.path) ?? e;
       }
       records += staged.records;
       if (!staged.columns) continue;
@@ -137,7 +142,7 @@ async function stageCsv(host: StageHost, file: InputFile, part: string, rejects:
           (SELECT count(*) FROM ${q(lines)} WHERE n > 1 AND raw IS NULL) AS blank`))
           .map((r) => Math.abs(Number(r.d)) + Number(r.blank))[0]) === 0;
       if (placed) {
-        checkSourceKeys(header);
+        checkSourceKeys(header, d.nameKey);
         await host.run(
           `CREATE TEMP TABLE ${q(part)} AS SELECT ${[
             ...header.map((h, k) => `r.${q(`c${k}`)} AS ${q(h)}`),
@@ -160,7 +165,7 @@ async function stageCsv(host: StageHost, file: InputFile, part: string, rejects:
   const split = await splitCsv(file.path, good, bad);
   await rejectLines(host, bad, rejects, label);
   if (!split.header.length) return { records: split.bad };
-  checkSourceKeys(split.header);
+  checkSourceKeys(split.header, d.nameKey);
   await create(split.header, `"__scd_l" bigint, "__scd_r" text`);
   await host.copyFrom(`COPY ${q(rows)} FROM STDIN WITH (FORMAT csv${nulls(split.header)})`, { file: good });
   await host.run(
