@@ -5,7 +5,7 @@
 //                                baseline table is created in the same file from scdkit's target
 //   scdkit   {db, file}          time applyFiles of file
 //   baseline {db, file, create?} time the two-step SQL (create: make the empty table first, untimed)
-//   floor    {db, file}          time the floor (bench/floor.mjs: the least SPEC asks, hand-written)
+//   floor    {db, file}          time the floor (bench/floor.mjs: the least docs/SEMANTICS.md asks, hand-written)
 //   floor-log {db, file}         time the baseline plus the narrowest event log (bench/floor.mjs; both engines)
 //   floor-check {db, file}       floor-log plus the narrowest check that every value fits (bench/floor.mjs; both engines)
 //   sort     {db}               time a DuckDB sort of the flow's event log (rebuild reference)

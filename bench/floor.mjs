@@ -1,18 +1,18 @@
-// The floor: the least a DuckDB job must do to give what SPEC.md requires of one in-order batch,
+// The floor: the least a DuckDB job must do to give what docs/SEMANTICS.md requires of one in-order batch,
 // on the bench's data, written as the baseline is (hand-written SQL, one transaction, through the
 // same driver). It is not a correct SCD engine; it answers one question with a measurement: could
 // ANY design meet "in order ≤ 1.0× the two-step baseline"? (docs/PERFORMANCE.md "The floor").
 //
 // Three floors. `floor-log`: the baseline's own statements plus the narrowest event log, and no
 // change feed. `floor-check`: floor-log plus the narrowest check that every value fits its column
-// (SPEC §6: a value that does not fit goes to quarantine, where the baseline's typed read fails the
+// (SEMANTICS §6: a value that does not fit goes to quarantine, where the baseline's typed read fails the
 // whole run or reads it as null): each value's JSON kind, in one pass, misfits kept aside.
 // `floor`: the design the issue points to — one read of the target instead of the
-// baseline's two — plus the two writes the SPEC cannot do without, each as narrow as it can be:
-// - the event log (SPEC §3: the state is a function of every event ever received; an event that
+// baseline's two — plus the two writes the semantics cannot do without, each as narrow as it can be:
+// - the event log (SEMANTICS §3: the state is a function of every event ever received; an event that
 //   changes nothing still decides where a later late event ends): key, sequence, operation and
 //   commit only, the payload left to the target's rows (a reference, as if no version ever went);
-// - the change feed (SPEC §5: each target row a commit changed, per commit): key, start, change
+// - the change feed (SEMANTICS §5: each target row a commit changed, per commit): key, start, change
 //   type and commit only, the values left to the target's rows.
 // Everything else scdkit does is left out, in the floor's favour: reading the file with the types
 // given (no check that every value fits, no quarantine), no deduplication of exact duplicates, no

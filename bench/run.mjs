@@ -31,7 +31,7 @@ const HELP = `npm run bench -- [options]        (or: node bench/run.mjs [options
   --threads N       SET threads on both sides;  --memory-limit X: SET memory_limit on both sides
   --timeout S       seconds before a child is killed                 default 3600
   --no-check        skip the row-by-row comparison of the in-order results
-  --floor           batch cases also time the three floors of bench/floor.mjs (the least SPEC.md asks, hand-written)
+  --floor           batch cases also time the three floors of bench/floor.mjs (the least docs/SEMANTICS.md asks, hand-written)
   --fresh           rebuild the cached initial databases even if scdkit's build did not change
   --keep-work       keep the database copies of the last repetition in bench/data/work
   --build ID        run the snapshot bench/data/builds/ID of an earlier run (same build in two runs)
@@ -649,7 +649,7 @@ async function main() {
       );
   }
   if (opts.floor) {
-    console.log(`\nThe floors (bench/floor.mjs): the least SPEC.md asks of a batch, hand-written; medians, ratios paired by repetition.\n`);
+    console.log(`\nThe floors (bench/floor.mjs): the least docs/SEMANTICS.md asks of a batch, hand-written; medians, ratios paired by repetition.\n`);
     printFloors(rows);
   }
   const errors = rows.flatMap((r) => ['scdkit', 'baseline', ...FLOORS.map(([, key]) => key)].filter((k) => r[k]?.error).map((k) => [r.name, k, r[k].error]));

@@ -6,7 +6,7 @@ import { validateFlow } from './validate.js';
 import type { Flow } from './flow.js';
 import type { FlowInput } from './schema.js';
 
-/** Read a flow file (JSON or YAML); relative paths inside it resolve against its folder (SPEC §7). */
+/** Read a flow file (JSON or YAML); relative paths inside it resolve against its folder (SEMANTICS §7). */
 export function loadFlowFile(file: string): Flow {
   const abs = path.resolve(file);
   let text: string;

@@ -66,7 +66,7 @@ export const flowSchema = z
     timeZone: z.string().min(1).default('UTC'),
     /** none (default): a new source column is refused; add-columns: it is added to the target. */
     schemaEvolution: z.enum(['none', 'add-columns']).default('none'),
-    // Output options (SPEC §4)
+    // Output options (SEMANTICS §4)
     startAtColumn: column.default('__START_AT'),
     endAtColumn: column.default('__END_AT'),
     endSentinel: z.union([z.string(), z.number()]).optional(),

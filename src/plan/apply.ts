@@ -71,7 +71,7 @@ export interface ApplyFilesOptions {
   record?: FileRecord[];
 }
 
-/** Apply input files to the flow's target as ONE atomic commit (SPEC §3, §5). */
+/** Apply input files to the flow's target as ONE atomic commit (SEMANTICS §3, §5). */
 export async function applyFiles(driver: Driver, flow: Flow, files: InputFile[], options: ApplyFilesOptions | Progress = {}): Promise<ApplyResult> {
   const { progress, record = [] } = typeof options === 'function' ? { progress: options, record: [] } : options;
   const names = storeNames(flow.target);

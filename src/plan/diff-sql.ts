@@ -9,7 +9,7 @@ import { CLOSE_TYPE, keptByReference, PRE_CURRENT, PRE_END, REF } from '../store
 
 /**
  * Compare the recomputed rows (TMP.next) with the stored rows they may replace (TMP.prev),
- * and write only the rows that really change, with their change-feed records (SPEC §5).
+ * and write only the rows that really change, with their change-feed records (SEMANTICS §5).
  */
 export interface DiffOptions {
   /** Some keys are simple (incremental.ts SIMPLE): their rows come from one join, not the walk. */

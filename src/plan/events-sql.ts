@@ -41,7 +41,7 @@ export const DROP = `${INTERNAL_PREFIX}drop`;
 
 /**
  * Staged source rows → typed events with an operation, a payload hash and, for records that
- * cannot become events, a quarantine reason (SPEC §2, §6). Expectations are evaluated on the
+ * cannot become events, a quarantine reason (SEMANTICS §2, §6). Expectations are evaluated on the
  * source columns: a failed "quarantine" expectation is a reason, a failed "drop" one sets DROP.
  */
 export function batchSql(flow: Flow, model: ColumnModel, d: Dialect, staged: ReadonlyMap<string, StagedColumn>, compactedBefore?: string): string {

@@ -50,7 +50,7 @@ export async function readRows(driver: Driver, query: RowQuery): Promise<Array<R
 
 /**
  * Write rows in one of the output formats. NDJSON: numbers as JSON numbers, text as strings,
- * dates and timestamps as ISO-8601, nulls as null (SPEC §7). Returns the number of rows written
+ * dates and timestamps as ISO-8601, nulls as null (SEMANTICS §7). Returns the number of rows written
  * (-1 when the engine wrote the file itself).
  */
 export async function writeRows(driver: Driver, query: RowQuery, options: OutputOptions): Promise<number> {

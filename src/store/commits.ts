@@ -2,7 +2,7 @@ import { hasRow, type Driver } from '../dialects/driver.js';
 import type { StoreNames } from './names.js';
 
 /**
- * What one commit did (SPEC §5). rows read = events applied + duplicates + quarantined
+ * What one commit did (SEMANTICS §5). rows read = events applied + duplicates + quarantined
  * (+ dropped by expectations + skipped tombstones, both zero unless the flow has them).
  */
 export interface CommitResult {

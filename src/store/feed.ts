@@ -4,7 +4,7 @@ import type { StoreNames } from './names.js';
 import type { FlowRecord } from './catalog.js';
 
 /**
- * The change feed's storage (docs/DESIGN.md "change feed"). SPEC §5 gives the feed Delta Lake's
+ * The change feed's storage (docs/DESIGN.md "change feed"). SEMANTICS §5 gives the feed Delta Lake's
  * schema: a version that only closes (its end, and its is-current flag, change; half of an in-order
  * batch's changes) is an update_preimage and an update_postimage that differ in those columns
  * alone. It is stored as one row, `_change_type = 'close'`: the post-image, with the pre-image's

@@ -1,5 +1,5 @@
 /**
- * Bad input never crashes a run nor half-applies it (SPEC §6): a record that cannot become an
+ * Bad input never crashes a run nor half-applies it (SEMANTICS §6): a record that cannot become an
  * event (malformed line, null key or sequence, unfit value) is quarantined and counted; a file
  * that cannot be read at all is one quarantined record (its path and the reason).
  */
@@ -41,7 +41,7 @@ async function exportOf(dir: string): Promise<string> {
   return libExport(path.join(dir, 'flow.yaml'));
 }
 
-describe.concurrent('a malformed line is quarantined, the rest of the file applied (SPEC §6)', () => {
+describe.concurrent('a malformed line is quarantined, the rest of the file applied (SEMANTICS §6)', () => {
   it('a malformed NDJSON line: kept with file, line, reason and raw text; counts add up', async () => {
     const { dir, db } = await started('malformed');
     const badLine = '{"id":2,"ts":2 "qty":8}';

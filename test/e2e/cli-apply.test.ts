@@ -1,6 +1,6 @@
 /**
  * End to end through `bin/scd`: apply files one by one, --each over a folder, --json results,
- * path resolution (SPEC §7), export formats, exit codes. Every run starts from a temp folder
+ * path resolution (SEMANTICS §7), export formats, exit codes. Every run starts from a temp folder
  * that is NOT the repository, to prove the CLI works from anywhere.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -159,7 +159,7 @@ describe('every input format through the CLI', () => {
   });
 });
 
-describe.concurrent('paths (SPEC §7)', () => {
+describe.concurrent('paths (SEMANTICS §7)', () => {
   it('--db is relative to the current directory; the flow\'s database to the flow file\'s folder', async () => {
     const { proj, work, flow } = project('db-paths');
     await scdOk(['apply', flow, '--input', path.join(proj, 'changes'), '--db', 'mine.duckdb'], work);

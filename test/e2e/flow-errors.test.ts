@@ -1,6 +1,6 @@
 /**
  * Flow mistakes through the CLI: stderr is ONE line naming the file, the field and a fix, and
- * the exit code is non-zero (SPEC §6). Nothing is created in the database.
+ * the exit code is non-zero (SEMANTICS §6). Nothing is created in the database.
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';

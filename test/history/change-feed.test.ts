@@ -1,6 +1,6 @@
 /**
- * The change data feed (SPEC §5, Delta Lake's CDF schema): per commit, exactly the target rows it
- * changed. Every expected row below is written by hand from the walk of SPEC §3.
+ * The change data feed (SEMANTICS §5, Delta Lake's CDF schema): per commit, exactly the target rows it
+ * changed. Every expected row below is written by hand from the walk of SEMANTICS §3.
  */
 import { describe, expect, it } from 'vitest';
 import { applyRows, changesQuery, commitLogQuery, defineFlow, openDriver, readRows, versionQuery, type Driver } from '../../src/index.js';

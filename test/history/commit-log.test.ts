@@ -1,5 +1,5 @@
 /**
- * The commit log (SPEC §5): one commit per apply/rebuild, versions 1..n, counts by hand.
+ * The commit log (SEMANTICS §5): one commit per apply/rebuild, versions 1..n, counts by hand.
  */
 import { describe, expect, it } from 'vitest';
 import { applyRows, commitLogQuery, defineFlow, latestVersion, readRows, readTargetWith, rebuild } from '../../src/index.js';

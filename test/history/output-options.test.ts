@@ -1,5 +1,5 @@
 /**
- * Output options (SPEC §4): renamed start/end, endSentinel, isCurrentColumn, surrogateKey,
+ * Output options (SEMANTICS §4): renamed start/end, endSentinel, isCurrentColumn, surrogateKey,
  * deletes: tombstone, and the <target>_current view. Expected rows by hand.
  */
 import { describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * The reference model checked by hand against SPEC §3's own examples, so that the properties
+ * The reference model checked by hand against SEMANTICS §3's own examples, so that the properties
  * compare the engine with something that is itself right.
  */
 import { describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * A reference model of SPEC §2–§3, written straight from the text: an in-memory walk over plain
+ * A reference model of SEMANTICS §2–§3, written straight from the text: an in-memory walk over plain
  * JS values. It is deliberately naive (sort everything, walk every key from scratch) and shares no
  * code with the engine's SQL. Values are integers, short ASCII strings or null, so JS and the
  * engine agree on text and order.

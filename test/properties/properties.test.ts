@@ -1,5 +1,5 @@
 /**
- * The SPEC §3 properties, on every engine, for scd2 and scd1 (each with single and tuple
+ * The SEMANTICS §3 properties, on every engine, for scd2 and scd1 (each with single and tuple
  * sequences), against the reference model in ./model.ts:
  *
  * 1. equality: the whole stream applied as one batch gives exactly the model's target;
@@ -7,7 +7,7 @@
  * 3. idempotent replay: re-applying any batch afterwards changes nothing and reports no change;
  * 4. accounting: every commit reads rows = events applied + duplicates + quarantined, and each
  *    count is the model's (ties as DECISIONS.md counts them); and the change feed replayed up to
- *    any commit (time travel, SPEC §5) gives the target exactly as it stood after that commit.
+ *    any commit (time travel, SEMANTICS §5) gives the target exactly as it stood after that commit.
  *
  * One file, so each engine starts once (PGlite takes seconds). Runs are few by default (the suite
  * must stay fast); FC_RUNS=10 FC_TIME_LIMIT_MS=900000 runs ten times as many.

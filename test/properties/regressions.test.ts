@@ -1,6 +1,6 @@
 /**
  * Minimal counterexamples found by the properties, kept as plain tests (the properties stay as
- * they are). Each names the SPEC rule it checks.
+ * they are). Each names the rule of docs/SEMANTICS.md it checks.
  */
 import { describe, expect, it } from 'vitest';
 import { applyBatches } from '../helpers.js';
@@ -10,7 +10,7 @@ import { storeNames } from '../../src/store/names.js';
 
 for (const engine of engines) {
   describe(`${engine.name}: property regressions`, () => {
-    // SPEC §1: "__END_AT null = the current version"; §3: __START_AT/__END_AT typed like the
+    // SEMANTICS §1: the current version has __END_AT null; §3: __START_AT/__END_AT typed like the
     // sequence, a tuple sequence stored as a struct of its parts (named like the source columns).
     it('tuple sequence: the current version ends at null, and the struct keeps the column names', async () => {
       const { rows } = await applyBatches(
@@ -21,7 +21,7 @@ for (const engine of engines) {
       expect(rows).toEqual([{ id: 1, seq: 0, lsn: 0, v: 'a', __START_AT: { seq: 0, lsn: 0 }, __END_AT: null }]);
     });
 
-    it('tuple sequence: closing the current version counts as a version closed (SPEC §5)', async () => {
+    it('tuple sequence: closing the current version counts as a version closed (SEMANTICS §5)', async () => {
       const { results } = await applyBatches(
         { target: 't', keys: 'id', sequenceBy: ['seq', 'lsn'] },
         [[{ id: 1, seq: 1, lsn: 0, v: 'a' }], [{ id: 1, seq: 2, lsn: 0, v: 'b' }]],
@@ -48,7 +48,7 @@ for (const engine of engines) {
       expect(results[1]!.ties).toBe(2);
     });
 
-    // SPEC §2 ties: "order them ... by the payload's canonical text", whether or not a commit
+    // SEMANTICS §3 ties: then ordered by the payload's canonical text, whether or not a commit
     // counted them. A log can hold ties no commit counted (one re-derived under a changed flow);
     // then the walk finds them itself and orders them in full (apply.ts walkInto).
     it('ties no commit counted: a rebuild still orders them by their payload', async () => {
@@ -73,7 +73,7 @@ for (const engine of engines) {
       }
     });
 
-    // SPEC §4 surrogateKey: "the same version has the same key after any rebuild or replay". An
+    // SEMANTICS §4 surrogateKey: a version keeps its key across rebuilds and replays. An
     // scd1 row does not store its version's start, so batch by batch must still name the version
     // by the start the whole history gives it (found by the paths property).
     it('scd1 surrogate key: three same-valued events in three batches = the same events at once', async () => {
@@ -85,7 +85,7 @@ for (const engine of engines) {
       expect(split.rows).toHaveLength(1);
     });
 
-    // SPEC §4 deletes: "tombstone": a delete opens a tombstone version only when it ends one; a
+    // SEMANTICS §4 deletes: "tombstone": a delete opens a tombstone version only when it ends one; a
     // delete with nothing live before it (a key's first event, or after another delete) changes
     // nothing (found by mutating the one-sort walk: the properties do not compare tombstones).
     it('tombstones: a delete with nothing live before it opens no version', async () => {

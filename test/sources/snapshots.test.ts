@@ -211,7 +211,7 @@ for (const engine of engines) {
       }
     });
 
-    it('a snapshot line that cannot be read never deletes its key by absence (SPEC §6: no record is lost)', async () => {
+    it('a snapshot line that cannot be read never deletes its key by absence (SEMANTICS §6: no record is lost)', async () => {
       // The source never deleted key 2: its line in snapshot 2 is merely garbled. Quarantining the
       // line is fine, refusing the snapshot is fine; closing key 2 as deleted is not, and could not
       // be undone by re-feeding the fixed line (a re-fed snapshot file is a full image).

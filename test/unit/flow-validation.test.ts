@@ -1,6 +1,6 @@
 /**
  * Flow validation: every mistake a person can make in a flow gives ONE ScdError naming the file,
- * the field and a fix (SPEC §6). Column checks happen at apply time, before anything is written.
+ * the field and a fix (SEMANTICS §6). Column checks happen at apply time, before anything is written.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -59,7 +59,7 @@ function refused(text: string, name = 'flow.yaml'): ScdError {
 const BASE = 'target: t\nkeys: [id]\nsequenceBy: ts\n';
 
 describe('flow files: shape and fields', () => {
-  it('loads a good flow, with defaults and paths relative to its folder (SPEC §7)', () => {
+  it('loads a good flow, with defaults and paths relative to its folder (SEMANTICS §7)', () => {
     const file = writeFlow(BASE + 'database: data/x.duckdb\nsource:\n  path: landing/\n');
     const flow = loadFlowFile(file);
     expect(flow).toMatchObject({
