@@ -1,5 +1,5 @@
 /**
- * Errors in two tiers (ARCHITECTURE §5):
+ * Errors in two tiers:
  * - ScdError: something a person can fix. One line: what is wrong, where, and the fix.
  * - QueryError: the engine refused a statement; keeps the SQL and parameters for debugging.
  */

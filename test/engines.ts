@@ -3,7 +3,7 @@ import { openDriver, type Driver } from '../src/index.js';
 import { PostgresDriver } from '../src/dialects/postgres/index.js';
 
 /**
- * Every engine the behavioural suite runs against (ARCHITECTURE §7). Tests loop over this list;
+ * Every engine the behavioural suite runs against (one suite, every engine). Tests loop over this list;
  * a new engine (PostgreSQL through PGlite, a real server) is added here and nowhere else.
  *
  * - duckdb: in memory.

@@ -1,5 +1,5 @@
 /**
- * The SQL text hooks an engine provides (ARCHITECTURE §1–2). The algorithm in plan/ is written
+ * The SQL text hooks an engine provides (docs/DESIGN.md "Dialects and drivers"). The algorithm in plan/ is written
  * once against this interface; it branches on capabilities, never on a dialect's name.
  */
 export interface DialectCapabilities {

@@ -25,7 +25,7 @@ export interface InputFile {
 }
 
 /**
- * Executes SQL on one engine: connect, run, transaction, lock, bulk load (ARCHITECTURE §2).
+ * Executes SQL on one engine: connect, run, transaction, lock, bulk load (docs/DESIGN.md "Dialects and drivers").
  * Every method sends each SQL string as exactly ONE statement (a prepared statement, the extended
  * protocol): a string that holds two fails, and neither runs.
  */

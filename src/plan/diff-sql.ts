@@ -173,7 +173,7 @@ export interface DiffSql {
  * on to the exact comparison of diffSql: the stored ones as TMP.prev, the recomputed ones as
  * TMP.changed (diffSql's `next`). A row whose hash matches its stored twin's is taken as
  * unchanged: the payload hashes of the event log already rest on the same 64-bit hash
- * (ARCHITECTURE: fixed-width hashes for dedupe).
+ * (fixed-width hashes, as for deduplication).
  */
 export function wholeDiffSql(flow: Flow, model: ColumnModel, d: Dialect, names: StoreNames): string[] {
   const q = d.quote;

@@ -8,7 +8,7 @@ import { sequenceOf } from '../sources/debezium-positions.js';
 
 /**
  * The columns of a flow, decided once from the first input and stored with the flow
- * (ARCHITECTURE §8): later inputs are cast to these types.
+ * (docs/TYPES.md): later inputs are cast to these types.
  */
 export interface ColumnModel {
   /** Every source column, typed: the event log keeps all of them, so a rebuild can change the flow. */

@@ -15,7 +15,7 @@ const startPart = (i: number) => `${INTERNAL_PREFIX}st${i}`;
 const NB = `${INTERNAL_PREFIX}nb`;
 
 /**
- * The SEMANTICS §3 walk, set-based (ARCHITECTURE "one way the apply works in SQL"):
+ * The SEMANTICS §3 walk, set-based (docs/DESIGN.md "The walk in SQL"):
  * order each key's events; a running count of deletes/truncates gives each event its segment;
  * inside a segment, effective values (ignoreNullUpdates: last non-null so far); an upsert whose
  * tracked values differ from the previous upsert's (or that is first in its segment) opens a
