@@ -78,20 +78,25 @@ FROM c`;
  */
 export function typedStageSql(flow: Flow, model: ColumnModel, d: Dialect, staged: ReadonlyMap<string, StagedColumn>): string {
   const q = d.quote;
+  // Each value is cast once, in the inner query (fenced where the engine would copy it into every
+  // use: Dialect.computeOnce); the outer one reads the cast value and tells a misfit by it.
+  const casts: string[] = [];
   const unfit: string[] = [];
-  const cast = (c: ColumnInfo): string => {
+  const typed = model.source.map((c, i): string => {
     const st = staged.get(c.name);
-    if (st === undefined) return `CAST(NULL AS ${c.type})`;
-    const { expr, exact } = castStaged(d, q(c.name), st, c.type, flow.timeZone);
+    if (st === undefined) return `CAST(NULL AS ${c.type}) AS ${q(c.name)}`;
+    const { expr, exact } = castStaged(d, `s.${q(c.name)}`, st, c.type, flow.timeZone);
+    const cast = q(`${INTERNAL_PREFIX}cast${i}`);
+    casts.push(`${expr} AS ${cast}`);
     if (!exact)
       unfit.push(
-        `WHEN ${q(c.name)} IS NOT NULL AND ${expr} IS NULL THEN 'value ' || left(${d.toText(q(c.name))}, 80) || ' does not fit column ${text(c.name)} (${text(c.type)})'`,
+        `WHEN x.${q(c.name)} IS NOT NULL AND x.${cast} IS NULL THEN 'value ' || left(${d.toText(`x.${q(c.name)}`)}, 80) || ' does not fit column ${text(c.name)} (${text(c.type)})'`,
       );
-    return expr;
-  };
-  const typed = [...model.source.map((c) => `${cast(c)} AS ${q(c.name)}`), q(FILE_COLUMN), q(LINE_COLUMN)];
+    return `x.${cast} AS ${q(c.name)}`;
+  });
   const fit = unfit.length ? `CASE ${unfit.join(' ')} END` : `CAST(NULL AS ${d.types.text})`;
-  return `SELECT ${typed.join(', ')}, ${fit} AS ${q(FIT)} FROM ${q(TMP.stage)}`;
+  return `SELECT ${[...typed, `x.${q(FILE_COLUMN)}`, `x.${q(LINE_COLUMN)}`].join(', ')}, ${fit} AS ${q(FIT)}
+FROM (SELECT s.*${casts.length ? ', ' + casts.join(', ') : ''} FROM ${q(TMP.stage)} s${d.computeOnce}) x`;
 }
 
 function text(s: string): string {
