@@ -5,6 +5,22 @@
 export interface DialectCapabilities {
   /** `last_value(x IGNORE NULLS) OVER (...)` is available. */
   ignoreNullsInWindows: boolean;
+  /** Several statements commit or roll back as one (`BEGIN` … `COMMIT`). */
+  transactions: boolean;
+  /** `CREATE TEMP TABLE` / `CREATE TEMP VIEW`: scratch that only this session sees. */
+  temporaryTables: boolean;
+  /** A physical row id (Dialect.rowId) addresses a stored row. */
+  rowIds: boolean;
+  /** `MERGE INTO … USING … ON … WHEN [NOT] MATCHED`. */
+  merge: boolean;
+  /** `SELECT DISTINCT ON (…)`. */
+  distinctOn: boolean;
+}
+
+/** The SQL of a step the plan needs a capability for; a dialect without it is refused by name. */
+export function requireCapability(d: Dialect, capability: keyof DialectCapabilities, step: string): void {
+  if (!d.capabilities[capability])
+    throw new Error(`the ${d.name} dialect lacks ${capability}, which ${step} needs: give the plan another form of that step for it`);
 }
 
 export interface Dialect {

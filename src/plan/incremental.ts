@@ -1,4 +1,4 @@
-import { rowIdOf, type Dialect } from '../dialects/dialect.js';
+import { requireCapability, rowIdOf, type Dialect } from '../dialects/dialect.js';
 import type { ColumnInfo } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
 import { TMP, type StoreNames } from '../store/names.js';
@@ -50,6 +50,7 @@ const identity = (model: ColumnModel) => [...model.keys.map((k) => k.name), ...m
  * DISTINCT ON over whole rows must hold every row's values in memory at once.
  */
 export function validSql(model: ColumnModel, d: Dialect): { dups: string; valid: string; distinct: string } {
+  requireCapability(d, 'distinctOn', 'deduplicating the valid events');
   const q = d.quote;
   const id = identity(model).map(q);
   const ok = `b.${q(REASON)} IS NULL AND NOT b.${q(DROP)}`;
@@ -273,6 +274,7 @@ export interface StateOptions {
 
 /** Replace the state of the recomputed keys: last event's sequence, and whether a version is live. */
 export function stateSql(model: ColumnModel, d: Dialect, names: StoreNames, options: StateOptions = {}): string[] {
+  if (model.seq.length > 1) requireCapability(d, 'distinctOn', 'the key state of a tuple sequence');
   const { events = TMP.events, empty = false, byRow = false, walked = true } = options;
   const q = d.quote;
   const K = model.keys.map((k) => q(k.name));

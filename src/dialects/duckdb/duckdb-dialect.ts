@@ -14,7 +14,7 @@ function norm(t: string): string {
 
 export const duckdbDialect: Dialect = {
   name: 'duckdb',
-  capabilities: { ignoreNullsInWindows: true },
+  capabilities: { ignoreNullsInWindows: true, transactions: true, temporaryTables: true, rowIds: true, merge: true, distinctOn: true },
   rowId: 'rowid',
   // DuckDB binds a name to a table's own column before its virtual columns, case-insensitively.
   shadowsRowId: (column) => asciiLower(column) === 'rowid',

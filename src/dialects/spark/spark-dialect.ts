@@ -106,7 +106,8 @@ function structTypeFields(type: string): Array<[string, string]> | undefined {
 
 export const sparkDialect: Dialect = {
   name: 'spark',
-  capabilities: { ignoreNullsInWindows: false },
+  // Delta: one statement is one commit; no temporary tables, no row ids (writes by identity).
+  capabilities: { ignoreNullsInWindows: false, transactions: false, temporaryTables: false, rowIds: false, merge: true, distinctOn: false },
   get rowId(): string {
     throw new Error('the spark dialect has no row id: write by identity (keys + start)');
   },

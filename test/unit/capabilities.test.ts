@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { duckdbDialect, postgresDialect } from '../../src/index.js';
+import { sparkDialect } from '../../src/dialects/spark/spark-dialect.js';
+import type { ColumnModel } from '../../src/plan/model.js';
+import { stateSql, validSql } from '../../src/plan/incremental.js';
+import { storeNames } from '../../src/store/names.js';
+
+/**
+ * What an engine can do is declared, flag by flag, on its dialect; a plan step that needs a
+ * capability the dialect lacks fails naming the dialect and the capability, never with another
+ * engine's SQL.
+ */
+const FLAGS = ['ignoreNullsInWindows', 'transactions', 'temporaryTables', 'rowIds', 'merge', 'distinctOn'] as const;
+
+const model: ColumnModel = {
+  source: [{ name: 'id', type: 'BIGINT' }, { name: 'ts', type: 'BIGINT' }, { name: 'n', type: 'BIGINT' }, { name: 'v', type: 'STRING' }],
+  keys: [{ name: 'id', type: 'BIGINT' }],
+  seq: [{ name: 'ts', type: 'BIGINT' }, { name: 'n', type: 'BIGINT' }],
+  payload: [{ name: 'v', type: 'STRING' }],
+  tracked: ['v'],
+};
+
+describe('dialect capabilities', () => {
+  for (const d of [duckdbDialect, postgresDialect, sparkDialect])
+    it(`${d.name} declares every capability as a flag`, () => {
+      for (const f of FLAGS) expect(typeof d.capabilities[f], f).toBe('boolean');
+    });
+
+  it('the transactional engines have what their executor uses; Delta has no transactions, temporary tables or row ids', () => {
+    for (const d of [duckdbDialect, postgresDialect]) expect(d.capabilities).toMatchObject({ transactions: true, temporaryTables: true, rowIds: true, distinctOn: true });
+    expect(sparkDialect.capabilities).toMatchObject({ transactions: false, temporaryTables: false, rowIds: false, merge: true, distinctOn: false });
+  });
+
+  it('a step that needs DISTINCT ON refuses the spark dialect by name, and a row id is never made up', () => {
+    expect(() => validSql(model, sparkDialect)).toThrow(/the spark dialect lacks distinctOn, which deduplicating the valid events needs/);
+    expect(() => stateSql(model, sparkDialect, storeNames('dim'))).toThrow(/the spark dialect lacks distinctOn, which the key state of a tuple sequence needs/);
+    expect(() => sparkDialect.rowId).toThrow(/spark dialect has no row id/);
+    expect(validSql(model, duckdbDialect).distinct).toMatch(/DISTINCT ON/);
+  });
+});
