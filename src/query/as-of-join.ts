@@ -1,6 +1,5 @@
 import { ScdError } from '../errors.js';
 import type { Dialect } from '../dialects/dialect.js';
-import { duckdbDialect } from '../dialects/duckdb/duckdb-dialect.js';
 import type { Flow } from '../flow/flow.js';
 
 export interface AsOfJoinOptions {
@@ -14,7 +13,8 @@ export interface AsOfJoinOptions {
   keys?: Record<string, string>;
   /** 'left' (default) keeps facts with no valid version (their dimension columns are null). */
   join?: 'left' | 'inner';
-  dialect?: Dialect;
+  /** The engine the SQL is for (the driver's: `driver.dialect`). */
+  dialect: Dialect;
 }
 
 /**
@@ -26,7 +26,7 @@ export function asOfJoin(flow: Flow, options: AsOfJoinOptions): string {
   if (flow.storedAs !== 'scd2')
     throw new ScdError('USAGE', 'asOfJoin needs an scd2 target; join an scd1 target on its keys', { file: flow.origin });
   if (!options.columns.length) throw new ScdError('USAGE', 'asOfJoin needs at least one dimension column', { fix: "pass columns: ['city']" });
-  const d = options.dialect ?? duckdbDialect;
+  const d = options.dialect;
   const q = d.quote;
   const keys = options.keys ?? Object.fromEntries(flow.keys.map((k) => [k, k]));
   const seq = flow.sequenceBy;

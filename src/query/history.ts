@@ -10,26 +10,21 @@ import { readRows, type RowQuery } from './output.js';
 import { sqlString } from '../dialects/dialect.js';
 import { CDF_COLUMNS, feedSql, writtenShape } from '../store/feed.js';
 
-const COMMIT_COLUMNS: ColumnInfo[] = [
-  ['version', 'INTEGER'],
-  ['committed_at', 'TIMESTAMPTZ'],
-  ['operation', 'VARCHAR'],
-  ['inputs', 'VARCHAR'],
-  ['rows_read', 'BIGINT'],
-  ['events_applied', 'BIGINT'],
-  ['duplicates', 'BIGINT'],
-  ['ties', 'BIGINT'],
-  ['quarantined', 'BIGINT'],
-  ['dropped', 'BIGINT'],
-  ['skipped', 'BIGINT'],
-  ['expectations', 'VARCHAR'],
-  ['keys_affected', 'BIGINT'],
-  ['rows_inserted', 'BIGINT'],
-  ['rows_updated', 'BIGINT'],
-  ['rows_deleted', 'BIGINT'],
-  ['versions_closed', 'BIGINT'],
-  ['duration_ms', 'BIGINT'],
-].map(([name, type]) => ({ name: name!, type: type! }));
+/** The commit log's columns, in order, with the type each has on this engine. */
+function commitColumns(d: Driver['dialect']): ColumnInfo[] {
+  const t = d.types;
+  const counts = ['rows_read', 'events_applied', 'duplicates', 'ties', 'quarantined', 'dropped', 'skipped'];
+  const changes = ['keys_affected', 'rows_inserted', 'rows_updated', 'rows_deleted', 'versions_closed', 'duration_ms'];
+  return [
+    { name: 'version', type: t.int },
+    { name: 'committed_at', type: t.timestamptz },
+    { name: 'operation', type: t.text },
+    { name: 'inputs', type: t.text },
+    ...counts.map((name) => ({ name, type: t.bigint })),
+    { name: 'expectations', type: t.text },
+    ...changes.map((name) => ({ name, type: t.bigint })),
+  ];
+}
 
 async function modelOf(driver: Driver, flow: Flow) {
   return (await recordOf(driver, flow)).model;
@@ -50,9 +45,8 @@ export async function commitLogQuery(driver: Driver, flow: Flow): Promise<RowQue
   await modelOf(driver, flow);
   const d = driver.dialect;
   const types = await driver.columns(storeNames(flow.target).commits);
-  const typeOf = (n: string) => types?.find((c) => c.name === n)?.type ?? 'VARCHAR';
   return {
-    columns: COMMIT_COLUMNS.map((c) => ({ name: c.name, type: typeOf(c.name) })),
+    columns: commitColumns(d).map((c) => ({ name: c.name, type: types?.find((s) => s.name === c.name)?.type ?? c.type })),
     from: d.quote(storeNames(flow.target).commits),
     where: 'target = $1',
     params: [flow.target],
