@@ -1,8 +1,8 @@
 import { ScdError } from '../errors.js';
 import type { Driver } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
-import { ensureCatalog, readFlowRecord, writeFlowRecord } from '../store/catalog.js';
-import { emptyCommit, nextVersion, recordCommit, type CommitResult } from '../store/commits.js';
+import { ensureCatalog, readTargetRecords, writeFlowRecord } from '../store/catalog.js';
+import { emptyCommit, recordCommit, type CommitResult } from '../store/commits.js';
 import { storeNames, TMP } from '../store/names.js';
 import { withScratch, type Progress } from './apply.js';
 import { FOLDED_COMMIT } from './events-sql.js';
@@ -42,7 +42,7 @@ export async function compact(driver: Driver, flow: Flow, given: string, progres
   return withScratch(driver, () => reportDiskFull(driver, flow, 'compaction', () => driver.transaction(async () => {
     // A compaction is a commit: it takes its turn with the target's applies and rebuilds.
     await driver.lockTarget(flow.target);
-    const record = await readFlowRecord(driver, names);
+    const { record, version } = await readTargetRecords(driver, names);
     if (!record)
       throw new ScdError('NOT_APPLIED', `target "${flow.target}" does not exist in ${driver.location} yet`, { file: flow.origin, fix: 'run `scd apply` first' });
     const model = record.model;
@@ -55,7 +55,6 @@ export async function compact(driver: Driver, flow: Flow, given: string, progres
       if (older.o)
         throw new ScdError('USAGE', `events before ${record.compactedBefore} are already compacted`, { fix: `give a later --before than ${record.compactedBefore}` });
     }
-    const version = await nextVersion(driver, names);
     const at = new Date().toISOString();
     const K = model.keys.map((k) => q(k.name));
     const S = seqParts(model);

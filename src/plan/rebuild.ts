@@ -1,8 +1,8 @@
 import { ScdError } from '../errors.js';
 import type { Driver } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
-import { ensureCatalog, readFlowRecord, writeFlowRecord } from '../store/catalog.js';
-import { emptyCommit, nextVersion, recordCommit, recordedTies, type CommitResult } from '../store/commits.js';
+import { ensureCatalog, readTargetRecords, writeFlowRecord } from '../store/catalog.js';
+import { emptyCommit, recordCommit, type CommitResult } from '../store/commits.js';
 import { storeNames, TMP } from '../store/names.js';
 import { NO_CHANGES, withScratch, recompute, walkInto, type Progress } from './apply.js';
 import { createStateSql, eventsSql, keysSql, LOG_VIEW, rebuiltStateSql } from './incremental.js';
@@ -33,7 +33,8 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
   // A full disk undoes the rebuild whole, and says so in one line (disk-full.ts).
   return withScratch(driver, () => reportDiskFull(driver, flow, 'rebuild', () => driver.transaction(async () => {
     await driver.lockTarget(flow.target);
-    const record = await readFlowRecord(driver, names);
+    // The flow record, this commit's number, and whether an earlier commit counted ties.
+    const { record, version, hadTies } = await readTargetRecords(driver, names);
     if (!record)
       throw new ScdError('NOT_APPLIED', `target "${flow.target}" does not exist in ${driver.location} yet`, {
         file: flow.origin,
@@ -45,7 +46,6 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
     await checkExpressions(driver, flow, model.source);
     checkColumnNames(flow, model, d);
     await checkEndSentinel(driver, flow, model);
-    const version = await nextVersion(driver, names);
     const at = new Date().toISOString();
 
     // The log is re-derived when what it derives from changed: the identity (keys, sequence),
@@ -86,7 +86,7 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
     let counts = NO_CHANGES;
     // Ties are likely where a commit counted some; elsewhere the walk finds them itself (a log
     // re-derived under a changed flow may tie where no commit counted a tie: apply.ts walkInto).
-    const mayTie = await recordedTies(driver, names);
+    const mayTie = hadTies;
     if (sameShape) {
       counts = await recompute(driver, flow, model, names, version, at, { wholeLog: true, mayTie });
     } else {

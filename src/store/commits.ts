@@ -29,25 +29,6 @@ export interface CommitResult {
   durationMs: number;
 }
 
-export async function nextVersion(driver: Driver, names: StoreNames): Promise<number> {
-  return (await commitState(driver, names)).version;
-}
-
-/** The next commit's number, and whether a commit of this target has counted ties (its log may hold some: apply.ts walkInto). */
-export async function commitState(driver: Driver, names: StoreNames): Promise<{ version: number; hadTies: boolean }> {
-  const rows = await driver.query(
-    `SELECT CAST(coalesce(max(version), 0) AS ${driver.dialect.types.int}) AS v, count(*) FILTER (WHERE ties > 0) AS ties
-     FROM ${driver.dialect.quote(names.commits)} WHERE target = $1`,
-    [names.target],
-  );
-  return { version: Number(rows[0]!.v) + 1, hadTies: Number(rows[0]!.ties) > 0 };
-}
-
-/** Whether a commit of this target has counted ties: its log may hold some (apply.ts walkInto). */
-export async function recordedTies(driver: Driver, names: StoreNames): Promise<boolean> {
-  return (await commitState(driver, names)).hadTies;
-}
-
 export async function recordCommit(driver: Driver, names: StoreNames, r: CommitResult): Promise<void> {
   const d = driver.dialect;
   await driver.run(

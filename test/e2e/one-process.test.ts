@@ -28,6 +28,27 @@ function batch(b: number): Array<Record<string, unknown>> {
   return Array.from({ length: ROWS }, (_, i) => ({ id: i + 1 === BAD_LINE ? null : b * 1000 + i, ts: b + 1, v: `batch ${b} row ${i}` }));
 }
 
+/** A driver of `file` holding `target`'s turn in an open transaction, until release() ends it. */
+async function holdTarget(file: string, target: string): Promise<{ release: () => Promise<void> }> {
+  const holder = await openDriver(file);
+  let release!: () => void;
+  let held!: () => void;
+  const isHeld = new Promise<void>((r) => (held = r));
+  const holding = holder.transaction(async () => {
+    await holder.lockTarget(target);
+    held();
+    await new Promise<void>((r) => (release = r));
+  });
+  await isHeld;
+  return {
+    release: async () => {
+      release();
+      await holding;
+      await holder.close();
+    },
+  };
+}
+
 describe('one DuckDB file, one process', () => {
   it(`${N} concurrent apply() calls: commits 1..${N}, each batch once, the target of applying them in sequence`, async () => {
     const dir = path.join(tmp.dir, 'concurrent');
@@ -180,24 +201,13 @@ describe('one DuckDB file, one process', () => {
     for (let f = 0; f < 3; f++) writeFileSync(path.join(dir, 'in', `part-${f}.ndjson`), ndjson([{ id: f, ts: 1, v: `f${f}` }]));
     const flow = defineFlow({ ...FLOW, database: 'wait.duckdb', source: { path: 'in' } }, { baseDir: dir });
     await apply(flow, { rows: [{ id: 99, ts: 1, v: 'first' }] });
-    const holder = await openDriver(path.join(dir, 'wait.duckdb'));
-    let release!: () => void;
-    let held!: () => void;
-    const isHeld = new Promise<void>((r) => (held = r));
-    const holding = holder.transaction(async () => {
-      await holder.lockTarget('t');
-      held();
-      await new Promise<void>((r) => (release = r));
-    });
-    await isHeld;
+    const hold = await holdTarget(path.join(dir, 'wait.duckdb'), 't');
     const progress: string[] = [];
     const first = applySource(flow, { onProgress: (m) => progress.push(m) });
     const second = applySource(flow, { onProgress: (m) => progress.push(m) });
     // Both have listed and staged the three files once the target is free.
     await new Promise((r) => setTimeout(r, 3000));
-    release();
-    await holding;
-    await holder.close();
+    await hold.release();
     const reports = await Promise.all([first, second]);
     // Whichever took the target first applied the three files; the other found them applied.
     const [winner, loser] = reports[0]!.results.length ? reports : [reports[1]!, reports[0]!];
@@ -211,16 +221,7 @@ describe('one DuckDB file, one process', () => {
     const dir = tmp.dir;
     const flow = defineFlow({ ...FLOW, database: 'nowait.duckdb' }, { baseDir: dir });
     await apply(flow, { rows: [{ id: 1, ts: 1, v: 'a' }] });
-    const holder = await openDriver(path.join(dir, 'nowait.duckdb'));
-    let release!: () => void;
-    let held!: () => void;
-    const isHeld = new Promise<void>((r) => (held = r));
-    const holding = holder.transaction(async () => {
-      await holder.lockTarget('t');
-      held();
-      await new Promise<void>((r) => (release = r));
-    });
-    await isHeld;
+    const hold = await holdTarget(path.join(dir, 'nowait.duckdb'), 't');
     try {
       const started = Date.now();
       const e = await apply(flow, { rows: [{ id: 1, ts: 2, v: 'b' }], noWait: true }).catch((x: unknown) => x);
@@ -231,9 +232,7 @@ describe('one DuckDB file, one process', () => {
       // Another target of the file is free.
       await apply(defineFlow({ ...FLOW, target: 'u', database: 'nowait.duckdb' }, { baseDir: dir }), { rows: [{ id: 1, ts: 1, v: 'x' }], noWait: true });
     } finally {
-      release();
-      await holding;
-      await holder.close();
+      await hold.release();
     }
     expect((await readTarget(flow)).map((r) => r.v)).toEqual(['a']);
     expect((await apply(flow, { rows: [{ id: 1, ts: 2, v: 'b' }], noWait: true })).version).toBe(2);

@@ -2,8 +2,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { applyRows, defineFlow, type Driver, type FlowInput } from '../../src/index.js';
+import { applyRows, defineFlow, type FlowInput } from '../../src/index.js';
 import { engines } from '../engines.js';
+import { recordStatements } from './recorded-statements.js';
 
 /**
  * Golden SQL: the statements of a 10-event commit onto an existing target, as each dialect writes
@@ -32,19 +33,6 @@ const batch = [
   { id: 43, ts: 20, n: 1, city: null, tier: 'c', op: 'U' },
 ];
 
-function recording(driver: Driver): string[] {
-  const statements: string[] = [];
-  const target = driver as unknown as Record<string, (sql: string, ...rest: unknown[]) => Promise<unknown>>;
-  for (const method of ['run', 'query', 'streamText']) {
-    const original = target[method]!.bind(driver);
-    target[method] = (sql: string, ...rest: unknown[]) => {
-      statements.push(sql.replace(/\s+/g, ' ').trim());
-      return original(sql, ...rest);
-    };
-  }
-  return statements;
-}
-
 for (const engine of engines.filter((e) => e.name !== 'postgres')) {
   const dialect = engine.name === 'duckdb' ? 'duckdb' : 'postgres';
   describe(`golden SQL of a commit (${dialect})`, () => {
@@ -54,9 +42,9 @@ for (const engine of engines.filter((e) => e.name !== 'postgres')) {
         const driver = await engine.open();
         try {
           await applyRows(driver, flow, base);
-          const statements = recording(driver);
+          const statements = recordStatements(driver);
           await applyRows(driver, flow, batch);
-          const text = statements.join(';\n') + ';\n';
+          const text = statements.map((sql) => sql.replace(/\s+/g, ' ').trim()).join(';\n') + ';\n';
           const file = path.join(here, 'golden', `${dialect}-${name}.sql`);
           if (process.env.UPDATE_GOLDEN) writeFileSync(file, text);
           expect(text).toBe(readFileSync(file, 'utf8'));

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { applyRows, defineFlow, readTargetWith, type Driver, type FlowInput } from '../../src/index.js';
+import { applyRows, defineFlow, readTargetWith, type FlowInput } from '../../src/index.js';
 import { engines } from '../engines.js';
+import { recordStatements } from './recorded-statements.js';
 
 /**
  * A commit's fixed cost is its statements (docs/PERFORMANCE.md "A commit's statements"): counted
@@ -10,24 +11,6 @@ import { engines } from '../engines.js';
  * statements to the common commit fails here and must say why.
  */
 const CEILING: Record<string, number> = { duckdb: 33, pglite: 41, postgres: 41 };
-
-interface Counted {
-  statements: string[];
-}
-
-/** Count the statements a driver sends from now on. */
-function counting(driver: Driver): Counted {
-  const counted: Counted = { statements: [] };
-  const target = driver as unknown as Record<string, (sql: string, ...rest: unknown[]) => Promise<unknown>>;
-  for (const method of ['run', 'query', 'streamText']) {
-    const original = target[method]!.bind(driver);
-    target[method] = (sql: string, ...rest: unknown[]) => {
-      counted.statements.push(sql);
-      return original(sql, ...rest);
-    };
-  }
-  return counted;
-}
 
 const flows: Record<string, FlowInput> = {
   scd2: { name: 'budget', target: 'dim', keys: ['id'], sequenceBy: 'ts', storedAs: 'scd2' },
@@ -46,10 +29,10 @@ for (const engine of engines) {
         const driver = await engine.open();
         try {
           await applyRows(driver, flow, base);
-          const counted = counting(driver);
+          const statements = recordStatements(driver);
           const result = await applyRows(driver, flow, inOrder);
           expect(result.eventsApplied).toBe(10);
-          expect(counted.statements.length).toBeLessThanOrEqual(CEILING[engine.name]!);
+          expect(statements.length).toBeLessThanOrEqual(CEILING[engine.name]!);
           const rows = await readTargetWith(driver, flow);
           expect(rows.length).toBe(kind === 'scd2' ? 1010 : 1000);
           expect(rows.filter((r) => String(r.city).startsWith('moved')).length).toBe(10);
@@ -64,12 +47,12 @@ for (const engine of engines) {
       const driver = await engine.open();
       try {
         await applyRows(driver, flow, base);
-        const small = counting(driver);
+        const statements = recordStatements(driver);
         await applyRows(driver, flow, inOrder.map((e) => ({ ...e, ts: 3 })));
-        const smallCount = small.statements.length;
-        small.statements.length = 0;
+        const smallCount = statements.length;
+        statements.length = 0;
         await applyRows(driver, flow, base.map((e) => ({ ...e, ts: 4, city: `again${e.id}` })));
-        expect(small.statements.length).toBe(smallCount);
+        expect(statements.length).toBe(smallCount);
       } finally {
         await driver.close();
       }

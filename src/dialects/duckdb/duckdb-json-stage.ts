@@ -1,9 +1,9 @@
 import path from 'node:path';
-import { ScdError } from '../../errors.js';
+import { checkSourceKeys } from '../../files/source-keys.js';
 import { checkText, MAX_RECORD_BYTES, normalizeJsonText } from '../../files/text-records.js';
 import { sqlString } from '../dialect.js';
 import type { InputFile, Row } from '../driver.js';
-import { FILE_COLUMN, INTERNAL_COLUMN_PREFIX, LINE_COLUMN, RAW_COLUMN } from '../driver.js';
+import { FILE_COLUMN, LINE_COLUMN, RAW_COLUMN } from '../driver.js';
 import { duckdbDialect } from './duckdb-dialect.js';
 
 const q = duckdbDialect.quote;
@@ -174,23 +174,6 @@ async function keysOf(db: SqlRunner, records: string, params: unknown[], numbere
     params,
   );
   const keys = rows.map((r) => String(r.k)).filter((k) => !numbered || (k !== LINE_COLUMN && k !== RAW_COLUMN));
-  checkKeyNames(keys);
+  checkSourceKeys(keys, duckdbDialect.nameKey);
   return keys;
-}
-
-/** Column names that would collide in the staged table, or with scdkit's own columns. */
-function checkKeyNames(keys: string[]): void {
-  const seen = new Map<string, string>();
-  for (const k of keys) {
-    if (k.toLowerCase().startsWith(INTERNAL_COLUMN_PREFIX))
-      throw new ScdError('SOURCE_INVALID', `source column "${k}" uses the reserved prefix ${INTERNAL_COLUMN_PREFIX}`, {
-        fix: 'rename it in the source (scdkit keeps its own columns under that prefix)',
-      });
-    const other = seen.get(k.toLowerCase());
-    if (other !== undefined)
-      throw new ScdError('SOURCE_INVALID', `source columns "${other}" and "${k}" differ only in case, and column names ignore case`, {
-        fix: 'rename one of them in the source',
-      });
-    seen.set(k.toLowerCase(), k);
-  }
 }

@@ -134,7 +134,7 @@ function* records(bytes: Buffer): Generator<CsvRecord> {
 }
 
 /** Column names from a header record: an empty name is column<i>, duplicates numbered like DuckDB. */
-function headerNames(names: string[]): string[] {
+export function headerNames(names: string[]): string[] {
   const seen = new Map<string, number>();
   return names.map((n, i) => {
     const name = n.trim() === '' ? `column${i}` : n;

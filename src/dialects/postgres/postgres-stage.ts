@@ -9,7 +9,7 @@ import { FILE_COLUMN, LINE_COLUMN, RAW_COLUMN } from '../driver.js';
 import { systemColumnClash } from './postgres-system-columns.js';
 import { DISK_FULL, sqlState } from './postgres-errors.js';
 import { postgresDialect as d } from './postgres-dialect.js';
-import { splitCsv } from './postgres-csv.js';
+import { headerNames, splitCsv } from './postgres-csv.js';
 import { keepNulVisible, stageJsonFile, type StageHost } from './postgres-json-stage.js';
 import { copyLines, copyPlain } from './postgres-lines.js';
 import { parquetToCsv } from './postgres-parquet.js';
@@ -201,13 +201,7 @@ function headerOf(line: string): string[] {
   // An unclosed quote: the header spans lines, which only the JavaScript reader places.
   if (quoted) return [];
   names.push(cur);
-  const seen = new Map<string, number>();
-  return names.map((n, i) => {
-    const name = n.trim() === '' ? `column${i}` : n;
-    const k = seen.get(name) ?? 0;
-    seen.set(name, k + 1);
-    return k ? `${name}_${k}` : name;
-  });
+  return headerNames(names);
 }
 
 /**
