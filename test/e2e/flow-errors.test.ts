@@ -55,6 +55,27 @@ describe.concurrent('flow errors through scd', () => {
     if (existsSync(path.join(dir, 'scd.duckdb'))) expect(await tablesOf(path.join(dir, 'scd.duckdb'))).not.toContain('t');
   });
 
+  it('the issue\'s injections through scd apply (an E-string that closes the expression, a file read in a subquery): one line each; no table dropped, nothing created', async () => {
+    const dir = folder(`target: victim\nkeys: [id]\nsequenceBy: ts\n`);
+    expect((await scd(['apply', 'flow.yaml', '--input', 'in.ndjson'], dir)).code).toBe(0);
+    const hostile = [
+      String.raw`"E'\\'' = 'a') AS x; COMMIT; DROP TABLE victim; DESCRIBE SELECT (E'\\'' = 'a'"`,
+      `"(SELECT count(*) FROM read_text('/etc/passwd')) > 0"`,
+    ];
+    for (const [i, expr] of hostile.entries()) {
+      writeFileSync(path.join(dir, `hostile${i}.yaml`), `target: t${i}\nkeys: [id]\nsequenceBy: ts\napplyAsDeletes: ${expr}\ndatabase: scd.duckdb\n`);
+      const r = await scd(['apply', `hostile${i}.yaml`, '--input', 'in.ndjson'], dir);
+      expect(r.code).toBe(1);
+      expect(errorLines(r.stderr)).toEqual([expect.stringMatching(new RegExp(`^scd: hostile${i}\\.yaml: field "applyAsDeletes": .*\\(fix: .+\\)$`))]);
+    }
+    const tables = await tablesOf(path.join(dir, 'scd.duckdb'));
+    expect(tables).toContain('victim');
+    expect(tables).not.toContain('t0');
+    expect(tables).not.toContain('t1');
+    const exported = await scd(['export', 'flow.yaml', '--format', 'ndjson'], dir);
+    expect(exported.stdout).toContain('"v":"a"');
+  });
+
   it('applyAsDeletes that is not boolean, found at apply time: one error line; target not created', async () => {
     const dir = folder(`target: t\nkeys: [id]\nsequenceBy: ts\napplyAsDeletes: op\n`);
     const r = await scd(['apply', 'flow.yaml', '--input', 'in.ndjson', '--json'], dir);
