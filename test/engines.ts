@@ -11,12 +11,18 @@ import { PostgresDriver } from '../src/dialects/postgres/index.js';
  *   open() a fresh schema, dropped at close.
  * - postgres: a real server when SCD_TEST_POSTGRES_URL is set; each open() a fresh schema.
  *
+ * - spark: a Spark Connect server with Delta when SCD_TEST_SPARK_URL is set; each open() a fresh
+ *   database, dropped at close. Every statement is a remote job: only the behavioural suite
+ *   (`behaviouralEngines`: the scenarios and the properties, with fewer cases) runs on it.
+ *
  * SCD_TEST_ENGINES=duckdb,pglite narrows the list.
  */
 export interface TestEngine {
   name: string;
   /** A fresh, empty database. */
   open(): Promise<Driver>;
+  /** Statements are remote jobs of a second or so: run fewer cases, with more time each. */
+  remote?: boolean;
 }
 
 let schemas = 0;
@@ -44,3 +50,19 @@ if (url) all.push({ name: 'postgres', open: () => PostgresDriver.connect(url, { 
 
 const only = process.env.SCD_TEST_ENGINES?.split(',').map((s) => s.trim());
 export const engines: TestEngine[] = only ? all.filter((e) => only.includes(e.name)) : all;
+
+const spark = process.env.SCD_TEST_SPARK_URL;
+/** Spark (a Delta database of its own per open), when a server is given. */
+export const sparkEngine: TestEngine | undefined = spark
+  ? {
+      name: 'spark',
+      remote: true,
+      open: async () => {
+        const { SparkDriver } = await import('../src/dialects/spark/spark-driver.js');
+        return SparkDriver.connect(spark, { schema: freshSchema(), dropSchemaOnClose: true });
+      },
+    }
+  : undefined;
+
+/** The engines of the behavioural suite: every engine, Spark included where a server is given. */
+export const behaviouralEngines: TestEngine[] = [...engines, ...(sparkEngine && (!only || only.includes('spark')) ? [sparkEngine] : [])];

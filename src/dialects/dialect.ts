@@ -15,6 +15,11 @@ export interface DialectCapabilities {
   merge: boolean;
   /** `SELECT DISTINCT ON (…)`. */
   distinctOn: boolean;
+  /**
+   * The engine records a table's changes itself (Delta's change data feed): scdkit reads the
+   * target's feed from it instead of writing its own.
+   */
+  changeFeed: boolean;
 }
 
 /** The SQL of a step the plan needs a capability for; a dialect without it is refused by name. */
@@ -57,6 +62,29 @@ export interface Dialect {
    * repeated expression once by itself (DuckDB eliminates common subexpressions).
    */
   readonly computeOnce: string;
+  /**
+   * The one statement that makes a commit's named scratch relation from `select`: `materialized`
+   * (the default) holds its rows as they are now, otherwise a view reads them when used. Scratch
+   * lives as long as the session, and only it sees it (discarded after each commit).
+   */
+  scratch(name: string, select: string, materialized?: boolean): string;
+  /**
+   * The statement that creates a stored table from column definitions (`a BIGINT NOT NULL, …`).
+   * `primaryKey`: kept unique where the engine enforces keys; `changeFeed`: the engine records the
+   * table's changes itself (capabilities.changeFeed).
+   */
+  createTable(name: string, columns: string, options?: TableOptions): string;
+  /**
+   * Where defined (an engine without transactions), the statement that labels the session's next
+   * writes with `label` (Delta's commitInfo.userMetadata), so that a commit's writes can be told
+   * apart afterwards (store/recovery.ts).
+   */
+  commitLabel?(label: string): string;
+  /**
+   * The statement that gives a scratch relation's rows the name `to`; `from` is not used after
+   * (an engine may keep it, where other scratch reads it by name).
+   */
+  renameScratch(from: string, to: string): string;
   /** Quote an identifier (always used; never splice a raw name). */
   quote(identifier: string): string;
   /** Internal column types. */
@@ -124,10 +152,28 @@ export interface Dialect {
 
 /**
  * The row id of a table with these columns, or undefined when one of them hides it (a user's
- * column named rowid on DuckDB): the plan then finds that table's rows by their identity.
+ * column named rowid on DuckDB), or when the engine has none: the plan then finds that table's
+ * rows by their identity.
  */
 export function rowIdOf(d: Dialect, columns: readonly string[]): string | undefined {
-  return columns.some((c) => d.shadowsRowId(c)) ? undefined : d.rowId;
+  return !d.capabilities.rowIds || columns.some((c) => d.shadowsRowId(c)) ? undefined : d.rowId;
+}
+
+export interface TableOptions {
+  ifNotExists?: boolean;
+  primaryKey?: string[];
+  changeFeed?: boolean;
+}
+
+/** Stored tables as plain SQL tables with their primary key (DuckDB, PostgreSQL). */
+export function sqlTables(quote: (id: string) => string): Dialect['createTable'] {
+  return (name, columns, options = {}) =>
+    `CREATE TABLE ${options.ifNotExists ? 'IF NOT EXISTS ' : ''}${quote(name)} (${columns}${options.primaryKey ? `, PRIMARY KEY (${options.primaryKey.map(quote).join(', ')})` : ''})`;
+}
+
+/** Scratch as temporary tables and views (DuckDB, PostgreSQL). */
+export function temporaryScratch(quote: (id: string) => string): Dialect['scratch'] {
+  return (name, select, materialized = true) => `CREATE TEMP ${materialized ? 'TABLE' : 'VIEW'} ${quote(name)} AS ${select}`;
 }
 
 /** Quote a string literal (only for identifiers in catalog lookups and fixed texts; values are bound). */

@@ -39,6 +39,8 @@ export interface Driver {
   /** Calls onRow for each row of the first column as text, streamed in chunks. */
   streamText(sql: string, params: unknown[], onRow: (text: string) => void | Promise<void>): Promise<void>;
   columns(table: string): Promise<ColumnInfo[] | undefined>;
+  /** The stored tables and views of the flow's schema (not the session's temporary ones). */
+  tables(): Promise<Array<{ name: string; view: boolean }>>;
   /** The result columns of a SELECT, without running it. */
   describe(select: string): Promise<ColumnInfo[]>;
   /**
@@ -48,6 +50,12 @@ export interface Driver {
    */
   checkExpression(expr: string, columns: ColumnInfo[]): Promise<ExpressionProblem | undefined>;
   transaction<T>(fn: () => Promise<T>): Promise<T>;
+  /**
+   * Where defined (an engine whose materialized scratch may be recomputed from what it read, after
+   * a write to it: Spark's cache), have the rest of the commit read these stored tables as they are
+   * now, and return the quoted name to write each by. Scratch made after it reads them unchanged.
+   */
+  pinReads?(tables: string[]): Promise<Record<string, string>>;
   /**
    * Inside a transaction: hold the flow target's lock until the transaction ends, so that two
    * applies of one target never interleave (the second waits, or fails with `noWait`).
@@ -106,6 +114,14 @@ export function targetInUse(target: string, location: string): ScdError {
   return new ScdError('DB_IN_USE', `target "${target}" in ${location} is being changed by another scdkit commit (of this process or another)`, {
     fix: 'wait for it to finish and run again, or run without --no-wait to wait for it',
   });
+}
+
+/** The stored tables of the current schema, from the SQL standard's information schema (DuckDB, PostgreSQL). */
+export async function informationSchemaTables(driver: Pick<Driver, 'query'>): Promise<Array<{ name: string; view: boolean }>> {
+  const rows = await driver.query(
+    `SELECT table_name AS name, table_type AS kind FROM information_schema.tables WHERE table_catalog = current_database() AND table_schema = current_schema()`,
+  );
+  return rows.map((r) => ({ name: String(r.name), view: /view/i.test(String(r.kind)) }));
 }
 
 /** Whether `table` (a name, quoted by the caller, or a subquery) has a row where `where` holds: reads one at most. */

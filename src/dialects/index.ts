@@ -20,6 +20,10 @@ export async function openDriver(database: string, options: OpenOptions = {}): P
     const { PostgresDriver } = await import('./postgres/index.js');
     return PostgresDriver.connect(database, options);
   }
+  if (/^sc:\/\//i.test(database)) {
+    const { SparkDriver } = await import('./spark/spark-driver.js');
+    return SparkDriver.connect(database, options);
+  }
   const lite = /^pglite:\/\/(.*)$/i.exec(database);
   if (lite) {
     const { PGlite } = await import('@electric-sql/pglite');

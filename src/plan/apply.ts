@@ -7,7 +7,7 @@ import { FILE_COLUMN, hasRow, LINE_COLUMN } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
 import { ensureCatalog, readTargetRecords, writeFlowRecord } from '../store/catalog.js';
 import { recordCommit, type CommitResult } from '../store/commits.js';
-import { storeNames, TMP, type StoreNames } from '../store/names.js';
+import { PINNED_TABLES, storeNames, TMP, type StoreNames } from '../store/names.js';
 import { claimFiles, ensureFilesTable, recordFiles, type FileRecord } from '../sources/landing.js';
 import { settleDebezium } from '../sources/debezium-positions.js';
 import { stageInputs } from '../sources/stage.js';
@@ -23,6 +23,7 @@ import type { LexicalColumns } from '../typing/lexical.js';
 import { sourceColumnsOf, typeStagedColumns } from '../typing/staged-types.js';
 import { deriveModel, type ColumnModel } from './model.js';
 import { changedSettings, semanticSettings } from './settings.js';
+import { commitLabel, undoInterruptedCommit } from '../store/recovery.js';
 import { checkEndSentinel, COMMIT, createStoreSql, OP, OP_TRUNCATE, targetColumns } from './target.js';
 import { checkColumnNames, checkNewTarget } from './name-clashes.js';
 import { reportDiskFull } from './disk-full.js';
@@ -111,7 +112,7 @@ async function commit(driver: Driver, flow: Flow, spec: CommitSpec): Promise<App
 
 async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, started: number): Promise<ApplyResult> {
   const progress = spec.progress ?? (() => {});
-  const names = storeNames(flow.target);
+  let names = storeNames(flow.target);
   const d = driver.dialect;
   const q = d.quote;
   const num = async (sql: string, params: unknown[] = []) => Number(Object.values((await driver.query(sql, params))[0] ?? {})[0] ?? 0);
@@ -134,6 +135,12 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
 
     // The flow record, this commit's number, and whether an earlier commit counted ties.
     const { record, version, hadTies } = await readTargetRecords(driver, names);
+    // Without transactions, the writes of a commit that did not finish are undone first, and
+    // this commit's writes are labelled with its number (store/recovery.ts).
+    if (!d.capabilities.transactions) {
+      if (record && (await interruptedWrites(driver, names, version))) await undoInterruptedCommit(driver, names, version);
+      if (d.commitLabel) await driver.run(d.commitLabel(commitLabel(names.target, version)));
+    }
     // A Debezium flow's sequence follows from its target's source columns: the stored ones once it exists.
     flow = settleDebezium(flow, (record?.model.source ?? sourceColumnsOf(stagedTable)).map((c) => c.name));
     const settings = semanticSettings(flow);
@@ -184,10 +191,17 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
       stagedRows > 0 || spec.prepare
         ? stagedColumnsNow(spec.prepare ? await driver.columns(TMP.stage) : stagedTable, stagedAs)
         : new Map<string, StagedColumn>();
+    // Where scratch may be recomputed from what it read (Spark), the target's tables are read as
+    // they are now for the rest of the commit, and written by the names the driver gives.
+    if (driver.pinReads) {
+      const writes = await driver.pinReads(PINNED_TABLES.map((t) => names[t]));
+      names = { ...names, writes: Object.fromEntries(PINNED_TABLES.map((t) => [t, writes[names[t]]!])) };
+    }
     const compactedBefore = record?.compactedBefore;
     await driver.run(batchSql(flow, model, d, stagedNow, compactedBefore), compactedBefore === undefined ? [] : [compactedBefore]);
     const expectations = await countExpectations(driver, flow);
-    const large = stagedRows >= LARGE_COMMIT;
+    // Freeing memory early changes scratch tables in place (temporaryTables).
+    const large = stagedRows >= LARGE_COMMIT && d.capabilities.temporaryTables;
     // The valid events, each once: a large batch finds its repeats first (a narrow aggregate) and
     // deduplicates only those; a small one deduplicates every row at once.
     const { dups, valid, distinct } = validSql(model, d);
@@ -251,10 +265,12 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
     // Without truncates the valid events are new but those of slow keys the log holds already
     // (a fast key's events all come after what was applied): those go, and the valid events
     // become the new ones by a rename, not a copy.
-    if (truncated) await driver.run(freshSql(model, d, names, flow.applyAsTruncates !== undefined));
+    // Where scratch cannot change in place, the new events are made anew from the valid ones.
+    const inPlace = d.capabilities.temporaryTables;
+    if (truncated || (!inPlace && logged > 0)) await driver.run(freshSql(model, d, names, flow.applyAsTruncates !== undefined));
     else {
       if (logged > 0) await driver.run(knownSql(model, d));
-      await driver.run(`ALTER TABLE ${q(TMP.valid)} RENAME TO ${q(TMP.fresh)}`);
+      await driver.run(d.renameScratch(TMP.valid, TMP.fresh));
     }
     const eventsApplied = truncated || logged > 0 ? await num(`SELECT count(*) FROM ${q(TMP.fresh)}`) : validEvents.n;
     if (truncated && large) await dropTables(driver, [TMP.valid]);
@@ -271,7 +287,9 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
     const mayTie = truncated || Number(keyCounts.walked) > 0;
     const ties = eventsApplied && mayTie ? await num(tiesSql(model, d, names, flow.applyAsTruncates !== undefined)) : 0;
     // Only a slow key can have no new event (a fast key's events are all new).
-    const keysAffected = !truncated && Number(keyCounts.slow) > 0 ? await dropKeysWithoutNews(driver, model) : Number(keyCounts.keys);
+    // (Where scratch cannot change in place, they are only counted, and recomputed to no change.)
+    const keysAffected =
+      !truncated && Number(keyCounts.slow) > 0 ? (inPlace ? await dropKeysWithoutNews(driver, model) : await keysWithNews(driver, model)) : Number(keyCounts.keys);
 
     let counts = NO_CHANGES;
     if (keysAffected > 0) {
@@ -323,6 +341,24 @@ function stagedColumnsNow(columns: ColumnInfo[] | undefined, known: Map<string, 
   return out;
 }
 
+/** The keys of TMP.keys that have a new event (a slow key may have none). */
+async function keysWithNews(driver: Driver, model: ColumnModel): Promise<number> {
+  const q = driver.dialect.quote;
+  const on = model.keys.map((k) => `n.${q(k.name)} = k.${q(k.name)}`).join(' AND ');
+  const rows = await driver.query(`SELECT count(*) AS n FROM ${q(TMP.keys)} k WHERE NOT k.${q(SLOW)} OR EXISTS (SELECT 1 FROM ${q(TMP.fresh)} n WHERE ${on})`);
+  return Number(rows[0]!.n);
+}
+
+/** Whether the log or the quarantine holds rows of commit `version`, which has no record yet (an interrupted commit). */
+async function interruptedWrites(driver: Driver, names: StoreNames, version: number): Promise<boolean> {
+  const q = driver.dialect.quote;
+  const rows = await driver.query(
+    `SELECT (SELECT count(*) FROM ${q(names.events)} WHERE ${q(COMMIT)} >= $1) + (SELECT count(*) FROM ${q(names.quarantine)} WHERE ${q(COMMIT)} >= $1) AS n`,
+    [version],
+  );
+  return Number(rows[0]!.n) > 0;
+}
+
 /** Keys whose every event of this batch was a duplicate change nothing: forget them. Returns the keys left. */
 async function dropKeysWithoutNews(driver: Driver, model: ColumnModel): Promise<number> {
   const q = driver.dialect.quote;
@@ -368,11 +404,12 @@ export async function recompute(driver: Driver, flow: Flow, model: ColumnModel, 
   }
   // Simple keys are written by their own statements (none in a rebuild or a batch of late events).
   const simpleKeys = wholeLog ? false : options.simpleKeys ?? (await hasRow(driver, q(TMP.keys), q(SIMPLE)));
-  const counts = await writeDiff(driver, flow, model, names, version, at, { next: wholeLog ? TMP.changed : TMP.next, freeEarly, walkedKeys: walked, simpleKeys });
+  // The key state before the target: the target's write is the last of a commit's changes (where
+  // each write is a commit of its own, store/recovery.ts). Neither reads what the other writes.
   // Only a rebuild recomputes the whole log, and it has just recreated the state empty.
   // A batch with a truncate recomputes every key (keysSql's allSlow), without their rows of the state.
   for (const sql of wholeLog ? rebuiltStateSql(flow, model, d, names) : stateSql(model, d, names, { events, byRow: byStateRow, walked })) await driver.run(sql);
-  return counts;
+  return writeDiff(driver, flow, model, names, version, at, { next: wholeLog ? TMP.changed : TMP.next, freeEarly, walkedKeys: walked, simpleKeys });
 }
 
 /**
@@ -386,7 +423,8 @@ export async function recompute(driver: Driver, flow: Flow, model: ColumnModel, 
 export async function walkInto(driver: Driver, flow: Flow, model: ColumnModel, events: string, mayTie: boolean): Promise<void> {
   const d = driver.dialect;
   const q = d.quote;
-  if (mayTie || !canMarkTies(flow)) {
+  // Marking ties drops the mark's column in place after (temporaryTables).
+  if (mayTie || !canMarkTies(flow) || !d.capabilities.temporaryTables) {
     for (const sql of walkSql(flow, model, d, events, TMP.next, await tieFree(driver, model, events))) await driver.run(sql);
     return;
   }
@@ -464,17 +502,25 @@ export interface WriteDiffOptions {
 /** Write the difference between the recomputed rows and the stored rows of TMP.keys; return its counts. */
 export async function writeDiff(driver: Driver, flow: Flow, model: ColumnModel, names: StoreNames, version: number, at: string, options: WriteDiffOptions) {
   const { next = TMP.next, freeEarly = true, walkedKeys, simpleKeys } = options;
-  const q = driver.dialect.quote;
-  await ensureFeedColumns(driver, flow, names, targetColumns(flow, model, driver.dialect));
+  const d = driver.dialect;
+  const q = d.quote;
+  // Where the engine keeps the target's changes itself (Delta), scdkit writes no feed.
+  const ownFeed = !d.capabilities.changeFeed;
+  if (ownFeed) await ensureFeedColumns(driver, flow, names, targetColumns(flow, model, d));
   const stored = walkedKeys && (await hasRow(driver, q(TMP.prev)));
-  const diff = diffSql(flow, model, driver.dialect, names, { simpleKeys, walkedKeys, next, stored });
+  const diff = diffSql(flow, model, d, names, { simpleKeys, walkedKeys, next, stored });
   for (const sql of diff.prepare) await driver.run(sql);
   const row = (await driver.query(diff.counts))[0]!;
   const [added, closes, removed] = [Number(row.added), Number(row.closes), Number(row.removed)];
-  if (added + removed > 0) await driver.run(diff.feed, [version, at]);
-  if (removed > closes) await driver.run(diff.delete);
-  if (closes > 0 && diff.update) await driver.run(diff.update);
-  if (added > closes) await driver.run(diff.insert);
+  if (ownFeed && added + removed > 0) await driver.run(diff.feed, [version, at]);
+  if (!d.capabilities.rowIds) {
+    // By identity, in one statement: the target changes in one commit of the engine's own.
+    if (added + removed > 0) await driver.run(diff.merge);
+  } else {
+    if (removed > closes) await driver.run(diff.delete);
+    if (closes > 0 && diff.update) await driver.run(diff.update);
+    if (added > closes) await driver.run(diff.insert);
+  }
   // What only the diff read goes now (the key state reads the walk's input and the new events).
   if (freeEarly) await dropTables(driver, [TMP.simple, TMP.prev, ...Object.values(WALKED)], DIFF_VIEWS);
   return { inserted: Number(row.inserted), updated: Number(row.updated), deleted: Number(row.deleted), closed: Number(row.closed) };

@@ -68,22 +68,21 @@ export async function compact(driver: Driver, flow: Flow, given: string, progres
     // are left as they are: a tie's order depends on the payloads that folding would replace.
     const seqCols = model.seq.map((c) => q(c.name)).join(', ');
     await driver.run(
-      `CREATE TEMP TABLE ${q(TMP.keys)} AS SELECT ${K.join(', ')} FROM (
+      d.scratch(TMP.keys, `SELECT ${K.join(', ')} FROM (
          SELECT ${K.join(', ')}, ${seqCols}, count(*) AS n,
            bool_or(EXISTS (SELECT 1 FROM ${q(names.events)} t WHERE t.${q(OP)} = ${OP_TRUNCATE} AND ${model.seq.map((c) => `t.${q(c.name)} = l.${q(c.name)}`).join(' AND ')})) AS at_truncate
          FROM ${q(names.events)} l WHERE ${q(OP)} <> ${OP_TRUNCATE} AND ${old}
          GROUP BY ${K.join(', ')}, ${seqCols}) g
-       GROUP BY ${K.join(', ')} HAVING max(n) = 1 AND NOT bool_or(at_truncate)`,
+       GROUP BY ${K.join(', ')} HAVING max(n) = 1 AND NOT bool_or(at_truncate)`),
       [before],
     );
     await driver.run(
-      `CREATE TEMP TABLE ${q(TMP.events)} AS
-       SELECT ${[...K.map((k) => `l.${k}`), ...seqAs('l'), `l.${q(OP)}`, ...P.map((p) => `l.${p}`), `l.${q(HASH)}`].join(', ')}
+      d.scratch(TMP.events, `       SELECT ${[...K.map((k) => `l.${k}`), ...seqAs('l'), `l.${q(OP)}`, ...P.map((p) => `l.${p}`), `l.${q(HASH)}`].join(', ')}
          FROM ${q(names.events)} l JOIN ${q(TMP.keys)} k ON ${model.keys.map((c) => `k.${q(c.name)} = l.${q(c.name)}`).join(' AND ')}
          WHERE l.${q(OP)} <> ${OP_TRUNCATE} AND l.${old}
        UNION ALL
        SELECT ${[...K.map((k) => `k.${k}`), ...seqAs('t'), `t.${q(OP)}`, ...model.payload.map((p) => `CAST(NULL AS ${p.type})`), `t.${q(HASH)}`].join(', ')}
-         FROM ${q(TMP.keys)} k CROSS JOIN (SELECT * FROM ${q(names.events)} x WHERE x.${q(OP)} = ${OP_TRUNCATE} AND x.${old}) t`,
+         FROM ${q(TMP.keys)} k CROSS JOIN (SELECT * FROM ${q(names.events)} x WHERE x.${q(OP)} = ${OP_TRUNCATE} AND x.${old}) t`),
       [before],
     );
     const folded = Number((await driver.query(`SELECT CAST(count(*) AS INTEGER) AS n FROM ${q(TMP.events)} WHERE ${q(OP)} <> ${OP_TRUNCATE}`))[0]!.n);
@@ -145,10 +144,10 @@ export async function compact(driver: Driver, flow: Flow, given: string, progres
       const lastPart = (i: number) => q(`${INTERNAL_PREFIX}ls${i}`);
       const vk = [...K.map((k) => `v.${k}`), ...vsParts];
       await driver.run(
-        `CREATE TEMP TABLE ${q(TMP.prev)} AS SELECT DISTINCT ON (${vk.join(', ')}) v.*, ${eParts.map((e, i) => `${e} AS ${lastPart(i)}`).join(', ')}
+        d.scratch(TMP.prev, `SELECT DISTINCT ON (${vk.join(', ')}) v.*, ${eParts.map((e, i) => `${e} AS ${lastPart(i)}`).join(', ')}
          FROM ${q(TMP.next)} v JOIN ${q(TMP.events)} e ON ${K.map((k) => `e.${k} = v.${k}`).join(' AND ')} AND e.${q(OP)} = ${OP_UPSERT} AND ${inVersion}
          WHERE NOT v.${q(VD)} AND (${moved})
-         ORDER BY ${[...vk, ...eParts.map((e) => `${e} DESC`)].join(', ')}`,
+         ORDER BY ${[...vk, ...eParts.map((e) => `${e} DESC`)].join(', ')}`),
       );
       await driver.run(`INSERT INTO ${q(names.events)} (${list}) SELECT ${select(OP_UPSERT, (_c, i) => `v.${lastPart(i)}`, true)} FROM ${q(TMP.prev)} v`);
     }

@@ -1,6 +1,6 @@
 import type { Dialect } from '../dialects/dialect.js';
 import type { Flow } from '../flow/flow.js';
-import { TMP, type StoreNames } from '../store/names.js';
+import { TMP, written, type StoreNames } from '../store/names.js';
 import { INTERNAL_PREFIX, type ColumnModel } from './model.js';
 import { currentCondition, identityColumns, sentinelValue, targetColumns, targetRowId } from './target.js';
 import { ROWID, SLOW, simpleDiffSql } from './incremental.js';
@@ -57,7 +57,8 @@ export function diffSql(flow: Flow, model: ColumnModel, d: Dialect, names: Store
   const kept = keptByReference(id, closing);
   const refList = target.map((c) => (kept.has(c.name) ? `a.${q(c.name)}` : `CAST(NULL AS ${c.type})`)).join(', ');
   const noRef = `, CAST(NULL AS ${d.types.bool})`;
-  const T = q(names.target);
+  // The target as written (reads of it, in the scratch, may be of its state at the commit's start).
+  const T = written(names, 'target', q);
   const rowId = targetRowId(flow, model, d);
   const simple = simpleKeys ? simpleDiffSql(flow, model, d, names, { update: UPDATE, updateOfCurrent: UPDATE_OF_CURRENT, ofRow: OF_ROW, close: CLOSE }) : undefined;
   // The writes read the removed and added rows (TMP.removed and TMP.added, or their SELECTs).
@@ -82,6 +83,9 @@ export function diffSql(flow: Flow, model: ColumnModel, d: Dialect, names: Store
          }`
         : undefined,
       insert: `INSERT INTO ${T} (${list}) SELECT ${list} FROM ${added} a WHERE NOT a.${q(CLOSE)}`,
+      // Every change at once, by identity (no row ids): each removed row meets the added row of its
+      // identity, if any (identity is unique on both sides, so each target row matches one source row).
+      merge: mergeSql(T, q, id, cols, closing, removed, added),
       // Each close pairs with one removed row: what is left is deleted, what is not a close inserted.
       counts: `SELECT i.inserted, i.updated, r.removed - i.updated AS deleted, r.current_removed - i.current_kept AS closed, i.added, i.closes, r.removed FROM
       (SELECT CAST(count(*) FILTER (WHERE NOT ${upd}) AS ${d.types.int}) AS inserted, CAST(count(*) FILTER (WHERE ${upd}) AS ${d.types.int}) AS updated,
@@ -114,17 +118,17 @@ export function diffSql(flow: Flow, model: ColumnModel, d: Dialect, names: Store
       // No stored row of a walked key (new keys only): nothing is removed, and every walked row is
       // added as it is (a view over the walk, not a copy of it).
       stored
-        ? `CREATE TEMP TABLE ${q(WALKED.removed)} AS SELECT p.* FROM ${q(TMP.prev)} p LEFT JOIN ${q(next)} n ON ${same('n', 'p')}
-       WHERE n.${q(id[0]!)} IS NULL`
-        : `CREATE TEMP TABLE ${q(WALKED.removed)} AS SELECT p.* FROM ${q(TMP.prev)} p WHERE false`,
-      `CREATE TEMP ${stored ? 'TABLE' : 'VIEW'} ${q(addedW)} AS SELECT n.*, r.${q(id[0]!)} IS NOT NULL AS ${upd}, coalesce(r.${q(CURRENT)}, false) AS ${updCur},
+        ? d.scratch(WALKED.removed, `SELECT p.* FROM ${q(TMP.prev)} p LEFT JOIN ${q(next)} n ON ${same('n', 'p')}
+       WHERE n.${q(id[0]!)} IS NULL`)
+        : d.scratch(WALKED.removed, `SELECT p.* FROM ${q(TMP.prev)} p WHERE false`),
+      d.scratch(addedW, `SELECT n.*, r.${q(id[0]!)} IS NOT NULL AS ${upd}, coalesce(r.${q(CURRENT)}, false) AS ${updCur},
          r.${q(ROWID)} AS ${q(OF_ROW)}, ${closeOnly} AS ${q(CLOSE)}
        FROM ${q(next)} n${stored ? ` LEFT JOIN ${q(TMP.prev)} p ON ${same('n', 'p')}` : ''} LEFT JOIN ${q(WALKED.removed)} r ON ${sameId('n', 'r')}${
          stored ? `\n       WHERE p.${q(id[0]!)} IS NULL` : ''
-       }`,
+       }`, stored),
       ...(simple ? [simple.create] : []),
-      `CREATE TEMP VIEW ${q(TMP.removed)} AS SELECT * FROM ${q(WALKED.removed)}${simple ? `\n       UNION ALL ${simple.removed}` : ''}`,
-      `CREATE TEMP VIEW ${q(TMP.added)} AS SELECT * FROM ${q(addedW)}${simple ? `\n       UNION ALL ${simple.added}` : ''}`,
+      d.scratch(TMP.removed, `SELECT * FROM ${q(WALKED.removed)}${simple ? `\n       UNION ALL ${simple.removed}` : ''}`, false),
+      d.scratch(TMP.added, `SELECT * FROM ${q(addedW)}${simple ? `\n       UNION ALL ${simple.added}` : ''}`, false),
     ],
     // A close is one row: the post-image with the pre-image's end and is-current (store/feed.ts).
     feed: `INSERT INTO ${q(names.changes)} (${list}, _change_type, _commit_version, _commit_timestamp${pre ? `, ${q(PRE_END)}, ${q(PRE_CURRENT)}` : ''}, ${q(REF)})
@@ -150,6 +154,27 @@ export function diffSql(flow: Flow, model: ColumnModel, d: Dialect, names: Store
   };
 }
 
+/**
+ * The diff as one MERGE by identity: a removed row alone is deleted, an added row alone inserted;
+ * a pair is a close (only the closing columns change) or an update of every other column.
+ */
+function mergeSql(T: string, q: (s: string) => string, id: string[], cols: string[], closing: string[], removed: string, added: string): string {
+  const m = (i: number) => q(`${INTERNAL_PREFIX}m${i}`);
+  const action = q(`${INTERNAL_PREFIX}action`);
+  const others = cols.filter((c) => !id.includes(c));
+  return `MERGE INTO ${T} t USING (
+  SELECT ${id.map((c, i) => `coalesce(a.${q(c)}, r.${q(c)}) AS ${m(i)}`).join(', ')}, ${cols.map((c) => `a.${q(c)} AS ${q(c)}`).join(', ')},
+    CASE WHEN a.${q(id[0]!)} IS NULL THEN 'delete' WHEN a.${q(CLOSE)} THEN 'close' WHEN r.${q(id[0]!)} IS NULL THEN 'insert' ELSE 'update' END AS ${action}
+  FROM ${added} a FULL JOIN ${removed} r ON ${id.map((c) => `a.${q(c)} = r.${q(c)}`).join(' AND ')}) s
+ON ${id.map((c, i) => `t.${q(c)} = s.${m(i)}`).join(' AND ')}
+WHEN MATCHED AND s.${action} = 'delete' THEN DELETE${
+    closing.length ? `
+WHEN MATCHED AND s.${action} = 'close' THEN UPDATE SET ${closing.map((c) => `${q(c)} = s.${q(c)}`).join(', ')}` : ''
+  }${others.length ? `
+WHEN MATCHED AND s.${action} = 'update' THEN UPDATE SET ${others.map((c) => `${q(c)} = s.${q(c)}`).join(', ')}` : ''}
+WHEN NOT MATCHED AND s.${action} = 'insert' THEN INSERT (${cols.map(q).join(', ')}) VALUES (${cols.map((c) => `s.${q(c)}`).join(', ')})`;
+}
+
 /** `rowId` is one of the ids `subquery` gives: fetched by id where the dialect can (Dialect.fetchByRowId). */
 function rowIdIn(d: Dialect, rowId: string, subquery: string): string {
   return d.fetchByRowId ? d.fetchByRowId(rowId, subquery) : `${rowId} IN (${subquery})`;
@@ -162,6 +187,8 @@ export interface DiffSql {
   delete: string;
   update?: string;
   insert: string;
+  /** The delete, the update and the insert as one MERGE by identity (engines without row ids). */
+  merge: string;
   /** One row: inserted, updated, deleted, closed (the commit's counts), added, closes, removed. */
   counts: string;
 }
@@ -184,21 +211,19 @@ export function wholeDiffSql(flow: Flow, model: ColumnModel, d: Dialect, names: 
   // A target column hides the row id (targetRowId): no pairing, every row compared exactly.
   if (!rowId)
     return [
-      `CREATE TEMP TABLE ${q(TMP.prev)} AS
-     SELECT CAST(NULL AS ${d.types.bigint}) AS ${q(ROWID)}, ${cols.map((c) => `t.${q(c)}`).join(', ')}, ${current} AS ${q(CURRENT)}, true AS ${q(SLOW)}
-     FROM ${q(names.target)} t`,
-      `CREATE TEMP TABLE ${q(TMP.changed)} AS SELECT * FROM ${q(TMP.next)}`,
+      d.scratch(TMP.prev, `     SELECT CAST(NULL AS ${d.types.bigint}) AS ${q(ROWID)}, ${cols.map((c) => `t.${q(c)}`).join(', ')}, ${current} AS ${q(CURRENT)}, true AS ${q(SLOW)}
+     FROM ${q(names.target)} t`),
+      d.scratch(TMP.changed, `SELECT * FROM ${q(TMP.next)}`),
     ];
   const narrow = (table: string) =>
     `SELECT ${rowId} AS r, ${id.map(q).join(', ')}, ${d.rowHash(cols.map(q))} AS h FROM ${q(table)}`;
   return [
-    `CREATE TEMP TABLE ${q(TMP.pairs)} AS SELECT o.r AS o, n.r AS n FROM (${narrow(names.target)}) o FULL JOIN (${narrow(TMP.next)}) n
+    d.scratch(TMP.pairs, `SELECT o.r AS o, n.r AS n FROM (${narrow(names.target)}) o FULL JOIN (${narrow(TMP.next)}) n
        ON ${id.map((c) => `o.${q(c)} = n.${q(c)}`).join(' AND ')} AND o.h = n.h
-     WHERE o.r IS NULL OR n.r IS NULL`,
-    `CREATE TEMP TABLE ${q(TMP.prev)} AS
-     SELECT t.${rowId} AS ${q(ROWID)}, ${cols.map((c) => `t.${q(c)}`).join(', ')}, ${current} AS ${q(CURRENT)}, true AS ${q(SLOW)}
-     FROM ${q(names.target)} t WHERE t.${rowId} IN (SELECT o FROM ${q(TMP.pairs)} WHERE o IS NOT NULL)`,
-    `CREATE TEMP TABLE ${q(TMP.changed)} AS SELECT * FROM ${q(TMP.next)} x WHERE x.${rowId} IN (SELECT n FROM ${q(TMP.pairs)} WHERE n IS NOT NULL)`,
+     WHERE o.r IS NULL OR n.r IS NULL`),
+    d.scratch(TMP.prev, `     SELECT t.${rowId} AS ${q(ROWID)}, ${cols.map((c) => `t.${q(c)}`).join(', ')}, ${current} AS ${q(CURRENT)}, true AS ${q(SLOW)}
+     FROM ${q(names.target)} t WHERE t.${rowId} IN (SELECT o FROM ${q(TMP.pairs)} WHERE o IS NOT NULL)`),
+    d.scratch(TMP.changed, `SELECT * FROM ${q(TMP.next)} x WHERE x.${rowId} IN (SELECT n FROM ${q(TMP.pairs)} WHERE n IS NOT NULL)`),
   ];
 }
 

@@ -1,10 +1,10 @@
-import { sqlString, type Dialect } from '../dialects/dialect.js';
+import { requireCapability, sqlString, type Dialect } from '../dialects/dialect.js';
 import type { ColumnInfo } from '../dialects/driver.js';
 import { FILE_COLUMN, LINE_COLUMN, RAW_COLUMN } from '../dialects/driver.js';
 import { castStaged, type StagedColumn } from '../typing/cast.js';
 import { sourceColumnsOf } from '../typing/staged-types.js';
 import type { Flow } from '../flow/flow.js';
-import { TMP, type StoreNames } from '../store/names.js';
+import { TMP, written, type StoreNames } from '../store/names.js';
 import { spliced } from '../dialects/expression.js';
 import { INTERNAL_PREFIX, type ColumnModel } from './model.js';
 import { COMMIT, HASH, OP, OP_DELETE, OP_TRUNCATE, OP_UPSERT } from './target.js';
@@ -63,13 +63,12 @@ export function batchSql(flow: Flow, model: ColumnModel, d: Dialect, staged: Rea
   ];
   const drops = expectations.flatMap(([, e], i) => (e.action === 'drop' ? [`NOT ${q(expectationColumn(i))}`] : []));
   // Expressions (deletes, truncates, expectations) see the columns with the flow's types.
-  return `CREATE TEMP TABLE ${q(TMP.batch)} AS
-WITH t AS (${typedStageSql(flow, model, d, staged)}),
+  return d.scratch(TMP.batch, `WITH t AS (${typedStageSql(flow, model, d, staged)}),
 c AS (SELECT *, ${opExpr(flow)} AS ${q(OP)}${checks.length ? ', ' + checks.join(', ') : ''} FROM t)
 SELECT ${eventProjection(model, d).join(', ')}, ${q(FILE_COLUMN)}, ${q(LINE_COLUMN)},
   ${expectations.map((_, i) => q(expectationColumn(i)) + ', ').join('')}${drops.length ? drops.join(' OR ') : 'false'} AS ${q(DROP)},
   CASE WHEN ${q(FIT)} IS NOT NULL THEN ${q(FIT)} ${reason.join(' ')} END AS ${q(REASON)}
-FROM c`;
+FROM c`);
 }
 
 /**
@@ -126,7 +125,7 @@ export function logColumns(model: ColumnModel): string[] {
 export function appendEventsSql(model: ColumnModel, d: Dialect, names: StoreNames): string {
   const q = d.quote;
   const cols = logColumns(model);
-  return `INSERT INTO ${q(names.events)} (${[...cols, COMMIT].map(q).join(', ')})
+  return `INSERT INTO ${written(names, 'events', q)} (${[...cols, COMMIT].map(q).join(', ')})
 SELECT ${cols.map(q).join(', ')}, CAST($1 AS ${d.types.int}) FROM ${q(TMP.fresh)}`;
 }
 
@@ -135,6 +134,7 @@ SELECT ${cols.map(q).join(', ')}, CAST($1 AS ${d.types.int}) FROM ${q(TMP.fresh)
  * hashes recomputed, duplicates under the new identity dropped (the earliest commit kept).
  */
 export function relogSql(flow: Flow, model: ColumnModel, d: Dialect, from: string, into: string): string {
+  requireCapability(d, 'distinctOn', 're-deriving the event log (rebuild)');
   const q = d.quote;
   const cols = logColumns(model);
   return `CREATE TABLE ${q(into)} AS

@@ -1,7 +1,7 @@
-import { requireCapability, rowIdOf, type Dialect } from '../dialects/dialect.js';
+import { rowIdOf, type Dialect } from '../dialects/dialect.js';
 import type { ColumnInfo } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
-import { TMP, type StoreNames } from '../store/names.js';
+import { TMP, written, type StoreNames } from '../store/names.js';
 import { DROP, logColumns, REASON } from './events-sql.js';
 import { INTERNAL_PREFIX, seqParts, type ColumnModel } from './model.js';
 import { currentCondition, HASH, OP, OP_TRUNCATE, OP_UPSERT, rowIdOrNull, targetColumns, targetRowId } from './target.js';
@@ -31,9 +31,7 @@ export function stateColumns(model: ColumnModel, d: Dialect): ColumnInfo[] {
 }
 
 export function createStateSql(model: ColumnModel, d: Dialect, names: StoreNames): string {
-  return `CREATE TABLE ${d.quote(names.state)} (${stateColumns(model, d)
-    .map((c) => `${d.quote(c.name)} ${c.type}`)
-    .join(', ')})`;
+  return d.createTable(names.state, stateColumns(model, d).map((c) => `${d.quote(c.name)} ${c.type}`).join(', '));
 }
 
 /** `a > b` over tuples of sequence parts, left to right. */
@@ -50,10 +48,19 @@ const identity = (model: ColumnModel) => [...model.keys.map((k) => k.name), ...m
  * DISTINCT ON over whole rows must hold every row's values in memory at once.
  */
 export function validSql(model: ColumnModel, d: Dialect): { dups: string; valid: string; distinct: string } {
-  requireCapability(d, 'distinctOn', 'deduplicating the valid events');
   const q = d.quote;
   const id = identity(model).map(q);
   const ok = `b.${q(REASON)} IS NULL AND NOT b.${q(DROP)}`;
+  if (!d.capabilities.distinctOn) {
+    // One row of each identity by a numbering (the rows of one identity are equal events).
+    const rn = q(`${INTERNAL_PREFIX}rn`);
+    const distinct = d.scratch(
+      TMP.valid,
+      `SELECT ${logColumns(model).map(q).join(', ')} FROM (SELECT ${logColumns(model).map((c) => `b.${q(c)}`).join(', ')},
+  row_number() OVER (PARTITION BY ${id.map((c) => `b.${c}`).join(', ')} ORDER BY b.${id[0]}) AS ${rn} FROM ${q(TMP.batch)} b WHERE ${ok}) x WHERE x.${rn} = 1`,
+    );
+    return { distinct, dups: distinct, valid: distinct };
+  }
   // Keys and sequences of valid events are never null; truncates have a null key.
   const same = identity(model)
     .map((c) => (model.keys.some((k) => k.name === c) ? `x.${q(c)} IS NOT DISTINCT FROM b.${q(c)}` : `x.${q(c)} = b.${q(c)}`))
@@ -61,12 +68,11 @@ export function validSql(model: ColumnModel, d: Dialect): { dups: string; valid:
   const cols = logColumns(model).map((c) => `b.${q(c)}`).join(', ');
   return {
     // Every row deduplicated at once (a small batch: one statement, no repeats table).
-    distinct: `CREATE TEMP TABLE ${q(TMP.valid)} AS SELECT DISTINCT ON (${id.map((c) => `b.${c}`).join(', ')}) ${cols} FROM ${q(TMP.batch)} b WHERE ${ok}`,
-    dups: `CREATE TEMP TABLE ${q(TMP.dups)} AS SELECT ${id.join(', ')} FROM ${q(TMP.batch)} b WHERE ${ok} GROUP BY ${id.join(', ')} HAVING count(*) > 1`,
-    valid: `CREATE TEMP TABLE ${q(TMP.valid)} AS
-SELECT ${cols} FROM ${q(TMP.batch)} b LEFT JOIN ${q(TMP.dups)} x ON ${same} WHERE ${ok} AND x.${q(model.seq[0]!.name)} IS NULL
+    distinct: d.scratch(TMP.valid, `SELECT DISTINCT ON (${id.map((c) => `b.${c}`).join(', ')}) ${cols} FROM ${q(TMP.batch)} b WHERE ${ok}`),
+    dups: d.scratch(TMP.dups, `SELECT ${id.join(', ')} FROM ${q(TMP.batch)} b WHERE ${ok} GROUP BY ${id.join(', ')} HAVING count(*) > 1`),
+    valid: d.scratch(TMP.valid, `SELECT ${cols} FROM ${q(TMP.batch)} b LEFT JOIN ${q(TMP.dups)} x ON ${same} WHERE ${ok} AND x.${q(model.seq[0]!.name)} IS NULL
 UNION ALL
-SELECT DISTINCT ON (${id.map((c) => `b.${c}`).join(', ')}) ${cols} FROM ${q(TMP.batch)} b JOIN ${q(TMP.dups)} x ON ${same} WHERE ${ok}`,
+SELECT DISTINCT ON (${id.map((c) => `b.${c}`).join(', ')}) ${cols} FROM ${q(TMP.batch)} b JOIN ${q(TMP.dups)} x ON ${same} WHERE ${ok}`),
   };
 }
 
@@ -86,11 +92,10 @@ export function keysSql(flow: Flow, model: ColumnModel, d: Dialect, names: Store
     const last = one
       ? `max(${q(model.seq[0]!.name)}) AS ${q(lastPart(0))}`
       : model.seq.map((s, i) => `CAST(NULL AS ${s.type}) AS ${q(lastPart(i))}`).join(', ');
-    return `CREATE TEMP TABLE ${q(TMP.keys)} AS
-SELECT ${K.join(', ')}, true AS ${q(SLOW)}, false AS ${q(SIMPLE)}, ${last} FROM (
+    return d.scratch(TMP.keys, `SELECT ${K.join(', ')}, true AS ${q(SLOW)}, false AS ${q(SIMPLE)}, ${last} FROM (
   SELECT ${K.join(', ')}${seq} FROM ${q(names.events)} WHERE ${q(OP)} <> ${OP_TRUNCATE}
   UNION ALL SELECT ${K.join(', ')}${seq} FROM ${q(TMP.valid)} WHERE ${q(OP)} <> ${OP_TRUNCATE}) a
-GROUP BY ${K.join(', ')}`;
+GROUP BY ${K.join(', ')}`);
   }
   const on = model.keys.map((k) => `s.${q(k.name)} = v.${q(k.name)}`).join(' AND ');
   const last = model.seq.map((_, i) => `s.${q(lastPart(i))}`);
@@ -108,13 +113,12 @@ GROUP BY ${K.join(', ')}`;
   // that id instead of joining the whole state again (the lock and the transaction keep it in place).
   const stateRow = stateRowId(model, d);
   const row = d.fetchByRowId && stateRow ? [`s.${stateRow}`] : [];
-  return `CREATE TEMP TABLE ${q(TMP.keys)} AS
-SELECT ${K.map((k) => `v.${k}`).join(', ')}, ${slow} AS ${q(SLOW)}, (count(*) = 1 AND NOT ${slow}) AS ${q(SIMPLE)}, ${[
+  return d.scratch(TMP.keys, `SELECT ${K.map((k) => `v.${k}`).join(', ')}, ${slow} AS ${q(SLOW)}, (count(*) = 1 AND NOT ${slow}) AS ${q(SIMPLE)}, ${[
     ...last.map((l, i) => `${l} AS ${q(lastPart(i))}`),
     ...row.map((r) => `${r} AS ${q(STATE_ROW)}`),
   ].join(', ')}
 FROM ${q(TMP.valid)} v LEFT JOIN ${q(names.state)} s ON ${on}${truncates ? ` LEFT JOIN ${lastTruncateSql(model, d, names)} t ON true` : ''}
-GROUP BY ${[...K.map((k) => `v.${k}`), ...last, `s.${q(LIVE)}`, ...row].join(', ')}`;
+GROUP BY ${[...K.map((k) => `v.${k}`), ...last, `s.${q(LIVE)}`, ...row].join(', ')}`);
 }
 
 /** The key state's row id, unless a key column hides it (dialect.ts rowIdOf). */
@@ -135,8 +139,8 @@ const keyJoin = (model: ColumnModel, d: Dialect, a: string, b: string) =>
 /** The log's events of the slow keys, before this commit's events are appended. */
 export function slowLogSql(model: ColumnModel, d: Dialect, names: StoreNames): string {
   const q = d.quote;
-  return `CREATE TEMP TABLE ${q(TMP.slowLog)} AS SELECT ${logColumns(model).map((c) => `l.${q(c)}`).join(', ')}
-FROM ${q(names.events)} l JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'l', 'k')} WHERE k.${q(SLOW)}`;
+  return d.scratch(TMP.slowLog, `SELECT ${logColumns(model).map((c) => `l.${q(c)}`).join(', ')}
+FROM ${q(names.events)} l JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'l', 'k')} WHERE k.${q(SLOW)}`);
 }
 
 /**
@@ -152,8 +156,7 @@ export function freshSql(model: ColumnModel, d: Dialect, names: StoreNames, trun
       .filter((c) => withKeys || !model.keys.some((k) => k.name === c))
       .map((c) => `${other}.${q(c)} = v.${q(c)}`)
       .join(' AND ');
-  return `CREATE TEMP TABLE ${q(TMP.fresh)} AS
-SELECT ${cols} FROM ${q(TMP.valid)} v JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'v', 'k')} WHERE NOT k.${q(SLOW)}
+  return d.scratch(TMP.fresh, `SELECT ${cols} FROM ${q(TMP.valid)} v JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'v', 'k')} WHERE NOT k.${q(SLOW)}
 UNION ALL
 SELECT ${cols} FROM ${q(TMP.valid)} v JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'v', 'k')}
   WHERE k.${q(SLOW)} AND NOT EXISTS (SELECT 1 FROM ${q(TMP.slowLog)} l WHERE ${same('l')})${
@@ -163,7 +166,7 @@ UNION ALL
 SELECT ${cols} FROM ${q(TMP.valid)} v WHERE v.${q(OP)} = ${OP_TRUNCATE}
   AND NOT EXISTS (SELECT 1 FROM ${q(names.events)} l WHERE l.${q(OP)} = ${OP_TRUNCATE} AND ${same('l', false)})`
       : ''
-  }`;
+  }`);
 }
 
 /**
@@ -214,10 +217,9 @@ export function tiesSql(model: ColumnModel, d: Dialect, names: StoreNames, trunc
 export function prevSql(flow: Flow, model: ColumnModel, d: Dialect, names: StoreNames, columns: string[]): string {
   const q = d.quote;
   const current = currentCondition(flow, model, d, 't.');
-  return `CREATE TEMP TABLE ${q(TMP.prev)} AS
-SELECT ${rowIdOrNull(d, targetRowId(flow, model, d), 't')} AS ${q(ROWID)}, ${columns.map((c) => `t.${q(c)}`).join(', ')}, ${current} AS ${q(CURRENT)}, k.${q(SLOW)}
+  return d.scratch(TMP.prev, `SELECT ${rowIdOrNull(d, targetRowId(flow, model, d), 't')} AS ${q(ROWID)}, ${columns.map((c) => `t.${q(c)}`).join(', ')}, ${current} AS ${q(CURRENT)}, k.${q(SLOW)}
 FROM ${q(names.target)} t JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 't', 'k')}
-WHERE NOT k.${q(SIMPLE)} AND (k.${q(SLOW)} OR (${current}))`;
+WHERE NOT k.${q(SIMPLE)} AND (k.${q(SLOW)} OR (${current}))`);
 }
 
 /**
@@ -257,8 +259,8 @@ export function eventsSql(flow: Flow, model: ColumnModel, d: Dialect, names: Sto
   FROM ${q(TMP.prev)} p JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'p', 'k')} WHERE NOT p.${q(SLOW)} AND p.${q(CURRENT)} AND NOT k.${q(SIMPLE)}`);
   // Every key slow: a view (the walk, the tie count and the key state read the log through it).
   return wholeLog
-    ? `CREATE TEMP VIEW ${q(LOG_VIEW)} AS\n${parts.join('\nUNION ALL\n')}`
-    : `CREATE TEMP TABLE ${q(TMP.events)} AS\n${parts.join('\nUNION ALL\n')}`;
+    ? d.scratch(LOG_VIEW, parts.join('\nUNION ALL\n'), false)
+    : d.scratch(TMP.events, parts.join('\nUNION ALL\n'));
 }
 
 export interface StateOptions {
@@ -274,7 +276,6 @@ export interface StateOptions {
 
 /** Replace the state of the recomputed keys: last event's sequence, and whether a version is live. */
 export function stateSql(model: ColumnModel, d: Dialect, names: StoreNames, options: StateOptions = {}): string[] {
-  if (model.seq.length > 1) requireCapability(d, 'distinctOn', 'the key state of a tuple sequence');
   const { events = TMP.events, empty = false, byRow = false, walked = true } = options;
   const q = d.quote;
   const K = model.keys.map((k) => q(k.name));
@@ -283,17 +284,20 @@ export function stateSql(model: ColumnModel, d: Dialect, names: StoreNames, opti
   const last =
     S.length === 1
       ? `SELECT ${K.join(', ')}, max(${S[0]}) AS ${S[0]} FROM ${q(events)} GROUP BY ${K.join(', ')}`
-      : `SELECT DISTINCT ON (${K.join(', ')}) ${[...K, ...S].join(', ')} FROM ${q(events)} ORDER BY ${[...K, ...S.map((s) => `${s} DESC`)].join(', ')}`;
+      : d.capabilities.distinctOn
+      ? `SELECT DISTINCT ON (${K.join(', ')}) ${[...K, ...S].join(', ')} FROM ${q(events)} ORDER BY ${[...K, ...S.map((s) => `${s} DESC`)].join(', ')}`
+      : `SELECT ${[...K, ...S].join(', ')} FROM (SELECT ${[...K, ...S].join(', ')}, row_number() OVER (PARTITION BY ${K.join(', ')} ORDER BY ${S.map((s) => `${s} DESC`).join(', ')}) AS ${q(`${INTERNAL_PREFIX}rn`)}
+   FROM ${q(events)}) x WHERE x.${q(`${INTERNAL_PREFIX}rn`)} = 1`;
   // One key column: a plain IN (DuckDB decorrelates the EXISTS into a grouped join, 0.4 s for 1M
   // keys of a 10M state against 0.2 s); keys of a recomputed key are never null.
   const stateRow = stateRowId(model, d);
   const forget =
     byRow && d.fetchByRowId && stateRow
-      ? `DELETE FROM ${q(names.state)} WHERE ${d.fetchByRowId(stateRow, `SELECT k.${q(STATE_ROW)} FROM ${q(TMP.keys)} k WHERE k.${q(STATE_ROW)} IS NOT NULL`)}`
+      ? `DELETE FROM ${written(names, 'state', q)} WHERE ${d.fetchByRowId(stateRow, `SELECT k.${q(STATE_ROW)} FROM ${q(TMP.keys)} k WHERE k.${q(STATE_ROW)} IS NOT NULL`)}`
       : K.length === 1
-      ? `DELETE FROM ${q(names.state)} WHERE ${K[0]} IN (SELECT k.${K[0]} FROM ${q(TMP.keys)} k)`
-      : `DELETE FROM ${q(names.state)} WHERE EXISTS (SELECT 1 FROM ${q(TMP.keys)} k WHERE ${model.keys
-          .map((k) => `k.${q(k.name)} = ${q(names.state)}.${q(k.name)}`)
+      ? `DELETE FROM ${written(names, 'state', q)} WHERE ${K[0]} IN (SELECT k.${K[0]} FROM ${q(TMP.keys)} k)`
+      : `DELETE FROM ${written(names, 'state', q)} WHERE EXISTS (SELECT 1 FROM ${q(TMP.keys)} k WHERE ${model.keys
+          .map((k) => `k.${q(k.name)} = ${written(names, 'state', q)}.${q(k.name)}`)
           .join(' AND ')})`;
   const walkedKeys = `SELECT ${K.map((k) => `e.${k}`).join(', ')}, ${S.map((s) => `e.${s}`).join(', ')}, coalesce(c.live, false)
 FROM (${last}) e
@@ -301,12 +305,33 @@ LEFT JOIN (SELECT ${K.join(', ')}, true AS live FROM ${q(TMP.next)} WHERE ${q(CU
   ON ${model.keys.map((k) => `c.${q(k.name)} = e.${q(k.name)}`).join(' AND ')}
 UNION ALL
 `;
-  return [
-    ...(empty ? [] : [forget]),
-    `INSERT INTO ${q(names.state)} (${stateColumns(model, d).map((c) => q(c.name)).join(', ')})
-${walked ? walkedKeys : ''}SELECT ${[...K.map((k) => `n.${k}`), ...model.seq.map((c) => `n.${q(c.name)}`)].join(', ')}, n.${q(OP)} = ${OP_UPSERT}
-FROM ${q(TMP.fresh)} n JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'n', 'k')} WHERE k.${q(SIMPLE)}`,
-  ];
+  const columns = stateColumns(model, d).map((c) => q(c.name));
+  const rows = `${walked ? walkedKeys : ''}SELECT ${[...K.map((k) => `n.${k}`), ...model.seq.map((c) => `n.${q(c.name)}`)].join(', ')}, n.${q(OP)} = ${OP_UPSERT}
+FROM ${q(TMP.fresh)} n JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'n', 'k')} WHERE k.${q(SIMPLE)}`;
+  // Without row ids (Delta): one MERGE of the recomputed keys, which changes the state in one commit.
+  if (!d.capabilities.rowIds && !empty) return [stateMergeSql(model, d, names, rows)];
+  return [...(empty ? [] : [forget]), `INSERT INTO ${written(names, 'state', q)} (${columns.join(', ')})\n${rows}`];
+}
+
+/**
+ * The key state of the recomputed keys (TMP.keys) as one MERGE: a key's new row (`rows`, in the
+ * state's columns) replaces its old one; a key without a new row loses its row.
+ */
+function stateMergeSql(model: ColumnModel, d: Dialect, names: StoreNames, rows: string): string {
+  const q = d.quote;
+  const columns = stateColumns(model, d).map((c) => c.name);
+  const has = q(`${INTERNAL_PREFIX}has`);
+  const r = (i: number) => q(`${INTERNAL_PREFIX}r${i}`);
+  const rest = columns.filter((c) => !model.keys.some((k) => k.name === c));
+  return `MERGE INTO ${written(names, 'state', q)} t USING (
+  SELECT ${model.keys.map((k) => `k.${q(k.name)}`).join(', ')}, ${rest.map((c, i) => `n.${r(i)} AS ${q(c)}`).join(', ')}, n.${r(0)} IS NOT NULL OR n.${r(rest.length - 1)} IS NOT NULL AS ${has}
+  FROM (SELECT DISTINCT ${model.keys.map((k) => q(k.name)).join(', ')} FROM ${q(TMP.keys)}) k
+  LEFT JOIN (SELECT ${columns.map((c, i) => (i < model.keys.length ? `x${i}` : `x${i} AS ${r(i - model.keys.length)}`)).join(', ')} FROM (${rows}) AS x(${columns.map((_, i) => `x${i}`).join(', ')})) n
+    ON ${model.keys.map((k, i) => `n.x${i} = k.${q(k.name)}`).join(' AND ')}) s
+ON ${model.keys.map((k) => `t.${q(k.name)} = s.${q(k.name)}`).join(' AND ')}
+WHEN MATCHED AND NOT s.${has} THEN DELETE
+WHEN MATCHED THEN UPDATE SET ${rest.map((c) => `${q(c)} = s.${q(c)}`).join(', ')}
+WHEN NOT MATCHED AND s.${has} THEN INSERT (${columns.map(q).join(', ')}) VALUES (${columns.map((c) => `s.${q(c)}`).join(', ')})`;
 }
 
 /**
@@ -322,7 +347,7 @@ export function rebuiltStateSql(flow: Flow, model: ColumnModel, d: Dialect, name
   const truncates = flow.applyAsTruncates !== undefined;
   const last = truncates ? `greatest(k.${q(lastPart(0))}, t.${q(lastPart(0))})` : `k.${q(lastPart(0))}`;
   return [
-    `INSERT INTO ${q(names.state)} (${stateColumns(model, d).map((c) => q(c.name)).join(', ')})
+    `INSERT INTO ${written(names, 'state', q)} (${stateColumns(model, d).map((c) => q(c.name)).join(', ')})
 SELECT ${K.map((k) => `k.${k}`).join(', ')}, ${last}, coalesce(c.live, false)
 FROM ${q(TMP.keys)} k
 LEFT JOIN (SELECT ${K.join(', ')}, true AS live FROM ${q(TMP.next)} WHERE ${q(CURRENT)}) c
@@ -386,7 +411,7 @@ export function simpleDiffSql(flow: Flow, model: ColumnModel, d: Dialect, names:
   FROM ${q(TMP.fresh)} n JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'n', 'k')}
   LEFT JOIN ${q(names.target)} p ON ${keyJoin(model, d, 'p', 'k')} AND ${currentCondition(flow, model, d, 'p.')}
   WHERE k.${q(SIMPLE)}${d.computeOnce}`;
-  const create = `CREATE TEMP TABLE ${q(TMP.simple)} AS SELECT ${[
+  const create = d.scratch(TMP.simple, `SELECT ${[
     ...K.map((k) => `x.${k}`),
     ...model.seq.map((_, i) => `x.${I(`ns${i}`)}`),
     ...start.map((_, i) => `x.${I(`ps${i}`)}`),
@@ -398,7 +423,7 @@ export function simpleDiffSql(flow: Flow, model: ColumnModel, d: Dialect, names:
     ...P.map((col) => `x.${I(`n_${col}`)}`),
     ...rest.map((col) => `x.${I(`t_${col}`)}`),
   ].join(', ')}
-  FROM (${joined}) x`;
+  FROM (${joined}) x`);
   const ns = model.seq.map((_, i) => I(`ns${i}`));
   const ps = model.seq.map((_, i) => I(`ps${i}`));
   const nullEnd = model.seq.map((c) => `CAST(NULL AS ${c.type})`);

@@ -67,7 +67,7 @@ function addedField(flow: Flow, column: string): string | undefined {
 }
 
 /** What each of a target's tables is, for messages. */
-const ROLES: Record<keyof StoreNames, string> = {
+const ROLES: Record<Exclude<keyof StoreNames, 'writes'>, string> = {
   target: 'table',
   current: 'view of current rows',
   events: 'event log',
@@ -81,7 +81,7 @@ const ROLES: Record<keyof StoreNames, string> = {
 };
 
 /** The tables that are a target's own (the catalog's are shared by every target). */
-const OWN: Array<keyof StoreNames> = ['target', 'current', 'events', 'quarantine', 'changes', 'state'];
+const OWN: Array<keyof typeof ROLES> = ['target', 'current', 'events', 'quarantine', 'changes', 'state'];
 
 /**
  * A target about to be created: none of the names its tables need may be taken in the database,
@@ -91,16 +91,12 @@ const OWN: Array<keyof StoreNames> = ['target', 'current', 'events', 'quarantine
 export async function checkNewTarget(driver: Driver, flow: Flow, names: StoreNames): Promise<void> {
   const d = driver.dialect;
   const targets = (await driver.query(`SELECT target FROM ${d.quote(names.flows)}`)).map((r) => String(r.target));
-  const taken = new Map(
-    (await driver.query(
-      `SELECT table_name AS name, table_type AS kind FROM information_schema.tables WHERE table_catalog = current_database() AND table_schema = current_schema()`,
-    )).map((r) => [d.nameKey(String(r.name)), { name: String(r.name), view: /view/i.test(String(r.kind)) }]),
-  );
+  const taken = new Map((await driver.tables()).map((t) => [d.nameKey(t.name), t]));
   // Whose each taken name is, where it is another target's.
   const owners = new Map<string, string>();
   for (const t of targets) {
     const theirs = storeNames(t);
-    for (const role of Object.keys(ROLES) as Array<keyof StoreNames>)
+    for (const role of Object.keys(ROLES) as Array<keyof typeof ROLES>)
       owners.set(d.nameKey(theirs[role]), role === 'target' ? `target "${t}"` : OWN.includes(role) ? `target "${t}"'s ${ROLES[role]}` : `scdkit's ${ROLES[role]}`);
   }
   for (const role of OWN) {

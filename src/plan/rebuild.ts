@@ -64,8 +64,8 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
 
     // Every key is recomputed from the log: no batch, no fresh events, all keys slow.
     const logList = [...model.source.map((c) => c.name), OP, HASH].map(q).join(', ');
-    await driver.run(`CREATE TEMP TABLE ${q(TMP.valid)} AS SELECT ${logList} FROM ${q(names.events)} WHERE false`);
-    await driver.run(`CREATE TEMP TABLE ${q(TMP.fresh)} AS SELECT ${logList} FROM ${q(names.events)} WHERE false`);
+    await driver.run(driver.dialect.scratch(TMP.valid, `SELECT ${logList} FROM ${q(names.events)} WHERE false`));
+    await driver.run(driver.dialect.scratch(TMP.fresh, `SELECT ${logList} FROM ${q(names.events)} WHERE false`));
     await driver.run(keysSql(flow, model, d, names, true));
     // Every key is slow: the walk reads the log itself (no copy of it).
     const keysAffected = Number((await driver.query(`SELECT CAST(count(*) AS INTEGER) AS n FROM ${q(TMP.keys)}`))[0]!.n);

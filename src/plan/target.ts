@@ -70,10 +70,18 @@ export function createStoreSql(flow: Flow, model: ColumnModel, d: Dialect, names
   const target = targetColumns(flow, model, d);
   return [
     ...d.prepareTypes(target.map((c) => c.type)),
-    `CREATE TABLE ${q(names.target)} (${defs(target)})`,
-    `CREATE TABLE ${q(names.events)} (${defs(eventColumns(model, d))}, ${q(COMMIT)} ${d.types.int} NOT NULL)`,
-    `CREATE TABLE ${q(names.quarantine)} (${q(COMMIT)} ${d.types.int} NOT NULL, file ${d.types.text}, line ${d.types.bigint}, reason ${d.types.text} NOT NULL, raw ${d.types.text})`,
-    `CREATE TABLE ${q(names.changes)} (${defs(target)}, _change_type ${d.types.text} NOT NULL, _commit_version ${d.types.int} NOT NULL, _commit_timestamp ${d.types.timestamptz} NOT NULL${feedExtra(flow, target, d)})`,
+    d.createTable(names.target, defs(target), { changeFeed: d.capabilities.changeFeed }),
+    d.createTable(names.events, `${defs(eventColumns(model, d))}, ${q(COMMIT)} ${d.types.int} NOT NULL`),
+    d.createTable(names.quarantine, `${q(COMMIT)} ${d.types.int} NOT NULL, file ${d.types.text}, line ${d.types.bigint}, reason ${d.types.text} NOT NULL, raw ${d.types.text}`),
+    // Where the engine keeps the target's changes itself, scdkit keeps no feed of its own.
+    ...(d.capabilities.changeFeed
+      ? []
+      : [
+          d.createTable(
+            names.changes,
+            `${defs(target)}, _change_type ${d.types.text} NOT NULL, _commit_version ${d.types.int} NOT NULL, _commit_timestamp ${d.types.timestamptz} NOT NULL${feedExtra(flow, target, d)}`,
+          ),
+        ]),
     currentViewSql(flow, model, d, names),
     createStateSql(model, d, names),
   ];

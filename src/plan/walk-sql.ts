@@ -98,14 +98,13 @@ g AS (${grouped}),
 v AS (${ended})`;
   }
   return [
-    `CREATE TEMP TABLE ${q(into)} AS
-WITH ev AS (${ev}),
+    d.scratch(into, `WITH ev AS (${ev}),
 o AS (${ordered}),
 s AS (${segmented}),
 ${ctes.map((c) => c + ',\n').join('')}e AS (${effective}),
 b AS (${bounded}),
 ${versions}
-${versionsSelect(flow, model, d, 'v')}`,
+${versionsSelect(flow, model, d, 'v')}`),
   ];
 }
 
@@ -190,11 +189,10 @@ function oneSortWalk(flow: Flow, model: ColumnModel, d: Dialect, ev: string, int
   // A tied event comes out too, marked: a version and a mark at once when it is one.
   const v = `SELECT ${cols(S)}, ${rawCols.join(', ')}${markTies ? `, ${q(TIE)}` : ''}
   FROM o WHERE (${q(FIRST)} AND ${q(LAST)}) OR ${part}${markTies ? ` OR ${q(TIE)}` : ''}`;
-  const walked = `CREATE TEMP TABLE ${q(into)} AS
-WITH ev AS (${ev}),
+  const walked = d.scratch(into, `WITH ev AS (${ev}),
 o AS (${o}),
 v AS (${v})
-${versionsSelect(flow, model, d, 'v', [...rawNames, ...(markTies ? [TIE] : [])], [PART, ...(markTies ? [TIE] : [])])}`;
+${versionsSelect(flow, model, d, 'v', [...rawNames, ...(markTies ? [TIE] : [])], [PART, ...(markTies ? [TIE] : [])])}`);
   // The pairs: each last event with the start of the first before it (events of one version are
   // next to each other in the key's order). Payload columns are named as in the target.
   const target = [...targetColumns(flow, model, d).map((c) => c.name), CURRENT].map(q);

@@ -62,7 +62,7 @@ export async function writeRows(driver: Driver, query: RowQuery, options: Output
     if (query.params?.length) {
       const q = driver.dialect.quote;
       await driver.run(`DROP TABLE IF EXISTS ${q('_scd_out')}`);
-      await driver.run(`CREATE TEMP TABLE ${q('_scd_out')} AS ${select}`, query.params);
+      await driver.run(driver.dialect.scratch('_scd_out', `${select}`), query.params);
       select = `SELECT * FROM ${q('_scd_out')}`;
     }
     await driver.copyToFile(select, format, path.resolve(options.out!));

@@ -34,8 +34,11 @@ export async function ensureFilesTable(driver: Driver, names: StoreNames): Promi
   const d = driver.dialect;
   const t = d.types;
   await driver.run(
-    `CREATE TABLE IF NOT EXISTS ${d.quote(names.files)} (target ${t.text} NOT NULL, path ${t.text} NOT NULL, size ${t.bigint} NOT NULL,
-      mtime_ms ${t.bigint} NOT NULL, hash ${t.text} NOT NULL, version ${t.int} NOT NULL, PRIMARY KEY (target, path))`,
+    d.createTable(
+      names.files,
+      `target ${t.text} NOT NULL, path ${t.text} NOT NULL, size ${t.bigint} NOT NULL, mtime_ms ${t.bigint} NOT NULL, hash ${t.text} NOT NULL, version ${t.int} NOT NULL`,
+      { ifNotExists: true, primaryKey: ['target', 'path'] },
+    ),
   );
 }
 

@@ -9,7 +9,10 @@ import { TMP, type StoreNames } from '../store/names.js';
 export async function ensureWatermarks(driver: Driver, names: StoreNames): Promise<void> {
   const t = driver.dialect.types;
   await driver.run(
-    `CREATE TABLE IF NOT EXISTS ${driver.dialect.quote(names.watermarks)} (target ${t.text} NOT NULL PRIMARY KEY, source ${t.text} NOT NULL, value ${t.text}, version ${t.int} NOT NULL)`,
+    driver.dialect.createTable(names.watermarks, `target ${t.text} NOT NULL, source ${t.text} NOT NULL, value ${t.text}, version ${t.int} NOT NULL`, {
+      ifNotExists: true,
+      primaryKey: ['target'],
+    }),
   );
 }
 
@@ -57,11 +60,11 @@ export async function tableSpec(driver: Driver, flow: Flow, names: StoreNames): 
     stage: async (drv) => {
       await drv.run(`DROP TABLE IF EXISTS ${q(TMP.rejects)}`);
       await drv.run(
-        `CREATE TEMP TABLE ${q(TMP.rejects)} (${q(FILE_COLUMN)} ${drv.dialect.types.text}, ${q(LINE_COLUMN)} ${drv.dialect.types.bigint}, reason ${drv.dialect.types.text}, raw ${drv.dialect.types.text})`,
+        drv.dialect.scratch(TMP.rejects, `SELECT CAST(NULL AS ${drv.dialect.types.text}) AS ${q(FILE_COLUMN)}, CAST(NULL AS ${drv.dialect.types.bigint}) AS ${q(LINE_COLUMN)}, CAST(NULL AS ${drv.dialect.types.text}) AS reason, CAST(NULL AS ${drv.dialect.types.text}) AS raw WHERE false`),
       );
       try {
         await drv.run(
-          `CREATE TEMP TABLE ${q(TMP.stage)} AS SELECT *, CAST($${where ? 2 : 1} AS ${drv.dialect.types.text}) AS ${q(FILE_COLUMN)}, CAST(row_number() OVER () AS ${drv.dialect.types.bigint}) AS ${q(LINE_COLUMN)} FROM ${from}${where}`,
+          drv.dialect.scratch(TMP.stage, `SELECT *, CAST($${where ? 2 : 1} AS ${drv.dialect.types.text}) AS ${q(FILE_COLUMN)}, CAST(row_number() OVER () AS ${drv.dialect.types.bigint}) AS ${q(LINE_COLUMN)} FROM ${from}${where}`),
           where ? [last, label] : [label],
         );
       } catch (e) {

@@ -26,18 +26,23 @@ export async function ensureCatalog(driver: Driver, names: StoreNames): Promise<
   const q = d.quote;
   const t = d.types;
   await driver.run(
-    `CREATE TABLE IF NOT EXISTS ${q(names.flows)} (target ${t.text} PRIMARY KEY, model ${t.text} NOT NULL, settings ${t.text} NOT NULL, created_at ${t.timestamptz} NOT NULL)`,
+    d.createTable(names.flows, `target ${t.text} NOT NULL, model ${t.text} NOT NULL, settings ${t.text} NOT NULL, created_at ${t.timestamptz} NOT NULL`, {
+      ifNotExists: true,
+      primaryKey: ['target'],
+    }),
   );
   await driver.run(
-    `CREATE TABLE IF NOT EXISTS ${q(names.commits)} (
-      target ${t.text} NOT NULL, version ${t.int} NOT NULL, committed_at ${t.timestamptz} NOT NULL,
+    d.createTable(
+      names.commits,
+      `target ${t.text} NOT NULL, version ${t.int} NOT NULL, committed_at ${t.timestamptz} NOT NULL,
       operation ${t.text} NOT NULL, inputs ${t.text} NOT NULL,
       rows_read ${t.bigint} NOT NULL, events_applied ${t.bigint} NOT NULL, duplicates ${t.bigint} NOT NULL,
       ties ${t.bigint} NOT NULL, quarantined ${t.bigint} NOT NULL, dropped ${t.bigint} NOT NULL, skipped ${t.bigint} NOT NULL,
       expectations ${t.text} NOT NULL, keys_affected ${t.bigint} NOT NULL,
       rows_inserted ${t.bigint} NOT NULL, rows_updated ${t.bigint} NOT NULL, rows_deleted ${t.bigint} NOT NULL,
-      versions_closed ${t.bigint} NOT NULL, duration_ms ${t.bigint} NOT NULL,
-      PRIMARY KEY (target, version))`,
+      versions_closed ${t.bigint} NOT NULL, duration_ms ${t.bigint} NOT NULL`,
+      { ifNotExists: true, primaryKey: ['target', 'version'] },
+    ),
   );
   catalogReady.add(driver);
 }

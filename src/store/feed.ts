@@ -131,7 +131,7 @@ export async function materializeFeed(driver: Driver, names: StoreNames, shape: 
   const extra = [PRE_END, PRE_CURRENT].filter((c) => feed.some((f) => f.name === c));
   const list = [...shape.cols, ...CDF_COLUMNS, ...extra].map(q).join(', ');
   await driver.run(`DROP TABLE IF EXISTS ${q(tmp)}`);
-  await driver.run(`CREATE TEMP TABLE ${q(tmp)} AS ${resolvedSql(q, names, shape, extra)}`);
+  await driver.run(driver.dialect.scratch(tmp, `${resolvedSql(q, names, shape, extra)}`));
   await driver.run(`DELETE FROM ${q(names.changes)} WHERE ${q(REF)}`);
   await driver.run(`INSERT INTO ${q(names.changes)} (${list}) SELECT ${list} FROM ${q(tmp)}`);
   await driver.run(`DROP TABLE ${q(tmp)}`);

@@ -14,6 +14,20 @@ export interface StoreNames {
   watermarks: string;
   /** Per key: the sequence of its last event and whether it is live (the fast path's index). */
   state: string;
+  /**
+   * Where a commit reads its tables as they were at its start (Driver.pinReads), the names to
+   * write them by, quoted; otherwise they are written by their own names.
+   */
+  writes?: Partial<Record<PinnedTable, string>>;
+}
+
+/** The tables of a target that a commit both reads and writes. */
+export type PinnedTable = 'events' | 'state' | 'target';
+export const PINNED_TABLES: PinnedTable[] = ['events', 'state', 'target'];
+
+/** The quoted name to write one of a target's tables by (StoreNames.writes). */
+export function written(names: StoreNames, table: PinnedTable, quote: (id: string) => string): string {
+  return names.writes?.[table] ?? quote(names[table]);
 }
 
 export function storeNames(target: string): StoreNames {

@@ -46,7 +46,7 @@ export async function numberDigits(driver: Driver, table: string, columns: Array
     const plain = d.matches(t, PLAIN);
     const before = `length(ltrim(split_part(${t}, '.', 1), '+-0'))`;
     return `CASE WHEN ${plain} THEN ${before} END AS i${j}, CASE WHEN ${plain} THEN length(split_part(${t}, '.', 2)) END AS s${j},
-      CASE WHEN ${plain} AND strpos(${t}, '.') = 0 AND (${before} > ${DOUBLE_EXACT.length} OR (${before} = ${DOUBLE_EXACT.length} AND ltrim(${t}, '+-0') > '${DOUBLE_EXACT}')) THEN 1 ELSE 0 END AS b${j}`;
+      CASE WHEN ${plain} AND ${t} NOT LIKE '%.%' AND (${before} > ${DOUBLE_EXACT.length} OR (${before} = ${DOUBLE_EXACT.length} AND ltrim(${t}, '+-0') > '${DOUBLE_EXACT}')) THEN 1 ELSE 0 END AS b${j}`;
   });
   const row = (await driver.query(
     `SELECT ${columns.map((_, j) => `max(i${j}) AS i${j}, max(s${j}) AS s${j}, max(b${j}) AS b${j}`).join(', ')}

@@ -38,7 +38,7 @@ export function valueClass(d: Dialect, text: string, kind: string | undefined): 
   // A number is an integer when it has no fraction and no exponent; its range decides the width.
   const integerClass = (prefix: string) =>
     `CASE WHEN length(${t}) <= 18 OR ${d.tryCast(t, d.types.bigint)} IS NOT NULL THEN '${prefix}i' WHEN length(${t}) <= 39 THEN '${prefix}I' ELSE '${prefix}H' END`;
-  const jsonNumberClass = `CASE WHEN strpos(${t}, '.') = 0 AND strpos(${t}, 'e') = 0 AND strpos(${t}, 'E') = 0 THEN ${integerClass('')} ELSE 'f' END`;
+  const jsonNumberClass = `CASE WHEN ${t} NOT LIKE '%.%' AND ${t} NOT LIKE '%e%' AND ${t} NOT LIKE '%E%' THEN ${integerClass('')} ELSE 'f' END`;
   const numericTextClass = (prefix: string) =>
     `CASE WHEN ${d.matches(t, NUMBER)} THEN CASE WHEN ${d.matches(t, INTEGER)} THEN ${integerClass(prefix)} ELSE '${prefix}f' END ELSE 's' END`;
   // The first character decides which shapes a text may have (most text is none: one integer

@@ -3,6 +3,9 @@ import { duckdbDialect, postgresDialect } from '../../src/index.js';
 import { sparkDialect } from '../../src/dialects/spark/spark-dialect.js';
 import type { ColumnModel } from '../../src/plan/model.js';
 import { stateSql, validSql } from '../../src/plan/incremental.js';
+import { relogSql } from '../../src/plan/events-sql.js';
+import { rowIdOf } from '../../src/dialects/dialect.js';
+import { defineFlow } from '../../src/flow/load.js';
 import { storeNames } from '../../src/store/names.js';
 
 /**
@@ -10,7 +13,7 @@ import { storeNames } from '../../src/store/names.js';
  * capability the dialect lacks fails naming the dialect and the capability, never with another
  * engine's SQL.
  */
-const FLAGS = ['ignoreNullsInWindows', 'transactions', 'temporaryTables', 'rowIds', 'merge', 'distinctOn'] as const;
+const FLAGS = ['ignoreNullsInWindows', 'transactions', 'temporaryTables', 'rowIds', 'merge', 'distinctOn', 'changeFeed'] as const;
 
 const model: ColumnModel = {
   source: [{ name: 'id', type: 'BIGINT' }, { name: 'ts', type: 'BIGINT' }, { name: 'n', type: 'BIGINT' }, { name: 'v', type: 'STRING' }],
@@ -32,9 +35,21 @@ describe('dialect capabilities', () => {
   });
 
   it('a step that needs DISTINCT ON refuses the spark dialect by name, and a row id is never made up', () => {
-    expect(() => validSql(model, sparkDialect)).toThrow(/the spark dialect lacks distinctOn, which deduplicating the valid events needs/);
-    expect(() => stateSql(model, sparkDialect, storeNames('dim'))).toThrow(/the spark dialect lacks distinctOn, which the key state of a tuple sequence needs/);
+    const flow = defineFlow({ target: 'dim', keys: ['id'], sequenceBy: ['ts', 'n'] });
+    expect(() => relogSql(flow, model, sparkDialect, 'a', 'b')).toThrow(/the spark dialect lacks distinctOn, which re-deriving the event log \(rebuild\) needs/);
     expect(() => sparkDialect.rowId).toThrow(/spark dialect has no row id/);
+    expect(rowIdOf(sparkDialect, ['id'])).toBeUndefined();
+  });
+
+  it('where a dialect lacks DISTINCT ON, deduplication and the key state take another form; without row ids, the state is written by one MERGE', () => {
     expect(validSql(model, duckdbDialect).distinct).toMatch(/DISTINCT ON/);
+    expect(validSql(model, sparkDialect).distinct).not.toMatch(/DISTINCT ON/);
+    expect(validSql(model, sparkDialect).distinct).toMatch(/row_number\(\) OVER \(PARTITION BY/);
+    const spark = stateSql(model, sparkDialect, storeNames('dim'));
+    expect(spark).toHaveLength(1);
+    expect(spark[0]).toMatch(/^MERGE INTO `_scd_dim_keys`/);
+    expect(spark[0]).not.toMatch(/DISTINCT ON|rowid|ctid/);
+    const duck = stateSql(model, duckdbDialect, storeNames('dim'));
+    expect(duck.map((s) => s.split(' ')[0])).toEqual(['DELETE', 'INSERT']);
   });
 });

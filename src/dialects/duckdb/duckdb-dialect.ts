@@ -1,4 +1,4 @@
-import { decimalHolds, sqlString, type Dialect } from '../dialect.js';
+import { decimalHolds, sqlString, sqlTables, temporaryScratch, type Dialect } from '../dialect.js';
 
 const INTEGER_RANK: Record<string, number> = { TINYINT: 1, SMALLINT: 2, INTEGER: 3, BIGINT: 4, HUGEINT: 5 };
 const UNSIGNED_RANK: Record<string, number> = { UTINYINT: 1, USMALLINT: 2, UINTEGER: 3, UBIGINT: 4 };
@@ -14,13 +14,16 @@ function norm(t: string): string {
 
 export const duckdbDialect: Dialect = {
   name: 'duckdb',
-  capabilities: { ignoreNullsInWindows: true, transactions: true, temporaryTables: true, rowIds: true, merge: true, distinctOn: true },
+  capabilities: { ignoreNullsInWindows: true, transactions: true, temporaryTables: true, rowIds: true, merge: true, distinctOn: true, changeFeed: false },
   rowId: 'rowid',
   // DuckDB binds a name to a table's own column before its virtual columns, case-insensitively.
   shadowsRowId: (column) => asciiLower(column) === 'rowid',
   nameKey: (name) => asciiLower(name),
   computeOnce: '',
   quote: (id) => `"${id.replace(/"/g, '""')}"`,
+  scratch: temporaryScratch((id) => `"${id.replace(/"/g, '""')}"`),
+  renameScratch: (from, to) => `ALTER TABLE "${from.replace(/"/g, '""')}" RENAME TO "${to.replace(/"/g, '""')}"`,
+  createTable: sqlTables((id) => `"${id.replace(/"/g, '""')}"`),
   types: {
     int: 'INTEGER',
     bigint: 'BIGINT',

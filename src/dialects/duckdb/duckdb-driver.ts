@@ -7,7 +7,7 @@ import type { Lexical } from '../../typing/lexical.js';
 import { countLines } from '../../sources/blank-lines.js';
 import type { DuckDBConnection, DuckDBPreparedStatement } from '@duckdb/node-api';
 import { QueryError, ScdError, firstLine } from '../../errors.js';
-import { targetInUse, type ColumnInfo, type Driver, type InputFile, type Row, type StagedFiles } from '../driver.js';
+import { informationSchemaTables, targetInUse, type ColumnInfo, type Driver, type InputFile, type Row, type StagedFiles } from '../driver.js';
 import { FILE_COLUMN, LINE_COLUMN, RAW_COLUMN } from '../driver.js';
 import { duckdbDialect } from './duckdb-dialect.js';
 import { checkDuckDBExpression } from './duckdb-expression.js';
@@ -159,6 +159,10 @@ export class DuckDBDriver implements Driver {
     } finally {
       statement?.destroySync();
     }
+  }
+
+  tables(): Promise<Array<{ name: string; view: boolean }>> {
+    return informationSchemaTables(this);
   }
 
   async columns(table: string): Promise<ColumnInfo[] | undefined> {

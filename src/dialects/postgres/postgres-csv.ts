@@ -1,3 +1,4 @@
+import { headerNames } from '../../files/csv-header.js';
 import { isUtf8 } from 'node:buffer';
 import { createWriteStream, readFileSync } from 'node:fs';
 import { visible } from '../../files/text-records.js';
@@ -133,13 +134,3 @@ function* records(bytes: Buffer): Generator<CsvRecord> {
   }
 }
 
-/** Column names from a header record: an empty name is column<i>, duplicates numbered like DuckDB. */
-export function headerNames(names: string[]): string[] {
-  const seen = new Map<string, number>();
-  return names.map((n, i) => {
-    const name = n.trim() === '' ? `column${i}` : n;
-    const k = seen.get(name) ?? 0;
-    seen.set(name, k + 1);
-    return k ? `${name}_${k}` : name;
-  });
-}

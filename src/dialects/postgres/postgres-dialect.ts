@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Dialect } from '../dialect.js';
-import { decimalHolds, sqlString } from '../dialect.js';
+import { decimalHolds, sqlString, sqlTables, temporaryScratch } from '../dialect.js';
 
 /**
  * PostgreSQL (13+) SQL text, shared by the `pg` and PGlite drivers.
@@ -105,7 +105,7 @@ function jsonOf(fields: Array<[string, string, string]>): string {
 
 export const postgresDialect: Dialect = {
   name: 'postgres',
-  capabilities: { ignoreNullsInWindows: false, transactions: true, temporaryTables: true, rowIds: true, merge: true, distinctOn: true },
+  capabilities: { ignoreNullsInWindows: false, transactions: true, temporaryTables: true, rowIds: true, merge: true, distinctOn: true, changeFeed: false },
   rowId: 'ctid',
   // CREATE TABLE refuses a column named like a system column (postgres-system-columns.ts).
   shadowsRowId: () => false,
@@ -113,6 +113,9 @@ export const postgresDialect: Dialect = {
   computeOnce: ' OFFSET 0',
   fetchByRowId: (rowId, subquery) => `${rowId} = ANY(ARRAY(${subquery}))`,
   quote,
+  scratch: temporaryScratch(quote),
+  createTable: sqlTables(quote),
+  renameScratch: (from, to) => `ALTER TABLE ${quote(from)} RENAME TO ${quote(to)}`,
   types: {
     int: 'integer',
     bigint: 'bigint',

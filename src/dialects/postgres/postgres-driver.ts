@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { QueryError, ScdError, firstLine } from '../../errors.js';
 import { DISK_FULL, sqlState } from './postgres-errors.js';
-import { targetInUse, type ColumnInfo, type Driver, type InputFile, type Row, type StagedFiles } from '../driver.js';
+import { informationSchemaTables, targetInUse, type ColumnInfo, type Driver, type InputFile, type Row, type StagedFiles } from '../driver.js';
 import { NodePgClient, PGliteClient, TEXT_TYPES, type CopySource, type PGliteLike, type PgClient } from './postgres-client.js';
 import { postgresDialect, registerStruct, structFields, tryCastFunctionSql } from './postgres-dialect.js';
 import { csvToParquet } from './postgres-parquet.js';
@@ -206,6 +206,10 @@ export class PostgresDriver implements Driver {
       if (own) await this.raw('ROLLBACK', []).catch(() => undefined);
       throw e;
     }
+  }
+
+  tables(): Promise<Array<{ name: string; view: boolean }>> {
+    return informationSchemaTables(this);
   }
 
   async columns(table: string): Promise<ColumnInfo[] | undefined> {

@@ -107,7 +107,7 @@ function structTypeFields(type: string): Array<[string, string]> | undefined {
 export const sparkDialect: Dialect = {
   name: 'spark',
   // Delta: one statement is one commit; no temporary tables, no row ids (writes by identity).
-  capabilities: { ignoreNullsInWindows: false, transactions: false, temporaryTables: false, rowIds: false, merge: true, distinctOn: false },
+  capabilities: { ignoreNullsInWindows: false, transactions: false, temporaryTables: false, rowIds: false, merge: true, distinctOn: false, changeFeed: true },
   get rowId(): string {
     throw new Error('the spark dialect has no row id: write by identity (keys + start)');
   },
@@ -117,6 +117,18 @@ export const sparkDialect: Dialect = {
   nameKey: (name) => name.toLowerCase(),
   computeOnce: '',
   quote,
+  // Materialized scratch is a cached temporary view (computed now, kept in the executors' memory
+  // and disk); a view is a temporary view. Both belong to the session.
+  // Delta tables; Delta enforces no primary key (scdkit's writes keep identities unique).
+  createTable: (name, columns, options = {}) =>
+    `CREATE TABLE ${options.ifNotExists ? 'IF NOT EXISTS ' : ''}${quote(name)} (${columns}) USING delta${
+      options.changeFeed ? ' TBLPROPERTIES (delta.enableChangeDataFeed = true)' : ''
+    }`,
+  commitLabel: (label) => `SET spark.databricks.delta.commitInfo.userMetadata = ${label.replace(/[;\n]/g, ' ')}`,
+  // Spark resolves a temporary view's names when it is read: renaming one would break the views
+  // that read it, so the rows get a second name instead.
+  renameScratch: (from, to) => `CREATE TEMP VIEW ${quote(to)} AS SELECT * FROM ${quote(from)}`,
+  scratch: (name, select, materialized = true) => `${materialized ? 'CACHE TABLE' : 'CREATE TEMP VIEW'} ${quote(name)} AS ${select}`,
   types: {
     int: 'INT',
     bigint: 'BIGINT',

@@ -50,6 +50,8 @@ ALTER TABLE "_scd_next" DROP COLUMN "__scd_re0";
 ALTER TABLE "_scd_next" DROP COLUMN "__scd_re1";
 SELECT count(*) AS n FROM (SELECT 1 FROM "_scd_next" WHERE "__scd_tie" LIMIT 1) x;
 ALTER TABLE "_scd_next" DROP COLUMN "__scd_tie";
+DELETE FROM "_scd_dim_keys" WHERE ctid = ANY(ARRAY(SELECT k."__scd_srow" FROM "_scd_keys" k WHERE k."__scd_srow" IS NOT NULL));
+INSERT INTO "_scd_dim_keys" ("id", "__scd_l0", "__scd_l1", "__scd_live") SELECT e."id", e."__scd_s0", e."__scd_s1", coalesce(c.live, false) FROM (SELECT DISTINCT ON ("id") "id", "__scd_s0", "__scd_s1" FROM "_scd_events" ORDER BY "id", "__scd_s0" DESC, "__scd_s1" DESC) e LEFT JOIN (SELECT "id", true AS live FROM "_scd_next" WHERE "__scd_current") c ON c."id" = e."id" UNION ALL SELECT n."id", n."ts", n."n", n."__scd_op" = 0 FROM "_scd_new" n JOIN "_scd_keys" k ON n."id" = k."id" WHERE k."__scd_simple";
 SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type, t.typtype = 'c' AS composite, t.typrelid AS rel FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid WHERE a.attrelid = to_regclass($1) AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum;
 SELECT count(*) AS n FROM (SELECT 1 FROM "_scd_prev" WHERE true LIMIT 1) x;
 CREATE TEMP TABLE "_scd_removed_walked" AS SELECT p.* FROM "_scd_prev" p LEFT JOIN "_scd_next" n ON n."id" = p."id" AND n."__START_AT" = p."__START_AT" AND n."ts" IS NOT DISTINCT FROM p."ts" AND n."n" IS NOT DISTINCT FROM p."n" AND n."city" IS NOT DISTINCT FROM p."city" AND n."tier" IS NOT DISTINCT FROM p."tier" AND n."op" IS NOT DISTINCT FROM p."op" AND n."__END_AT" IS NOT DISTINCT FROM p."__END_AT" WHERE n."id" IS NULL;
@@ -62,8 +64,6 @@ INSERT INTO "_scd_dim_changes" ("id", "ts", "n", "city", "tier", "op", "__START_
 DELETE FROM "dim" WHERE ctid = ANY(ARRAY(SELECT r."__scd_rowid" FROM "_scd_removed" r WHERE NOT EXISTS (SELECT 1 FROM "_scd_added" a WHERE a."__scd_close" AND a."id" = r."id" AND a."__START_AT" = r."__START_AT")));
 UPDATE "dim" SET "__END_AT" = a."__END_AT" FROM "_scd_added" a WHERE a."__scd_close" AND "dim".ctid = a."__scd_of_row" AND "dim".ctid = ANY(ARRAY(SELECT c."__scd_of_row" FROM "_scd_added" c WHERE c."__scd_close"));
 INSERT INTO "dim" ("id", "ts", "n", "city", "tier", "op", "__START_AT", "__END_AT") SELECT "id", "ts", "n", "city", "tier", "op", "__START_AT", "__END_AT" FROM "_scd_added" a WHERE NOT a."__scd_close";
-DELETE FROM "_scd_dim_keys" WHERE ctid = ANY(ARRAY(SELECT k."__scd_srow" FROM "_scd_keys" k WHERE k."__scd_srow" IS NOT NULL));
-INSERT INTO "_scd_dim_keys" ("id", "__scd_l0", "__scd_l1", "__scd_live") SELECT e."id", e."__scd_s0", e."__scd_s1", coalesce(c.live, false) FROM (SELECT DISTINCT ON ("id") "id", "__scd_s0", "__scd_s1" FROM "_scd_events" ORDER BY "id", "__scd_s0" DESC, "__scd_s1" DESC) e LEFT JOIN (SELECT "id", true AS live FROM "_scd_next" WHERE "__scd_current") c ON c."id" = e."id" UNION ALL SELECT n."id", n."ts", n."n", n."__scd_op" = 0 FROM "_scd_new" n JOIN "_scd_keys" k ON n."id" = k."id" WHERE k."__scd_simple";
 INSERT INTO "_scd_commits" VALUES ($1, CAST($2 AS integer), CAST($3 AS timestamp with time zone), $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19);
 COMMIT;
 DROP VIEW IF EXISTS "_scd_log_view", "_scd_removed", "_scd_added", "_scd_added_walked_view";

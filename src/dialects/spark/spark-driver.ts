@@ -1,0 +1,231 @@
+import { QueryError, ScdError } from '../../errors.js';
+import type { ExpressionProblem } from '../expression.js';
+import { spliced } from '../expression.js';
+import type { ColumnInfo, Driver, InputFile, Row, StagedFiles } from '../driver.js';
+import { FILE_COLUMN, LINE_COLUMN } from '../driver.js';
+import { bindParams } from './spark-params.js';
+import { SparkConnectClient } from './spark-connect-client.js';
+import { sparkDialect, sparkString } from './spark-dialect.js';
+import { SparkLease } from './spark-lock.js';
+import { stageSparkFiles } from './spark-stage.js';
+
+export interface SparkOptions {
+  /** The Spark database (schema) of the flow's tables; created if missing. Default `default`. */
+  schema?: string;
+  /** Fail at once, instead of waiting, when another commit holds the target's lease. */
+  noWait?: boolean;
+  /** Drop the database when the driver closes (tests: a fresh one each). */
+  dropSchemaOnClose?: boolean;
+}
+
+const q = sparkDialect.quote;
+
+/**
+ * Spark with Delta Lake through Spark Connect (docs/SPARK.md). One server session per driver;
+ * statements name the flow's tables unqualified, in the session's current database.
+ *
+ * What differs from the transactional engines, and where it is handled:
+ * - No multi-statement transaction: `transaction` runs its work as it comes; each write is a
+ *   Delta commit of its own, the target's one MERGE among them, and the commit record last
+ *   (plan/apply.ts recovers an interrupted commit from that order, store/recovery.ts).
+ * - No advisory lock: a lease row in a Delta table (spark-lock.ts), released when the work ends.
+ * - Scratch: cached temporary views of the session (Dialect.scratch), uncached after each commit.
+ * - Parameters are bound as literals by the driver (spark-params.ts).
+ */
+export class SparkDriver implements Driver {
+  readonly dialect = sparkDialect;
+  readonly location: string;
+  private readonly lease: SparkLease;
+  /** Tables read through a pinned temporary view (pinReads) until the commit's scratch goes. */
+  private readonly pinned = new Set<string>();
+
+  private constructor(
+    private readonly client: SparkConnectClient,
+    private readonly schema: string,
+    private readonly options: SparkOptions,
+  ) {
+    this.location = `${client.location}/${schema}`;
+    this.lease = new SparkLease({ execute: (sql) => this.client.execute(sql) }, this.location);
+  }
+
+  /** Connect to a Spark Connect server (`sc://host:port/;token=…`), use (and create) the schema. */
+  static async connect(url: string, options: SparkOptions = {}): Promise<SparkDriver> {
+    const client = SparkConnectClient.connect(url);
+    const schema = options.schema ?? 'default';
+    const driver = new SparkDriver(client, schema, options);
+    try {
+      // Everything scdkit needs beyond Delta's two server settings, per session.
+      await client.execute(`SET spark.sql.session.timeZone = UTC`);
+      await client.execute(`CREATE DATABASE IF NOT EXISTS ${q(schema)}`);
+      await client.execute(`USE ${q(schema)}`);
+    } catch (e) {
+      await client.close().catch(() => undefined);
+      throw e;
+    }
+    return driver;
+  }
+
+  async run(sql: string, params: unknown[] = []): Promise<void> {
+    await this.client.execute(bindParams(sql, params));
+  }
+
+  /** A statement's result rows (MERGE's counts, DESCRIBE's lines). */
+  async execute(sql: string, params: unknown[] = []): Promise<Row[]> {
+    return this.client.execute(bindParams(sql, params));
+  }
+
+  async query(sql: string, params: unknown[] = []): Promise<Row[]> {
+    return this.client.query(bindParams(sql, params));
+  }
+
+  async streamText(sql: string, params: unknown[], onRow: (text: string) => void | Promise<void>): Promise<void> {
+    for await (const batch of this.client.stream(bindParams(sql, params)))
+      for (const row of batch) {
+        const v = Object.values(row)[0];
+        await onRow(v === null || v === undefined ? 'null' : typeof v === 'object' ? JSON.stringify(v) : String(v));
+      }
+  }
+
+  async columns(table: string): Promise<ColumnInfo[] | undefined> {
+    let rows: Row[];
+    try {
+      rows = await this.client.execute(`DESCRIBE TABLE ${q(table)}`);
+    } catch (e) {
+      if (/TABLE_OR_VIEW_NOT_FOUND/.test(String((e as Error).message))) return undefined;
+      throw e;
+    }
+    const out: ColumnInfo[] = [];
+    // DESCRIBE lists the columns, then a blank line or `# …` sections (partitioning, details).
+    for (const r of rows) {
+      const name = String(r.col_name ?? '');
+      if (name === '' || name.startsWith('#')) break;
+      out.push({ name, type: String(r.data_type).toUpperCase() });
+    }
+    return out;
+  }
+
+  async tables(): Promise<Array<{ name: string; view: boolean }>> {
+    const views = new Set((await this.client.execute(`SHOW VIEWS IN ${q(this.schema)}`)).filter((r) => r.isTemporary !== true).map((r) => String(r.viewName)));
+    const rows = await this.client.execute(`SHOW TABLES IN ${q(this.schema)}`);
+    return rows.filter((r) => r.isTemporary !== true).map((r) => ({ name: String(r.tableName), view: views.has(String(r.tableName)) }));
+  }
+
+  async describe(select: string): Promise<ColumnInfo[]> {
+    const rows = await this.client.execute(`DESCRIBE QUERY ${select}`);
+    return rows.map((r) => ({ name: String(r.col_name), type: String(r.data_type).toUpperCase() }));
+  }
+
+  /**
+   * Spark's verdict on a flow expression: its analyzer binds it over a record of the columns'
+   * types (DESCRIBE QUERY runs nothing), to BOOLEAN. What it reads beyond the record (a subquery,
+   * a nondeterministic function) shows in the analyzed plan, which EXPLAIN gives without running it.
+   */
+  async checkExpression(expr: string, columns: ColumnInfo[]): Promise<ExpressionProblem | undefined> {
+    const record = columns.length ? columns.map((c) => `CAST(NULL AS ${c.type}) AS ${q(c.name)}`).join(', ') : '1 AS `__scd_none`';
+    const probe = `SELECT ${spliced(expr)} AS __scd_probe FROM (SELECT ${record}) __scd_record`;
+    let type: string;
+    try {
+      const rows = await this.client.execute(`DESCRIBE QUERY ${probe}`);
+      if (rows.length !== 1) return { kind: 'syntax', reason: 'not one expression' };
+      type = String(rows[0]!.data_type).toUpperCase();
+    } catch (e) {
+      const reason = e instanceof QueryError ? e.reason : String(e);
+      return /PARSE_SYNTAX_ERROR|syntax/i.test(reason) ? { kind: 'syntax', reason } : { kind: 'unbound', reason };
+    }
+    const plan = String(Object.values((await this.client.execute(`EXPLAIN EXTENDED ${probe}`))[0] ?? {})[0] ?? '');
+    const analyzed = plan.split('== Optimized Logical Plan ==')[0] ?? plan;
+    if (/subquery|exists#|ListQuery|Relation\b|rand\(|uuid\(|current_|now\(|input_file|monotonically|spark_partition_id/i.test(analyzed.split('== Analyzed Logical Plan ==')[1] ?? ''))
+      return { kind: 'reads', reason: 'it reads more than the record (a subquery, a table, or a value that changes between runs)' };
+    return type === 'BOOLEAN' ? undefined : { kind: 'type', type };
+  }
+
+  /**
+   * Spark has no multi-statement transaction: the work runs as it comes, and the target's lease
+   * (lockTarget) is given back when it ends, however it ends.
+   */
+  async transaction<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } finally {
+      // Writes after the work are not the commit's (Dialect.commitLabel).
+      await this.client.execute('RESET spark.databricks.delta.commitInfo.userMetadata').catch(() => undefined);
+      await this.lease.release();
+    }
+  }
+
+  /**
+   * Each table is read, for the rest of the commit, at its Delta version now: a temporary view of
+   * the same name (which unqualified names find first) over `VERSION AS OF`. Spark recomputes a
+   * cached view when a table it read is written; pinned, it recomputes the same rows. Writes name
+   * the table with its database (which no temporary view shadows).
+   */
+  async pinReads(tables: string[]): Promise<Record<string, string>> {
+    const versions = await Promise.all(tables.map(async (t) => Number((await this.client.execute(`DESCRIBE HISTORY ${q(t)} LIMIT 1`))[0]!.version)));
+    const qualified = (t: string) => `${q(this.schema)}.${q(t)}`;
+    await Promise.all(tables.map((t, i) => this.client.execute(`CREATE OR REPLACE TEMP VIEW ${q(t)} AS SELECT * FROM ${qualified(t)} VERSION AS OF ${versions[i]}`)));
+    for (const t of tables) this.pinned.add(t);
+    return Object.fromEntries(tables.map((t) => [t, qualified(t)]));
+  }
+
+  async lockTarget(target: string): Promise<void> {
+    await this.lease.acquire(target, !!this.options.noWait);
+  }
+
+  async stageFiles(files: InputFile[], table: string, rejects: string): Promise<StagedFiles> {
+    return stageSparkFiles({ run: (sql) => this.run(sql), query: (sql) => this.query(sql) }, files, table, rejects);
+  }
+
+  async appendRejects(file: string, label: string, rejects: string): Promise<void> {
+    const more = `${rejects}_more`;
+    await this.run(`CREATE TEMP VIEW ${q(`${more}_text`)} USING json OPTIONS (path ${sparkString(file)}, primitivesAsString 'true')`);
+    await this.run(
+      `CACHE TABLE ${q(more)} AS SELECT * FROM ${q(rejects)} UNION ALL SELECT ${sparkString(label)} AS ${q(FILE_COLUMN)}, CAST(line AS BIGINT) AS ${q(LINE_COLUMN)}, reason, raw FROM ${q(`${more}_text`)}`,
+    );
+    await this.run(`DROP TABLE ${q(rejects)}`);
+    await this.run(`ALTER VIEW ${q(more)} RENAME TO ${q(rejects)}`);
+  }
+
+  /**
+   * Intermediate scratch is kept until the commit ends: uncaching a cached view early would
+   * uncache what was computed from it too (Spark cascades), and have it recomputed.
+   */
+  async dropTemporary(): Promise<void> {}
+
+  /**
+   * Every temporary view of the commit goes (DROP VIEW uncaches a cached one), the pinned ones
+   * first. Only DROP VIEW: it never reaches a stored table of the same name.
+   */
+  async discardScratch(tables: string[], views: string[]): Promise<void> {
+    await Promise.all([...this.pinned].map((t) => this.client.execute(`DROP VIEW IF EXISTS ${q(t)}`)));
+    this.pinned.clear();
+    const names = new Set([...views, ...tables, ...(await this.sessionViews())]);
+    await Promise.all([...names].map((n) => this.client.execute(`DROP VIEW IF EXISTS ${q(n)}`).catch(() => undefined)));
+  }
+
+  /** The session's temporary views that scdkit made (staging's per-file views among them). */
+  private async sessionViews(): Promise<string[]> {
+    const rows = await this.client.execute(`SHOW VIEWS IN ${q(this.schema)} LIKE '_scd_*'`).catch(() => [] as Row[]);
+    return rows.filter((r) => r.isTemporary === true).map((r) => String(r.viewName));
+  }
+
+  async analyzeTemporary(): Promise<void> {}
+
+  diskFull(error: unknown): string | undefined {
+    return /No space left on device/i.test(String((error as Error)?.message ?? error)) ? 'free space on the Spark server\'s local disks (spark.local.dir) or its warehouse' : undefined;
+  }
+
+  async copyToFile(): Promise<void> {
+    throw new ScdError('USAGE', 'writing a file from a Spark target is not supported yet', {
+      fix: 'print to stdout (leave out --out) and redirect it, or read the Delta table with Spark',
+    });
+  }
+
+  async close(): Promise<void> {
+    try {
+      await this.lease.release().catch(() => undefined);
+      if (this.options.dropSchemaOnClose) await this.client.execute(`DROP DATABASE IF EXISTS ${q(this.schema)} CASCADE`).catch(() => undefined);
+    } finally {
+      await this.client.close();
+    }
+  }
+}

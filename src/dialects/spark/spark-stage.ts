@@ -1,0 +1,128 @@
+import path from 'node:path';
+import { csvFields, headerNames } from '../../files/csv-header.js';
+import { checkSourceKeys } from '../../files/source-keys.js';
+import type { Lexical } from '../../typing/lexical.js';
+import { FILE_COLUMN, LINE_COLUMN, RAW_COLUMN, type ColumnInfo, type InputFile, type Row, type StagedFiles } from '../driver.js';
+import { sparkDialect, sparkString } from './spark-dialect.js';
+
+const q = sparkDialect.quote;
+
+/** The little of the driver staging needs. */
+export interface SparkStatements {
+  run(sql: string): Promise<void>;
+  query(sql: string): Promise<Row[]>;
+}
+
+/** A line that holds nothing but spaces, tabs and a carriage return is blank: not a record. */
+const BLANK = `^[ \\t\\r]*$`;
+
+/**
+ * Stage input files with Spark's own readers, at paths the Spark server reads (a local server:
+ * local paths; a cluster: what its file systems name). Each file's text is read whole and split
+ * into lines by Spark (so a record's line is its place in the file, as on the other engines):
+ * - NDJSON: a line is a record; `from_json` into a map of VARIANT values keeps each value's JSON
+ *   kind and text (lexical `json`); a line that is not a JSON object is a reject with its text.
+ * - JSON: a file that is one array of objects (or one object); records numbered from 1.
+ * - CSV: a header line names the columns; every value is text as written (lexical `text`). A
+ *   quoted field may not span lines here (docs/SPARK.md).
+ * - Parquet: Spark's own types; records numbered in the order Spark reads them.
+ * `table` and `rejects` are made as materialized scratch (cached temporary views).
+ */
+export async function stageSparkFiles(db: SparkStatements, files: InputFile[], table: string, rejects: string): Promise<StagedFiles> {
+  const parts: Array<{ select: string; columns: ColumnInfo[] }> = [];
+  const rejectParts: string[] = [];
+  const lexical = new Map<string, Lexical>();
+  let records = 0;
+  for (const [i, file] of files.entries()) {
+    const label = sparkString(file.label ?? file.path);
+    const where = sparkString(path.resolve(file.path));
+    if (file.format === 'parquet') {
+      const rows = `parquet.${q(path.resolve(file.path))}`;
+      const described = await db.query(`DESCRIBE QUERY SELECT * FROM ${rows}`);
+      const columns = described.map((r) => ({ name: String(r.col_name), type: String(r.data_type).toUpperCase() }));
+      checkSourceKeys(columns.map((c) => c.name), sparkDialect.nameKey);
+      records += Number((await db.query(`SELECT count(*) AS n FROM ${rows}`))[0]!.n);
+      parts.push({
+        select: `SELECT ${columns.map((c) => q(c.name)).join(', ')}, ${label} AS ${q(FILE_COLUMN)}, CAST(row_number() OVER (ORDER BY monotonically_increasing_id()) AS BIGINT) AS ${q(LINE_COLUMN)}, CAST(NULL AS STRING) AS ${q(RAW_COLUMN)} FROM ${rows}`,
+        columns,
+      });
+      continue;
+    }
+    const text = `_scd_text_${i}`;
+    const lines = `_scd_lines_${i}`;
+    await db.run(`CREATE TEMP VIEW ${q(text)} USING text OPTIONS (path ${where}, wholetext 'true')`);
+    if (file.format === 'json') {
+      // One document: an array's elements are the records (numbered from 1), an object is one.
+      await db.run(`CACHE TABLE ${q(lines)} AS SELECT CAST(e.pos + 1 AS BIGINT) AS line, to_json(e.value) AS raw
+        FROM (SELECT CASE WHEN schema_of_variant(d) LIKE 'ARRAY%' THEN d ELSE try_parse_json(concat('[', value, ']')) END AS d
+              FROM (SELECT value, try_parse_json(value) AS d FROM ${q(text)})) f,
+        LATERAL variant_explode(f.d) e`);
+    } else {
+      await db.run(`CACHE TABLE ${q(lines)} AS SELECT CAST(l.pos + 1 AS BIGINT) AS line, regexp_replace(l.raw, '\\r$', '') AS raw
+        FROM ${q(text)} t LATERAL VIEW posexplode(split(t.value, '\\n', -1)) l AS pos, raw WHERE NOT l.raw RLIKE ${sparkString(BLANK)}`);
+    }
+    records += Number((await db.query(`SELECT count(*) AS n FROM ${q(lines)}`))[0]!.n);
+    if (file.format === 'csv') {
+      const header = await db.query(`SELECT raw FROM ${q(lines)} ORDER BY line LIMIT 1`);
+      if (!header.length) continue;
+      records -= 1;
+      const names = headerNames(csvFields(String(header[0]!.raw)));
+      checkSourceKeys(names, sparkDialect.nameKey);
+      const schema = names.map((n, k) => `${q(`c${k}`)} STRING`).join(', ');
+      const parsed = `(SELECT line, raw, from_csv(raw, ${sparkString(schema)}) AS r, size(split(raw, ',')) AS n FROM ${q(lines)} WHERE line > (SELECT min(line) FROM ${q(lines)}))`;
+      for (const n of names) lexical.set(n, 'text');
+      parts.push({
+        select: `SELECT ${names.map((n, k) => `r.${q(`c${k}`)} AS ${q(n)}`).join(', ')}, ${label} AS ${q(FILE_COLUMN)}, line AS ${q(LINE_COLUMN)}, raw AS ${q(RAW_COLUMN)} FROM ${parsed} WHERE r IS NOT NULL`,
+        columns: names.map((n) => ({ name: n, type: 'STRING' })),
+      });
+      rejectParts.push(`SELECT ${label}, line, 'not a CSV record', raw FROM ${parsed} WHERE r IS NULL`);
+      continue;
+    }
+    // JSON lines (and JSON documents' elements): each record a map of its values as VARIANT.
+    const objects = `_scd_objects_${i}`;
+    await db.run(`CACHE TABLE ${q(objects)} AS SELECT line, raw, from_json(raw, 'MAP<STRING,VARIANT>') AS m, try_parse_json(raw) AS v FROM ${q(lines)}`);
+    const keys = (await db.query(`SELECT k FROM (SELECT explode(map_keys(m)) AS k, line FROM ${q(objects)} WHERE m IS NOT NULL) GROUP BY k ORDER BY min(line), k`)).map((r) => String(r.k));
+    const numbered = !!file.numbered;
+    const own = numbered ? new Set([LINE_COLUMN, RAW_COLUMN]) : new Set<string>();
+    const names = keys.filter((k) => !own.has(k));
+    checkSourceKeys(names, sparkDialect.nameKey);
+    for (const n of names) lexical.set(n, 'json');
+    const value = (k: string) => `to_json(element_at(m, ${sparkString(k)}))`;
+    const line = numbered ? `CAST(variant_get(element_at(m, ${sparkString(LINE_COLUMN)}), '$', 'bigint') AS BIGINT)` : 'line';
+    const raw = numbered ? `coalesce(variant_get(element_at(m, ${sparkString(RAW_COLUMN)}), '$', 'string'), raw)` : 'raw';
+    parts.push({
+      select: `SELECT ${names.map((n) => `${value(n)} AS ${q(n)}`).join(', ')}${names.length ? ', ' : ''}${label} AS ${q(FILE_COLUMN)}, ${line} AS ${q(LINE_COLUMN)}, ${raw} AS ${q(RAW_COLUMN)} FROM ${q(objects)} WHERE m IS NOT NULL`,
+      columns: names.map((n) => ({ name: n, type: 'STRING' })),
+    });
+    rejectParts.push(
+      `SELECT ${label}, line, CASE WHEN v IS NULL THEN 'malformed JSON' ELSE 'not a JSON object' END, raw FROM ${q(objects)} WHERE m IS NULL`,
+    );
+  }
+  const columns = unionColumns(parts.map((p) => p.columns));
+  const select = parts.length
+    ? parts
+        .map((p) => {
+          const has = new Set(p.columns.map((c) => c.name));
+          const inner = `(${p.select})`;
+          return `SELECT ${columns.map((c) => (has.has(c.name) ? q(c.name) : `CAST(NULL AS ${c.type}) AS ${q(c.name)}`)).join(', ')}${columns.length ? ', ' : ''}${q(FILE_COLUMN)}, ${q(LINE_COLUMN)}, ${q(RAW_COLUMN)} FROM ${inner}`;
+        })
+        .join('\nUNION ALL\n')
+    : `SELECT CAST(NULL AS STRING) AS ${q(FILE_COLUMN)}, CAST(NULL AS BIGINT) AS ${q(LINE_COLUMN)}, CAST(NULL AS STRING) AS ${q(RAW_COLUMN)} WHERE false`;
+  await db.run(`CACHE TABLE ${q(table)} AS ${select}`);
+  const empty = `SELECT CAST(NULL AS STRING) AS ${q(FILE_COLUMN)}, CAST(NULL AS BIGINT) AS ${q(LINE_COLUMN)}, CAST(NULL AS STRING) AS reason, CAST(NULL AS STRING) AS raw WHERE false`;
+  await db.run(
+    `CACHE TABLE ${q(rejects)} AS ${[empty, ...rejectParts.map((r) => `SELECT * FROM (${r}) x`)].join('\nUNION ALL\n')}`,
+  );
+  return {
+    lexical,
+    records,
+    columns: [...columns, { name: FILE_COLUMN, type: 'STRING' }, { name: LINE_COLUMN, type: 'BIGINT' }, { name: RAW_COLUMN, type: 'STRING' }],
+  };
+}
+
+/** The columns of several files, in order of first appearance; a column typed differently by two Parquet files keeps the first type. */
+function unionColumns(lists: ColumnInfo[][]): ColumnInfo[] {
+  const out = new Map<string, ColumnInfo>();
+  for (const list of lists) for (const c of list) if (!out.has(c.name)) out.set(c.name, c);
+  return [...out.values()];
+}

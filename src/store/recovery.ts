@@ -1,0 +1,49 @@
+import type { Driver } from '../dialects/driver.js';
+import type { StoreNames } from './names.js';
+
+/**
+ * How a commit is made whole on an engine without multi-statement transactions (Delta Lake),
+ * where each write of a commit is a Delta commit of its own (docs/SPARK.md "Crashes"):
+ *
+ * - every write of scdkit commit N carries the label commitLabel(target, N) as its Delta
+ *   `userMetadata` (set for the session while the commit writes; visible in DESCRIBE HISTORY);
+ * - the commit record (the `_scd_commits` row) is written last: a commit is done when, and only
+ *   when, its record is there;
+ * - the next commit of the target (under the target's lease) looks for writes of a commit without
+ *   a record, and undoes them: every table of the target back to its Delta version before the
+ *   first write so labelled (RESTORE), the shared files table by its version column. The
+ *   interrupted commit's inputs are then still to apply (a landing folder applies them again).
+ *
+ * The state is a function of the events (SEMANTICS §3): back at commit N - 1, the next apply
+ * computes what commit N would have, from the same inputs.
+ */
+export function commitLabel(target: string, version: number): string {
+  return `scdkit commit ${version} of ${target}`;
+}
+
+/** The tables of one target that a commit writes, each a Delta table of its own. */
+function targetTables(names: StoreNames): string[] {
+  return [names.events, names.quarantine, names.state, names.target];
+}
+
+/**
+ * Undo what an interrupted commit wrote (its number is `version`: the last recorded plus one).
+ * Returns the tables restored. Reads each table's latest history entry: one round trip per table.
+ */
+export async function undoInterruptedCommit(driver: Driver, names: StoreNames, version: number): Promise<string[]> {
+  const q = driver.dialect.quote;
+  const label = commitLabel(names.target, version);
+  const restored: string[] = [];
+  for (const table of targetTables(names)) {
+    if (!(await driver.columns(table))) continue;
+    const history = await driver.query(`DESCRIBE HISTORY ${q(table)} LIMIT 20`);
+    const labelled = history.filter((h) => h.userMetadata === label).map((h) => Number(h.version));
+    if (!labelled.length || Number(history[0]!.version) !== Math.max(...labelled)) continue;
+    const before = Math.min(...labelled) - 1;
+    if (before < 0) continue;
+    await driver.run(`RESTORE TABLE ${q(table)} TO VERSION AS OF ${before}`);
+    restored.push(table);
+  }
+  if (await driver.columns(names.files)) await driver.run(`DELETE FROM ${q(names.files)} WHERE target = $1 AND version >= $2`, [names.target, version]);
+  return restored;
+}
