@@ -31,6 +31,11 @@ class RolledBack {
  * left, which the dry run did not keep, so it is refused (--each, several snapshots).
  */
 export async function dryRun<T>(driver: Driver, work: (driver: Driver) => Promise<T>): Promise<DryRun<T>> {
+  // Without transactions (Spark + Delta) the commit's writes would be kept: refused before any.
+  if (!driver.dialect.capabilities.transactions)
+    throw new ScdError('USAGE', `a dry run rolls its commit back, and ${driver.dialect.name} has no transactions to roll back`, {
+      fix: 'dry-run the flow on a copy of the data in DuckDB or PostgreSQL',
+    });
   const statements: RecordedStatement[] = [];
   const record = (sql: string, params?: unknown[]) => statements.push(params?.length ? { sql, params: [...params] } : { sql });
   let inside = false;

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyRows, applySourceWith, defineFlow, dryRun, ScdError, type ApplyResult, type Driver, type Flow } from '../../src/index.js';
 import { storeNames } from '../../src/store/names.js';
+import { sparkDialect } from '../../src/dialects/spark/spark-dialect.js';
 import { engines } from '../engines.js';
 import { tempDir } from '../helpers.js';
 
@@ -147,3 +148,19 @@ for (const engine of engines) {
     });
   });
 }
+
+describe('dry run on an engine without transactions', () => {
+  it('is refused before the commit runs anything', async () => {
+    let ran = false;
+    const sent: string[] = [];
+    const driver = { dialect: sparkDialect, location: 'sc://spark', run: async (sql: string) => void sent.push(sql) } as unknown as Driver;
+    const e = await dryRun(driver, async (d) => {
+      ran = true;
+      await d.run('DELETE FROM t');
+    }).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(ScdError);
+    expect((e as ScdError).code).toBe('USAGE');
+    expect((e as ScdError).message).toBe('a dry run rolls its commit back, and spark has no transactions to roll back');
+    expect([ran, sent]).toEqual([false, []]);
+  });
+});
