@@ -13,6 +13,7 @@ import { tableSpec } from './sources/table.js';
 import { ensureCatalog } from './store/catalog.js';
 import { storeNames, type StoreNames } from './store/names.js';
 import { ScdError } from './errors.js';
+import { dryRun, type DryRun } from './plan/dry-run.js';
 
 export interface DatabaseOption {
   /** Overrides the flow's database (relative to the current directory). */
@@ -27,6 +28,8 @@ export interface ApplyOptions extends DatabaseOption {
   /** Records given in code, applied as one commit. */
   rows?: Array<Record<string, unknown>>;
   onProgress?: Progress;
+  /** Run the commit and roll it back: the statements it sent and what it would have done (plan/dry-run.ts). */
+  dryRun?: boolean;
 }
 
 /**
@@ -50,16 +53,24 @@ export async function withDatabase<T>(flow: Flow, options: DatabaseOption, fn: (
   }
 }
 
-/** Apply change records (files or rows given in code) to the flow's target as one atomic commit. */
-export async function apply(flow: Flow, options: ApplyOptions = {}): Promise<ApplyResult> {
+/**
+ * Apply change records (files or rows given in code) to the flow's target as one atomic commit.
+ * With `dryRun: true` nothing is changed: the statements the commit sent, and its result.
+ */
+export function apply(flow: Flow, options: ApplyOptions & { dryRun: true }): Promise<DryRun<ApplyResult>>;
+export function apply(flow: Flow, options?: ApplyOptions): Promise<ApplyResult>;
+export async function apply(flow: Flow, options: ApplyOptions = {}): Promise<ApplyResult | DryRun<ApplyResult>> {
+  let commit: (driver: Driver) => Promise<ApplyResult>;
   if (options.rows) {
     const rows = options.rows;
-    return withDatabase(flow, options, (driver) => applyRows(driver, flow, rows, options.onProgress));
+    commit = (driver) => applyRows(driver, flow, rows, options.onProgress);
+  } else {
+    if (!options.inputs?.length)
+      throw new ScdError('USAGE', 'apply() needs inputs or rows', { fix: "pass { inputs: ['file.ndjson'] } or use applySource() for the flow's source" });
+    const files = resolveInputs(options.inputs, flow.source?.format);
+    commit = (driver) => applyFiles(driver, flow, files, options.onProgress);
   }
-  if (!options.inputs?.length)
-    throw new ScdError('USAGE', 'apply() needs inputs or rows', { fix: "pass { inputs: ['file.ndjson'] } or use applySource() for the flow's source" });
-  const files = resolveInputs(options.inputs, flow.source?.format);
-  return withDatabase(flow, options, (driver) => applyFiles(driver, flow, files, options.onProgress));
+  return withDatabase<ApplyResult | DryRun<ApplyResult>>(flow, options, (driver) => (options.dryRun ? dryRun(driver, commit) : commit(driver)));
 }
 
 export interface SourceOptions extends DatabaseOption {
@@ -70,6 +81,8 @@ export interface SourceOptions extends DatabaseOption {
   onProgress?: Progress;
   /** Called after each commit. */
   onCommit?: (result: ApplyResult) => void;
+  /** Run the commit of the new files and roll it back (one commit: not with `each`); see ApplyOptions.dryRun. */
+  dryRun?: boolean;
 }
 
 export interface SourceReport {
@@ -84,8 +97,12 @@ export interface SourceReport {
  * as one commit; each file is recorded in the same transaction, so a crash at any point and a
  * rerun apply every file exactly once.
  */
-export async function applySource(flow: Flow, options: SourceOptions = {}): Promise<SourceReport> {
-  return withDatabase(flow, options, (driver) => applySourceWith(driver, flow, options));
+export function applySource(flow: Flow, options: SourceOptions & { dryRun: true }): Promise<DryRun<SourceReport>>;
+export function applySource(flow: Flow, options?: SourceOptions): Promise<SourceReport>;
+export async function applySource(flow: Flow, options: SourceOptions = {}): Promise<SourceReport | DryRun<SourceReport>> {
+  return withDatabase<SourceReport | DryRun<SourceReport>>(flow, options, (driver) =>
+    options.dryRun ? dryRun(driver, (recording) => applySourceWith(recording, flow, options)) : applySourceWith(driver, flow, options),
+  );
 }
 
 export async function applySourceWith(driver: Driver, flow: Flow, options: SourceOptions = {}): Promise<SourceReport> {

@@ -20,3 +20,5 @@ export { asOfQuery, changesQuery, commitLogQuery, keyHistory, keyHistoryQuery, q
 export type { CommitResult } from './store/commits.js';
 export { compact } from './plan/compact.js';
 export type { CompactResult } from './plan/compact.js';
+export { dryRun, statementText } from './plan/dry-run.js';
+export type { DryRun, RecordedStatement } from './plan/dry-run.js';

@@ -8,6 +8,7 @@ import { loadFlowFile } from '../flow/load.js';
 import type { ApplyResult } from '../plan/apply.js';
 import { rebuild } from '../plan/rebuild.js';
 import { compact } from '../plan/compact.js';
+import { statementText, type DryRun } from '../plan/dry-run.js';
 import { targetQuery } from '../query/export.js';
 import { asOfQuery, changesQuery, commitLogQuery, keyHistoryQuery, quarantineQuery, versionQuery } from '../query/history.js';
 import { readRows, writeRows, type OutputFormat, type RowQuery } from '../query/output.js';
@@ -99,10 +100,12 @@ export function buildProgram(): Command {
     .option('--interval <seconds>', 'with --watch: how often to look for new files', '2')
     .option('--json', 'print the result of each commit as one JSON line')
     .option('--no-wait', 'fail at once when another commit (of any process) is changing the same target (default: wait for it)')
-    .action(async (flowFile: string, opts: { db?: string; input?: string[]; each?: boolean; watch?: boolean; interval: string; json?: boolean; wait?: boolean }) => {
+    .option('--dry-run', 'print the statements the commit would run and what it would do, changing nothing (its transaction is rolled back)')
+    .action(async (flowFile: string, opts: { db?: string; input?: string[]; each?: boolean; watch?: boolean; interval: string; json?: boolean; wait?: boolean; dryRun?: boolean }) => {
       const flow = loadFlowFile(flowFile);
       const progress = opts.json ? undefined : (m: string) => process.stderr.write(`  ${m}\n`);
       const print = (result: ApplyResult) => process.stdout.write(opts.json ? JSON.stringify(result) + '\n' : summary(result) + '\n');
+      if (opts.dryRun) return printDryRun(flow, opts, progress);
       if (opts.input?.length) {
         if (opts.watch) throw new ScdError('USAGE', '--watch follows the flow\'s source.path, not --input files', { fix: 'drop --input' });
         const files = resolveInputs(opts.input, flow.source?.format);
@@ -224,6 +227,24 @@ export function buildProgram(): Command {
       process.stdout.write(opts.json ? JSON.stringify(result) + '\n' : summary(result) + '\n');
     });
   return program;
+}
+
+/** `scd apply --dry-run`: one commit, rolled back; its statements, then what it would have done. */
+async function printDryRun(flow: Flow, opts: { db?: string; input?: string[]; each?: boolean; watch?: boolean; json?: boolean; wait?: boolean }, progress?: (m: string) => void) {
+  if (opts.watch || opts.each) throw new ScdError('USAGE', `--dry-run shows one commit, not those of --${opts.watch ? 'watch' : 'each'}`, { fix: `drop --${opts.watch ? 'watch' : 'each'}` });
+  const common = { database: opts.db, noWait: opts.wait === false, onProgress: progress, dryRun: true as const };
+  let run: DryRun<ApplyResult | undefined>;
+  let nothing = '';
+  if (opts.input?.length) run = await apply(flow, { ...common, inputs: resolveInputs(opts.input, flow.source?.format).map((f) => f.path) });
+  else {
+    const source = await applySource(flow, common);
+    for (const w of source.result.warnings) process.stderr.write(`scd: warning: ${w}\n`);
+    run = { ...source, result: source.result.results[0] };
+    nothing = `nothing new to apply (${plural(source.result.alreadyApplied, 'file')} already applied)`;
+  }
+  if (opts.json) return void process.stdout.write(JSON.stringify({ dryRun: true, statements: run.statements, result: run.result ?? null }) + '\n');
+  const statements = run.statements.map((s) => `${statementText(s)}\n\n`).join('');
+  process.stdout.write(`${statements}dry run: nothing was changed; ${run.result ? `it would have made ${summary(run.result)}` : nothing}\n`);
 }
 
 /** Apply new files as they land until SIGINT/SIGTERM; a commit in progress always finishes. */

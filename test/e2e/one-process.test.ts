@@ -98,6 +98,39 @@ describe('one DuckDB file, one process', () => {
     }
   });
 
+  it('a compaction waits while another driver of the file holds the target; with noWait it is refused', async () => {
+    const file = path.join(tmp.dir, 'compact-held.duckdb');
+    const flow = defineFlow({ ...FLOW, database: file });
+    await apply(flow, { rows: [1, 2, 3].map((ts) => ({ id: 1, ts, v: `v${ts}` })) });
+    const commits = () => queryDb(file, `SELECT version, operation FROM _scd_commits ORDER BY version`);
+    const held = await holdTarget(file, 't');
+    const impatient = await openDriver(file, { noWait: true });
+    const driver = await openDriver(file);
+    try {
+      const e = await compact(impatient, flow, '3').catch((x: unknown) => x);
+      expect(e).toBeInstanceOf(ScdError);
+      expect((e as ScdError).code).toBe('DB_IN_USE');
+      expect((e as ScdError).message).toMatch(/^target "t" in .* is being changed by another scdkit commit \(of this process or another\)$/);
+      let finished = false;
+      const folding = compact(driver, flow, '3').then((r) => {
+        finished = true;
+        return r;
+      });
+      await new Promise((r) => setTimeout(r, 500));
+      expect(finished, 'the compaction must wait while another driver holds the target').toBe(false);
+      await held.release();
+      expect(await folding).toMatchObject({ version: 2, operation: 'compact', eventsFolded: 2 });
+    } finally {
+      await held.release(); // (again: a no-op once released)
+      await impatient.close();
+      await driver.close();
+    }
+    expect(await commits()).toEqual([
+      { version: 1, operation: 'apply' },
+      { version: 2, operation: 'compact' },
+    ]);
+  });
+
   it('a commit that fails releases the target: the others go on', async () => {
     const dir = tmp.dir;
     const flow = defineFlow({ ...FLOW, database: 'fails.duckdb' }, { baseDir: dir });

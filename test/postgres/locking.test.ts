@@ -5,7 +5,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { applyRows, applySourceWith, defineFlow, readTargetWith, ScdError } from '../../src/index.js';
+import { applyRows, applySourceWith, compact, defineFlow, readTargetWith, ScdError } from '../../src/index.js';
 import { PostgresDriver } from '../../src/dialects/postgres/index.js';
 import { freshSchema } from '../engines.js';
 import { ndjson, scd, tempDir } from '../e2e/fixtures/cli.js';
@@ -76,6 +76,56 @@ describe.skipIf(!url)('postgres: one apply at a time per target', () => {
       expect((e as ScdError).message).toBe(`target "dim_lock" in ${a.location} is being changed by another scdkit commit (of this process or another)`);
       expect(Date.now() - started).toBeLessThan(5000);
       expect((await readTargetWith(a, flow)).map((x) => x.v)).toEqual(['a']);
+    } finally {
+      await a.close();
+    }
+  });
+
+  /** The commit log of dim_lock: each commit's version and operation. */
+  const commitLog = async (driver: PostgresDriver) =>
+    (await driver.query(`SELECT version, operation FROM _scd_commits WHERE target = 'dim_lock' ORDER BY version`)).map((c) => `${c.version} ${c.operation}`);
+
+  it('a compaction waits for the commit holding the target, then compacts what it committed', async () => {
+    const schema = freshSchema();
+    const a = await PostgresDriver.connect(url!, { schema, dropSchemaOnClose: true });
+    try {
+      await applyRows(a, flow, [1, 2, 3].map((seq) => ({ id: 1, v: `v${seq}`, seq })));
+      let release!: () => void;
+      const { done } = await holdLock(schema, new Promise<void>((r) => (release = r)));
+      let finished = false;
+      const folding = compact(a, flow, '3').then((r) => {
+        finished = true;
+        return r;
+      });
+      await sleep(700);
+      expect(finished, 'the compaction must wait while another transaction holds the target').toBe(false);
+      release();
+      await done;
+      const r = await folding;
+      expect(r).toMatchObject({ version: 2, operation: 'compact', eventsFolded: 2 });
+      expect(await commitLog(a)).toEqual(['1 apply', '2 compact']);
+    } finally {
+      await a.close();
+    }
+  });
+
+  it('with noWait a compaction fails at once with the same line as an apply, and changes nothing', async () => {
+    const schema = freshSchema();
+    const a = await PostgresDriver.connect(url!, { schema, dropSchemaOnClose: true, noWait: true });
+    try {
+      await applyRows(a, flow, [1, 2, 3].map((seq) => ({ id: 1, v: `v${seq}`, seq })));
+      let release!: () => void;
+      const { done } = await holdLock(schema, new Promise<void>((r) => (release = r)));
+      const started = Date.now();
+      const e = await compact(a, flow, '3').catch((x: unknown) => x);
+      release();
+      await done;
+      expect(e).toBeInstanceOf(ScdError);
+      expect((e as ScdError).code).toBe('DB_IN_USE');
+      expect((e as ScdError).message).toBe(`target "dim_lock" in ${a.location} is being changed by another scdkit commit (of this process or another)`);
+      expect(Date.now() - started).toBeLessThan(5000);
+      expect(await commitLog(a)).toEqual(['1 apply']);
+      expect(Number((await a.query(`SELECT count(*) AS n FROM _scd_dim_lock_events`))[0]!.n)).toBe(3);
     } finally {
       await a.close();
     }
