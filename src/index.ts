@@ -20,3 +20,7 @@ export { asOfQuery, changesQuery, commitLogQuery, keyHistory, keyHistoryQuery, q
 export type { CommitResult } from './store/commits.js';
 export { compact } from './plan/compact.js';
 export type { CompactResult } from './plan/compact.js';
+export { startServer } from './serve/server.js';
+export type { ServeOptions, RunningServer } from './serve/server.js';
+export { driverPerRequest, sharedDriver } from './serve/database.js';
+export type { DriverSource } from './serve/database.js';
