@@ -17,7 +17,7 @@ export interface TimelineVersion {
 
 const WIDTH = 900;
 const GUTTER = 170;
-const RIGHT = 30;
+const RIGHT = 40;
 const ROW = 24;
 const TOP = 8;
 const AXIS = 34;
@@ -53,7 +53,8 @@ function positions(versions: TimelineVersion[]): { start: number[]; end: number[
     const min = Math.min(...(known as number[]));
     const last = Math.max(...(known as number[]));
     const span = last - min;
-    const max = versions.some((v) => v.open) || !versions.length ? span * 1.15 : span;
+    // Room after the last boundary: the open version runs on into it, or the key is deleted there.
+    const max = span * 1.15;
     return { start: starts.map((s) => s! - min), end: ends.map((e, i) => (versions[i]!.open ? max : e! - min)), max };
   }
   // Ordinal: each distinct boundary, in order, one step further.
@@ -69,7 +70,7 @@ function positions(versions: TimelineVersion[]): { start: number[]; end: number[
     start.push(step(v.start));
     end.push(v.open ? -1 : step(v.end));
   }
-  const max = Math.max(steps.length - 1, 1) + (versions.some((v) => v.open) ? 1 : 0);
+  const max = Math.max(steps.length - 1, 1) + 1;
   return { start, end: end.map((e) => (e < 0 ? max : e)), max };
 }
 
