@@ -108,7 +108,7 @@ async function handle(options: ServeOptions, req: IncomingMessage, res: ServerRe
       status = e instanceof ScdError ? statusOf(e) : 500;
       if (status === 503) headers['retry-after'] = '2';
       const message = e instanceof ScdError ? e.oneLine() : `unexpected error (a bug in scdkit, please report it): ${e instanceof Error ? e.message : String(e)}`;
-      document = layout(shell, 'Error', html`<h1>${status === 503 ? 'Busy' : 'Error'}</h1><p class="error">${message}</p><p><a href="/">Overview</a></p>`);
+      document = layout(shell, 'Error', html`<h1>${status === 503 ? 'Busy' : 'Error'}</h1><p class="error">${message}</p>${status === 503 ? html`<p>Reload in a moment.</p>` : ''}<p><a href="/">Overview</a></p>`);
     }
   }
   res.writeHead(status, headers);
