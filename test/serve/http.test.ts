@@ -8,14 +8,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyRows, defineFlow, sharedDriver, startServer, type Driver, type RunningServer } from '../../src/index.js';
 import { engines } from '../engines.js';
 
-const customers = defineFlow({
+const customersInput = {
   target: 'dim_customer',
   keys: ['customer_id'],
   sequenceBy: 'changed_at',
   applyAsDeletes: "op = 'DELETE'",
   exceptColumns: ['op'],
   columnTypes: { changed_at: 'date' },
-});
+};
+const customers = defineFlow(customersInput);
 
 const HOSTILE = `<script>alert("x")</script><img src=x onerror=alert(1)>'&`;
 
@@ -170,6 +171,38 @@ for (const engine of engines) {
       expect(asOf.status).toBe(200);
       expect(asOf.text).toContain('pro');
       expect(asOf.text).not.toContain('team');
+    });
+
+    it('scd1, tombstones and an end sentinel: the key page draws what each stores', async () => {
+      const variants = {
+        scd1: defineFlow({ ...customersInput, target: 'dim_customer_1', storedAs: 'scd1' }),
+        tomb: defineFlow({ ...customersInput, target: 'dim_customer_t', deletes: 'tombstone' }),
+        sentinel: defineFlow({ ...customersInput, target: 'dim_customer_s', endSentinel: '9999-12-31', startAtColumn: 'valid_from', endAtColumn: 'valid_to' }),
+      };
+      for (const f of Object.values(variants)) for (const b of BATCHES.slice(0, 3)) await applyRows(driver, f, b);
+      const servers = Object.fromEntries(
+        await Promise.all(Object.entries(variants).map(async ([name, f]) => [name, await startServer({ flow: f, source: sharedDriver(driver) })] as const)),
+      );
+      try {
+        // scd1 keeps one row a key: no timeline, and no history to go back in.
+        const one = await get('/key?customer_id=501', servers.scd1);
+        expect(one.status).toBe(200);
+        expect(one.text).toContain('Pune');
+        expect(one.text).not.toContain('class="timeline"');
+        expect((await get('/as-of?t=2024-09-01', servers.scd1)).status).toBe(400);
+        expect((await get('/', servers.scd1)).status).toBe(200);
+        // A tombstone is a version of its own, drawn as deleted and open-ended.
+        const tomb = await get('/key?customer_id=502', servers.tomb);
+        expect(tomb.text).toContain('class="version"');
+        expect(tomb.text).toContain('class="version open deleted"');
+        // With an end sentinel the current version is still open-ended; the closed ones are not.
+        const sentinel = await get('/key?customer_id=501', servers.sentinel);
+        expect((sentinel.text.match(/class="version open"/g) ?? []).length).toBe(1);
+        expect((sentinel.text.match(/class="version"/g) ?? []).length).toBe(2);
+        expect(sentinel.text).toContain('9999-12-31');
+      } finally {
+        for (const s of Object.values(servers)) await s.close();
+      }
     });
   });
 }
