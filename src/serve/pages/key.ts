@@ -81,7 +81,7 @@ async function historyPage(ctx: PageContext, key: Record<string, string>, histor
     const commitLink = (v: number | undefined) => (v === undefined ? html`` : html`<a href="/commits/${v}">commit ${v}</a>`);
     const what = ctx.keyColumns.map((k) => `${k} = ${key[k]}`).join(', ');
     const body: Html = html`<h1>${flow.target}: ${what}</h1>
-<p>${history.rows.length} version${history.rows.length === 1 ? '' : 's'}${history.hasNext || history.page > 1 ? ` on page ${history.page}` : ''}, oldest first.${scd2 ? ' Hatched: the key was deleted.' : ''}</p>
+<p>${history.rows.length} version${history.rows.length === 1 ? '' : 's'}${history.hasNext || history.page > 1 ? ` on page ${history.page}` : ''}, oldest first.${versions.some((v) => !v.open) && scd2 ? ' Hatched: where the key was deleted.' : ''}</p>
 ${scd2 ? timelineSvg(versions) : ''}
 <h2>Versions</h2>
 ${rowsTable(history.rows, {
