@@ -55,32 +55,33 @@ async function keyVersions(ctx: PageContext, key: Record<string, string>): Promi
   return { ...(await readPage(driver, query, pageNumber(ctx.url), ctx.pageSize)), query };
 }
 
+/** The key's versions: the timeline, the values with what changed marked, the commits that made them. */
 async function historyPage(ctx: PageContext, key: Record<string, string>, history: Page & { query: RowQuery }): Promise<PageResult> {
-    const { flow, driver, record } = ctx;
-    const scd2 = flow.storedAs === 'scd2';
-    const columns = history.query.columns.map((c) => c.name).filter((n) => n !== CHANGED && n !== OPEN);
-    const made = await commitsOfVersions(driver, ctx, key, history.query.columns.find((c) => c.name === flow.startAtColumn)?.type);
-    const identity = (row: Record<string, unknown>) => (scd2 ? JSON.stringify(row[flow.startAtColumn] ?? null) : '');
-    const changedOf = (row: Record<string, unknown>) => (row[CHANGED] === '(first)' ? [] : String(row[CHANGED] ?? '').split(', ').filter(Boolean));
-    const sequence = new Set(record.model.seq.map((c) => c.name));
-    const tracked = record.model.tracked.length ? record.model.tracked : record.model.payload.map((c) => c.name).filter((n) => !sequence.has(n));
-    const label = (row: Record<string, unknown>) => {
-      const changed = changedOf(row).filter((c) => !sequence.has(c));
-      const cols = changed.length ? changed : tracked;
-      return cols.map((c) => valueText(row[c])).join(' · ') || '(no change of values)';
-    };
-    const offset = (history.page - 1) * ctx.pageSize;
-    const versions: TimelineVersion[] = history.rows.map((row, i) => ({
-      start: row[flow.startAtColumn],
-      end: row[flow.endAtColumn],
-      open: Number(row[OPEN]) === 1,
-      deleted: flow.deletes === 'tombstone' && row[flow.deletedColumn] === true,
-      label: label(row),
-      href: `#v${offset + i + 1}`,
-    }));
-    const commitLink = (v: number | undefined) => (v === undefined ? html`` : html`<a href="/commits/${v}">commit ${v}</a>`);
-    const what = ctx.keyColumns.map((k) => `${k} = ${key[k]}`).join(', ');
-    const body: Html = html`<h1>${flow.target}: ${what}</h1>
+  const { flow, driver, record } = ctx;
+  const scd2 = flow.storedAs === 'scd2';
+  const columns = history.query.columns.map((c) => c.name).filter((n) => n !== CHANGED && n !== OPEN);
+  const made = await commitsOfVersions(driver, ctx, key, history.query.columns.find((c) => c.name === flow.startAtColumn)?.type);
+  const identity = (row: Record<string, unknown>) => (scd2 ? JSON.stringify(row[flow.startAtColumn] ?? null) : '');
+  const changedOf = (row: Record<string, unknown>) => (row[CHANGED] === '(first)' ? [] : String(row[CHANGED] ?? '').split(', ').filter(Boolean));
+  const sequence = new Set(record.model.seq.map((c) => c.name));
+  const tracked = record.model.tracked.length ? record.model.tracked : record.model.payload.map((c) => c.name).filter((n) => !sequence.has(n));
+  const label = (row: Record<string, unknown>) => {
+    const changed = changedOf(row).filter((c) => !sequence.has(c));
+    const cols = changed.length ? changed : tracked;
+    return cols.map((c) => valueText(row[c])).join(' · ') || '(no change of values)';
+  };
+  const offset = (history.page - 1) * ctx.pageSize;
+  const versions: TimelineVersion[] = history.rows.map((row, i) => ({
+    start: row[flow.startAtColumn],
+    end: row[flow.endAtColumn],
+    open: Number(row[OPEN]) === 1,
+    deleted: flow.deletes === 'tombstone' && row[flow.deletedColumn] === true,
+    label: label(row),
+    href: `#v${offset + i + 1}`,
+  }));
+  const commitLink = (v: number | undefined) => (v === undefined ? html`` : html`<a href="/commits/${v}">commit ${v}</a>`);
+  const what = ctx.keyColumns.map((k) => `${k} = ${key[k]}`).join(', ');
+  const body: Html = html`<h1>${flow.target}: ${what}</h1>
 <p>${history.rows.length} version${history.rows.length === 1 ? '' : 's'}${history.hasNext || history.page > 1 ? ` on page ${history.page}` : ''}, oldest first.${versions.some((v) => !v.open) && scd2 ? ' Hatched: where the key was deleted.' : ''}</p>
 ${scd2 ? timelineSvg(versions) : ''}
 <h2>Versions</h2>
@@ -88,14 +89,14 @@ ${rowsTable(history.rows, {
   columns,
   highlight: (row, column) => changedOf(row).includes(column),
   extra: [
-    { header: '#', cell: (_row, i) => html`<span id="v${offset + i + 1}">${offset + i + 1}</span>` },
-    { header: 'made by', cell: (row) => commitLink(made.get(identity(row))?.made) },
-    ...(scd2 ? [{ header: 'end set by', cell: (row: Record<string, unknown>) => commitLink(made.get(identity(row))?.ended) }] : []),
+  { header: '#', cell: (_row, i) => html`<span id="v${offset + i + 1}">${offset + i + 1}</span>` },
+  { header: 'made by', cell: (row) => commitLink(made.get(identity(row))?.made) },
+  ...(scd2 ? [{ header: 'end set by', cell: (row: Record<string, unknown>) => commitLink(made.get(identity(row))?.ended) }] : []),
   ],
 })}
 ${pager(ctx.url, history)}
 <p><a href="${href('/key')}">find another key</a></p>`;
-    return { title: what, body };
+  return { title: what, body };
 }
 
 /**
