@@ -22,3 +22,7 @@ export { compact } from './plan/compact.js';
 export type { CompactResult } from './plan/compact.js';
 export { dryRun, statementText } from './plan/dry-run.js';
 export type { DryRun, RecordedStatement } from './plan/dry-run.js';
+export { startServer } from './serve/server.js';
+export type { ServeOptions, RunningServer } from './serve/server.js';
+export { driverPerRequest, sharedDriver } from './serve/database.js';
+export type { DriverSource } from './serve/database.js';

@@ -13,6 +13,7 @@ import { targetQuery } from '../query/export.js';
 import { asOfQuery, changesQuery, commitLogQuery, keyHistoryQuery, quarantineQuery, versionQuery } from '../query/history.js';
 import { readRows, writeRows, type OutputFormat, type RowQuery } from '../query/output.js';
 import { resolveInputs } from '../sources/files.js';
+import { serveCommand } from '../serve/command.js';
 import { plural, renderTable } from './print.js';
 
 type Format = OutputFormat | 'table';
@@ -226,6 +227,16 @@ export function buildProgram(): Command {
       );
       process.stdout.write(opts.json ? JSON.stringify(result) + '\n' : summary(result) + '\n');
     });
+
+  program
+    .command('serve')
+    .description("a read-only web app over the flow's database: overview, key history, commits, quarantine, as-of")
+    .argument('<flow>', 'flow file (.yaml or .json)')
+    .option('--db <path>', 'database file (default: the flow\'s "database")')
+    .option('--port <n>', 'port (0: any free port)', '8321')
+    .option('--host <host>', 'address to listen on (loopback: only this machine)', '127.0.0.1')
+    .option('--open', 'open the URL in a browser')
+    .action(serveCommand);
   return program;
 }
 

@@ -1,0 +1,156 @@
+import type { Driver } from '../../dialects/driver.js';
+import { keyHistoryQuery } from '../../query/history.js';
+import { readRows, selectOf, type RowQuery } from '../../query/output.js';
+import { storeNames } from '../../store/names.js';
+import { CLOSE_TYPE } from '../../store/feed.js';
+import type { PageContext, PageResult } from '../context.js';
+import { valueText } from '../format.js';
+import { href, html, type Html } from '../html.js';
+import { narrow, pageNumber, pager, readPage, type Page } from '../paging.js';
+import { rowsTable } from '../rows-table.js';
+import { openEnd } from '../sequence-sql.js';
+import { timelineSvg, type TimelineVersion } from '../timeline.js';
+
+const CHANGED = '_changed';
+const OPEN = '_open';
+
+/**
+ * `/key?<key column>=<value>[&…]`: one key's versions, oldest first, as a timeline and a table of
+ * their values (what changed from the previous version marked), with the commit that made each.
+ * With a key column missing or no such key: the keys whose text starts with what was given.
+ */
+export async function keyPage(ctx: PageContext): Promise<PageResult> {
+  const { url, keyColumns } = ctx;
+  const given = Object.fromEntries(keyColumns.map((k) => [k, url.searchParams.get(k)?.trim() ?? '']));
+  const complete = keyColumns.every((k) => given[k] !== '');
+  if (complete) {
+    const history = await keyVersions(ctx, given);
+    if (history.rows.length) return historyPage(ctx, given, history);
+  }
+  const found = await findKeys(ctx, given);
+  const what = keyColumns.filter((k) => given[k] !== '').map((k) => `${k} = ${given[k]}`).join(', ');
+  return {
+    status: complete ? 404 : 200,
+    title: 'Find a key',
+    body: html`<h1>Find a key</h1>
+${complete ? html`<p class="error">${ctx.flow.target} has no version of ${what}.</p>` : ''}
+<p>${what ? html`Keys starting with ${what}:` : 'Keys:'}</p>
+${rowsTable(found.rows, { columns: keyColumns, keyColumns, empty: 'No key starts with that.' })}
+${pager(url, found)}`,
+  };
+}
+
+/** The key's versions (keyHistoryQuery), each marked open-ended or not, one page of them. */
+async function keyVersions(ctx: PageContext, key: Record<string, string>): Promise<Page & { query: RowQuery }> {
+  const { driver, flow, record } = ctx;
+  const d = driver.dialect;
+  const base = await keyHistoryQuery(driver, flow, key);
+  const open = flow.storedAs === 'scd2' ? openEnd(flow, record.model, d, 'kv.') : 'true';
+  const query: RowQuery = {
+    columns: [...base.columns, { name: OPEN, type: d.types.int }],
+    from: `(SELECT kv.*, CASE WHEN ${open} THEN 1 ELSE 0 END AS ${d.quote(OPEN)} FROM (${selectOf(driver, base)}) kv) ko`,
+    params: base.params,
+    orderBy: base.orderBy,
+  };
+  return { ...(await readPage(driver, query, pageNumber(ctx.url), ctx.pageSize)), query };
+}
+
+/** The key's versions: the timeline, the values with what changed marked, the commits that made them. */
+async function historyPage(ctx: PageContext, key: Record<string, string>, history: Page & { query: RowQuery }): Promise<PageResult> {
+  const { flow, driver, record } = ctx;
+  const scd2 = flow.storedAs === 'scd2';
+  const columns = history.query.columns.map((c) => c.name).filter((n) => n !== CHANGED && n !== OPEN);
+  const made = await commitsOfVersions(driver, ctx, key, history.query.columns.find((c) => c.name === flow.startAtColumn)?.type);
+  const identity = (row: Record<string, unknown>) => (scd2 ? JSON.stringify(row[flow.startAtColumn] ?? null) : '');
+  const changedOf = (row: Record<string, unknown>) => (row[CHANGED] === '(first)' ? [] : String(row[CHANGED] ?? '').split(', ').filter(Boolean));
+  const sequence = new Set(record.model.seq.map((c) => c.name));
+  const tracked = record.model.tracked.length ? record.model.tracked : record.model.payload.map((c) => c.name).filter((n) => !sequence.has(n));
+  const label = (row: Record<string, unknown>) => {
+    const changed = changedOf(row).filter((c) => !sequence.has(c));
+    const cols = changed.length ? changed : tracked;
+    return cols.map((c) => valueText(row[c])).join(' · ') || '(no change of values)';
+  };
+  const offset = (history.page - 1) * ctx.pageSize;
+  const versions: TimelineVersion[] = history.rows.map((row, i) => ({
+    start: row[flow.startAtColumn],
+    end: row[flow.endAtColumn],
+    open: Number(row[OPEN]) === 1,
+    deleted: flow.deletes === 'tombstone' && row[flow.deletedColumn] === true,
+    label: label(row),
+    href: `#v${offset + i + 1}`,
+  }));
+  const commitLink = (v: number | undefined) => (v === undefined ? html`` : html`<a href="/commits/${v}">commit ${v}</a>`);
+  const what = ctx.keyColumns.map((k) => `${k} = ${key[k]}`).join(', ');
+  const body: Html = html`<h1>${flow.target}: ${what}</h1>
+<p>${history.rows.length} version${history.rows.length === 1 ? '' : 's'}${history.hasNext || history.page > 1 ? ` on page ${history.page}` : ''}, oldest first.${versions.some((v) => !v.open) && scd2 ? ' Hatched: where the key was deleted.' : ''}</p>
+${scd2 ? timelineSvg(versions) : ''}
+<h2>Versions</h2>
+${rowsTable(history.rows, {
+  columns,
+  highlight: (row, column) => changedOf(row).includes(column),
+  extra: [
+  { header: '#', cell: (_row, i) => html`<span id="v${offset + i + 1}">${offset + i + 1}</span>` },
+  { header: 'made by', cell: (row) => commitLink(made.get(identity(row))?.made) },
+  ...(scd2 ? [{ header: 'end set by', cell: (row: Record<string, unknown>) => commitLink(made.get(identity(row))?.ended) }] : []),
+  ],
+})}
+${pager(ctx.url, history)}
+<p><a href="${href('/key')}">find another key</a></p>`;
+  return { title: what, body };
+}
+
+/**
+ * Per version of the key (by its start; scd1: the one row), the last commit that wrote its values
+ * (an insert or an update's post-image) and the last that only changed its end (a close), read from
+ * the change feed's identity columns, which every feed row keeps in full (store/feed.ts).
+ */
+async function commitsOfVersions(driver: Driver, ctx: PageContext, key: Record<string, string>, startType: string | undefined): Promise<Map<string, { made?: number; ended?: number }>> {
+  const { flow, record } = ctx;
+  const d = driver.dialect;
+  const q = d.quote;
+  const names = storeNames(flow.target);
+  if (!(await driver.columns(names.changes))) return new Map();
+  const scd2 = flow.storedAs === 'scd2' && startType !== undefined;
+  const start = scd2 ? [{ name: flow.startAtColumn, type: startType! }] : [];
+  const byKey: RowQuery = narrow(
+    { columns: [], from: q(names.changes) },
+    (p) => record.model.keys.map((k) => `${d.toText(q(k.name))} = CAST(${p(key[k.name])} AS ${d.types.text})`),
+  );
+  const groups = [...start.map((c) => q(c.name)), q('_change_type')].join(', ');
+  const rows = await readRows(driver, {
+    columns: [...start, { name: '_change_type', type: d.types.text }, { name: 'v', type: d.types.int }],
+    from: `(SELECT ${groups}, max(${q('_commit_version')}) AS v FROM ${byKey.from} WHERE ${byKey.where} GROUP BY ${groups}) mv`,
+    params: byKey.params,
+  });
+  const out = new Map<string, { made?: number; ended?: number }>();
+  for (const r of rows) {
+    const id = scd2 ? JSON.stringify(r[flow.startAtColumn] ?? null) : '';
+    const entry = out.get(id) ?? {};
+    const v = Number(r.v);
+    if (r._change_type === 'insert' || r._change_type === 'update_postimage') entry.made = Math.max(entry.made ?? 0, v);
+    if (r._change_type === CLOSE_TYPE) entry.ended = Math.max(entry.ended ?? 0, v);
+    out.set(id, entry);
+  }
+  for (const e of out.values()) if (e.ended !== undefined && e.made !== undefined && e.ended < e.made) delete e.ended;
+  return out;
+}
+
+/** Keys whose text starts with the given values (every key when none is given), one page. */
+async function findKeys(ctx: PageContext, given: Record<string, string>): Promise<Page> {
+  const { driver, flow, record } = ctx;
+  const d = driver.dialect;
+  const q = d.quote;
+  const keys = record.model.keys;
+  const list = keys.map((k) => q(k.name)).join(', ');
+  const query = narrow(
+    { columns: keys, from: `(SELECT DISTINCT ${list} FROM ${q(flow.target)}) ks`, orderBy: keys.map((k) => q(k.name)) },
+    (p) =>
+      keys
+        .filter((k) => given[k.name] !== '')
+        .map((k) => {
+          const v = p(given[k.name]);
+          return `substr(${d.toText(q(k.name))}, 1, length(CAST(${v} AS ${d.types.text}))) = CAST(${v} AS ${d.types.text})`;
+        }),
+  );
+  return readPage(driver, query, pageNumber(ctx.url), ctx.pageSize);
+}
