@@ -17,7 +17,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { applyFiles, loadFlowFile, readTargetWith, resolveInputs, type ApplyResult, type Driver, type Flow } from '../src/index.js';
-import { engines } from './engines.js';
+import { behaviouralEngines } from './engines.js';
 
 type Rec = Record<string, unknown>;
 
@@ -111,8 +111,9 @@ function expectRowsRead(results: ApplyResult[]): void {
   for (const r of results) expect(r.rowsRead, `commit ${r.version}: rowsRead = eventsApplied + duplicates + quarantined`).toBe(r.eventsApplied + r.duplicates + r.quarantined);
 }
 
-for (const engine of engines) {
-  describe(`scenarios (${engine.name})`, () => {
+for (const engine of behaviouralEngines) {
+  // A remote engine's statements are jobs of their own: minutes per scenario, not seconds.
+  describe(`scenarios (${engine.name})`, { timeout: engine.remote ? 900_000 : undefined }, () => {
     for (const sc of scenarios) {
       describe(sc.name, () => {
         const flow = () => loadFlowFile(path.join(sc.dir, 'flow.yaml'));

@@ -61,7 +61,7 @@ export interface CommitSpec {
    * roll back.
    */
   claim?(driver: Driver): Promise<void>;
-  /** Inside the transaction, after the commit is recorded (file records, watermarks). */
+  /** Inside the transaction, after the target is written and before the commit is recorded (file records, watermarks). */
   finish?(driver: Driver, version: number): Promise<void>;
   progress?: Progress;
 }
@@ -122,19 +122,16 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
     await driver.lockTarget(flow.target);
     await spec.claim?.(driver);
     const stagedTable = stagedColumns ?? (await driver.columns(TMP.stage)) ?? [];
-    const read = (await driver.query(
-      `SELECT (SELECT count(*) FROM ${q(TMP.stage)}) AS staged, (SELECT count(*) FROM ${q(TMP.rejects)}) AS rejected`,
-    ))[0]!;
-    let stagedRows = Number(read.staged);
-    const rejected = Number(read.rejected);
+    // The flow record, this commit's number, whether an earlier commit counted ties, and what was staged.
+    const { record, version, hadTies, rows: read } = await readTargetRecords(driver, names, { staged: TMP.stage, rejected: TMP.rejects });
+    let stagedRows = read.staged;
+    const rejected = read.rejected;
     if (records !== undefined && records !== stagedRows + rejected)
       throw new ScdError('NOT_APPLIED', `the reader counted ${records} records but staged ${stagedRows} and rejected ${rejected}; nothing was applied`, {
         file: flow.origin,
         fix: 'this is a bug in scdkit: please report it with the input file',
       });
 
-    // The flow record, this commit's number, and whether an earlier commit counted ties.
-    const { record, version, hadTies } = await readTargetRecords(driver, names);
     // Without transactions, the writes of a commit that did not finish are undone first, and
     // this commit's writes are labelled with its number (store/recovery.ts).
     if (!d.capabilities.transactions) {
@@ -322,8 +319,9 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
       versionsClosed: counts.closed,
       durationMs: Date.now() - started,
     };
-    await recordCommit(driver, names, result);
+    // The commit record is the last write (store/recovery.ts: a commit is done when it is there).
     await spec.finish?.(driver, version);
+    await recordCommit(driver, names, result);
     return result;
   });
 }

@@ -57,18 +57,25 @@ export async function readFlowRecord(driver: Driver, names: StoreNames): Promise
 
 /**
  * What a commit reads of the target's records at its start, in one query: the flow record, the
- * next commit's number, and whether an earlier commit counted ties (its log may hold some).
+ * next commit's number, and whether an earlier commit counted ties (its log may hold some); and,
+ * given `count`, the rows of each of those (scratch) tables, in the same query.
  * The catalog must exist (ensureCatalog).
  */
-export async function readTargetRecords(driver: Driver, names: StoreNames): Promise<{ record?: FlowRecord; version: number; hadTies: boolean }> {
+export async function readTargetRecords<K extends string = never>(
+  driver: Driver,
+  names: StoreNames,
+  count: Partial<Record<K, string>> = {},
+): Promise<{ record?: FlowRecord; version: number; hadTies: boolean; rows: Record<K, number> }> {
   const q = driver.dialect.quote;
+  const counted = Object.entries(count) as Array<[K, string]>;
   const row = (await driver.query(
-    `SELECT f.model, f.settings, c.v, c.ties FROM
+    `SELECT f.model, f.settings, c.v, c.ties${counted.map(([k, t]) => `, (SELECT count(*) FROM ${q(t)}) AS ${q(`n_${k}`)}`).join('')} FROM
        (SELECT CAST(coalesce(max(version), 0) AS ${driver.dialect.types.int}) AS v, count(*) FILTER (WHERE ties > 0) AS ties FROM ${q(names.commits)} WHERE target = $1) c
        LEFT JOIN ${q(names.flows)} f ON f.target = $1`,
     [names.target],
   ))[0]!;
-  return { record: row.model == null ? undefined : parseFlowRecord(row), version: Number(row.v) + 1, hadTies: Number(row.ties) > 0 };
+  const rows = Object.fromEntries(counted.map(([k]) => [k, Number(row[`n_${k}`])])) as Record<K, number>;
+  return { record: row.model == null ? undefined : parseFlowRecord(row), version: Number(row.v) + 1, hadTies: Number(row.ties) > 0, rows };
 }
 
 function parseFlowRecord(row: Record<string, unknown>): FlowRecord {

@@ -81,7 +81,10 @@ export async function stageSparkFiles(db: SparkStatements, files: InputFile[], t
     // JSON lines (and JSON documents' elements): each record a map of its values as VARIANT.
     const objects = `_scd_objects_${i}`;
     await db.run(`CACHE TABLE ${q(objects)} AS SELECT line, raw, from_json(raw, 'MAP<STRING,VARIANT>') AS m, try_parse_json(raw) AS v FROM ${q(lines)}`);
-    const keys = (await db.query(`SELECT k FROM (SELECT explode(map_keys(m)) AS k, line FROM ${q(objects)} WHERE m IS NOT NULL) GROUP BY k ORDER BY min(line), k`)).map((r) => String(r.k));
+    // The columns in order of first appearance: by line, then by place in the record.
+    const keys = (await db.query(
+      `SELECT k FROM (SELECT line, posexplode(map_keys(m)) AS (pos, k) FROM ${q(objects)} WHERE m IS NOT NULL) GROUP BY k ORDER BY min(named_struct('l', line, 'p', pos))`,
+    )).map((r) => String(r.k));
     const numbered = !!file.numbered;
     const own = numbered ? new Set([LINE_COLUMN, RAW_COLUMN]) : new Set<string>();
     const names = keys.filter((k) => !own.has(k));

@@ -1,0 +1,103 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { bindParams, sparkLiteral } from '../../src/dialects/spark/spark-params.js';
+import { SparkDriver } from '../../src/dialects/spark/spark-driver.js';
+import { LOCKS_TABLE } from '../../src/dialects/spark/spark-lock.js';
+import { freshSchema } from '../engines.js';
+
+describe('Spark parameters (unit: always run)', () => {
+  it('binds $n as literals, never inside a string literal, a quoted name or a comment', () => {
+    expect(bindParams(`SELECT $1, '$1', \`$2\`, $2 -- $1\n, $10`, ['a', 2, null, null, null, null, null, null, null, "it's"])).toBe(
+      `SELECT 'a', '$1', \`$2\`, 2 -- $1\n, 'it\\'s'`,
+    );
+    expect(bindParams(`SELECT 'a\\'$1', $1`, [true])).toBe(`SELECT 'a\\'$1', TRUE`);
+    expect(() => bindParams('SELECT $2', [1])).toThrow(/refers to \$2 but has 1 parameter/);
+  });
+
+  it('writes each kind of value as the literal Spark reads back', () => {
+    expect(sparkLiteral(null)).toBe('NULL');
+    expect(sparkLiteral(12345678901234567890n)).toBe('12345678901234567890');
+    expect(sparkLiteral(1.5)).toBe(`CAST('1.5' AS DOUBLE)`);
+    expect(sparkLiteral('a\\b')).toBe(`'a\\\\b'`);
+    expect(sparkLiteral(new Date('2025-01-02T03:04:05.006Z'))).toBe(`TIMESTAMP '2025-01-02T03:04:05.006Z'`);
+  });
+});
+
+const url = process.env.SCD_TEST_SPARK_URL;
+
+describe.skipIf(!url)('Spark driver on a live server (SCD_TEST_SPARK_URL; skipped when unset)', { timeout: 300_000 }, () => {
+  const schema = freshSchema();
+  let a: SparkDriver;
+  let b: SparkDriver;
+  let dir: string;
+
+  beforeAll(async () => {
+    a = await SparkDriver.connect(url!, { schema, dropSchemaOnClose: true });
+    b = await SparkDriver.connect(url!, { schema, noWait: true });
+    dir = mkdtempSync(path.join(tmpdir(), 'scd-spark-'));
+  });
+  afterEach(async () => {
+    await a?.discardScratch(['_scd_stage', '_scd_rejects'], []);
+  });
+  afterAll(async () => {
+    await b?.close();
+    await a?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a target held by one commit is refused to another with noWait, and free again when the first ends', async () => {
+    let inside: Promise<void> | undefined;
+    await a.transaction(async () => {
+      await a.lockTarget('dim');
+      inside = b.transaction(async () => b.lockTarget('dim'));
+      await expect(inside).rejects.toThrow(/target "dim" .* is being changed by another scdkit commit/);
+    });
+    await b.transaction(async () => b.lockTarget('dim'));
+  });
+
+  it("a lease whose holder died is taken over once it expires, and only then", async () => {
+    await a.run(`INSERT INTO ${LOCKS_TABLE} VALUES ('gone', 'dead-holder', current_timestamp() + INTERVAL 1 HOURS)`);
+    await expect(b.transaction(async () => b.lockTarget('gone'))).rejects.toThrow(/being changed by another scdkit commit/);
+    await a.run(`UPDATE ${LOCKS_TABLE} SET expires_at = current_timestamp() - INTERVAL 1 MINUTES WHERE target = 'gone'`);
+    await b.transaction(async () => b.lockTarget('gone'));
+    expect(await a.query(`SELECT * FROM ${LOCKS_TABLE} WHERE target = 'gone'`)).toEqual([]);
+  });
+
+  // BIGINT values come back as text (as every driver gives them: no number beyond 2^53 is rounded).
+  it('stages NDJSON by line: values as JSON text, each line that is not a JSON object rejected alone with its text', async () => {
+    const file = path.join(dir, 'in.ndjson');
+    writeFileSync(file, '{"id":1,"v":"a","n":1.50}\r\n\n[1,2]\n{"id":2,"v":null}\n{bad\n42\n{"id":3,"w":{"x":[1]}}\n');
+    const staged = await a.stageFiles([{ path: file, format: 'ndjson', label: 'in.ndjson' }], '_scd_stage', '_scd_rejects');
+    expect(staged.records).toBe(6);
+    expect([...staged.lexical.entries()]).toEqual([['id', 'json'], ['v', 'json'], ['n', 'json'], ['w', 'json']]);
+    const rows = await a.query('SELECT id, v, n, w, __scd_line AS line, __scd_raw AS raw FROM _scd_stage ORDER BY __scd_line');
+    expect(rows).toEqual([
+      { id: '1', v: '"a"', n: '1.5', w: null, line: '1', raw: '{"id":1,"v":"a","n":1.50}' },
+      { id: '2', v: 'null', n: null, w: null, line: '4', raw: '{"id":2,"v":null}' },
+      { id: '3', v: null, n: null, w: '{"x":[1]}', line: '7', raw: '{"id":3,"w":{"x":[1]}}' },
+    ]);
+    const rejects = await a.query('SELECT __scd_file AS f, __scd_line AS line, reason, raw FROM _scd_rejects ORDER BY __scd_line');
+    expect(rejects).toEqual([
+      { f: 'in.ndjson', line: '3', reason: 'not a JSON object', raw: '[1,2]' },
+      { f: 'in.ndjson', line: '5', reason: 'malformed JSON', raw: '{bad' },
+      { f: 'in.ndjson', line: '6', reason: 'not a JSON object', raw: '42' },
+    ]);
+    await a.discardScratch(['_scd_stage', '_scd_rejects'], []);
+    expect(await a.columns('_scd_stage')).toBeUndefined();
+  });
+
+  it('stages CSV values as the text written, with their lines', async () => {
+    const file = path.join(dir, 'in.csv');
+    writeFileSync(file, 'id,"na,me",when\n1,"a, b",2025-01-01T00:00:00Z\n2,1.50,\n');
+    const staged = await a.stageFiles([{ path: file, format: 'csv' }], '_scd_stage', '_scd_rejects');
+    expect(staged.records).toBe(2);
+    const rows = await a.query('SELECT id, `na,me` AS name, `when` AS w, __scd_line AS line FROM _scd_stage ORDER BY __scd_line');
+    expect(rows).toEqual([
+      { id: '1', name: 'a, b', w: '2025-01-01T00:00:00Z', line: '2' },
+      { id: '2', name: '1.50', w: null, line: '3' },
+    ]);
+    await a.discardScratch(['_scd_stage', '_scd_rejects'], []);
+  });
+});
