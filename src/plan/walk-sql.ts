@@ -189,7 +189,11 @@ function oneSortWalk(flow: Flow, model: ColumnModel, d: Dialect, ev: string, int
   // A tied event comes out too, marked: a version and a mark at once when it is one.
   const v = `SELECT ${cols(S)}, ${rawCols.join(', ')}${markTies ? `, ${q(TIE)}` : ''}
   FROM o WHERE (${q(FIRST)} AND ${q(LAST)}) OR ${part}${markTies ? ` OR ${q(TIE)}` : ''}`;
-  const walked = d.scratch(into, `WITH ev AS (${ev}),
+  // Where scratch cannot change in place, the walk's raw output is a relation of its own, and
+  // the walked rows are the whole versions and the paired ones, made from it in one statement.
+  const inPlace = d.capabilities.temporaryTables;
+  const rawOut = inPlace ? into : `${into}_raw`;
+  const walked = d.scratch(rawOut, `WITH ev AS (${ev}),
 o AS (${o}),
 v AS (${v})
 ${versionsSelect(flow, model, d, 'v', [...rawNames, ...(markTies ? [TIE] : [])], [PART, ...(markTies ? [TIE] : [])])}`);
@@ -203,7 +207,11 @@ ${versionsSelect(flow, model, d, 'v', [...rawNames, ...(markTies ? [TIE] : [])],
     `${q(RAW_TOMB)} AS ${q(TOMB)}`,
     ...P,
   ].join(', ')} FROM (SELECT *, ${S.map((_, i) => `lag(${q(rawStart(i))}) OVER (PARTITION BY ${K.join(', ')} ORDER BY ${q(RAW_I)}) AS ${q(startPart(i))}`).join(', ')}
-    FROM ${q(into)} WHERE ${q(PART)}) x WHERE ${q(RAW_LAST)}`;
+    FROM ${q(rawOut)} WHERE ${q(PART)}) x WHERE ${q(RAW_LAST)}`;
+  if (!inPlace) {
+    if (markTies) throw new Error('the walk marks ties only where its output changes in place');
+    return [walked, d.scratch(into, `SELECT ${target.join(', ')} FROM ${q(rawOut)} WHERE NOT ${q(PART)}\nUNION ALL\n${versionsSelect(flow, model, d, `(${pairs}) p`)}`)];
+  }
   return [
     walked,
     `INSERT INTO ${q(into)} (${target.join(', ')}) ${versionsSelect(flow, model, d, `(${pairs}) p`)}`,

@@ -88,6 +88,19 @@ describe.skipIf(!url)('Spark driver on a live server (SCD_TEST_SPARK_URL; skippe
     expect(await a.columns('_scd_stage')).toBeUndefined();
   });
 
+  it("judges a flow expression by Spark's own parser and analyzer, running nothing", async () => {
+    const columns = [{ name: 'op', type: 'STRING' }, { name: 'n', type: 'BIGINT' }];
+    expect(await a.checkExpression("op = 'D'", columns)).toBeUndefined();
+    expect(await a.checkExpression('n > 2 AND op IS NOT NULL', columns)).toBeUndefined();
+    expect(await a.checkExpression('nope = 1', columns)).toMatchObject({ kind: 'unbound' });
+    expect(await a.checkExpression("op = = 'D'", columns)).toMatchObject({ kind: 'syntax' });
+    expect(await a.checkExpression("op = 'D') AS x, (SELECT 1", columns)).toMatchObject({ kind: 'reads' });
+    expect(await a.checkExpression('n = (SELECT max(id) FROM range(3))', columns)).toMatchObject({ kind: 'reads' });
+    expect(await a.checkExpression('rand() > 0.5', columns)).toMatchObject({ kind: 'reads' });
+    expect(await a.checkExpression('upper(op)', columns)).toEqual({ kind: 'type', type: 'STRING' });
+    expect(await a.checkExpression("op = 'D') AS x, (1", columns)).toMatchObject({ kind: 'syntax' });
+  });
+
   it('stages CSV values as the text written, with their lines', async () => {
     const file = path.join(dir, 'in.csv');
     writeFileSync(file, 'id,"na,me",when\n1,"a, b",2025-01-01T00:00:00Z\n2,1.50,\n');

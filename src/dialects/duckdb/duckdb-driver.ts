@@ -18,6 +18,8 @@ import { acquireInstance, isWriteConflict, type SharedInstance } from './duckdb-
 export class DuckDBDriver implements Driver {
   readonly dialect = duckdbDialect;
   private inTransaction = false;
+  /** This connection runs with preserve_insertion_order off (a commit turned it off; staging needs it on). */
+  private orderOff = false;
   /** Where DuckDB spills (its temp_directory setting), for the message of a full disk. */
   private tempDirectory = '';
   /** The target locks this driver holds, each released when its transaction ends. */
@@ -58,7 +60,9 @@ export class DuckDBDriver implements Driver {
       throw e;
     }
     const driver = new DuckDBDriver(shared, connection, path, options.noWait ?? false);
-    await driver.startSession();
+    // Timestamps with a zone are read and written in UTC, whatever the machine's zone: for every
+    // connection of the instance, those opened later too (discardScratch).
+    await driver.run(`SET GLOBAL TimeZone = 'UTC'`);
     // Bounded memory by default: DuckDB spills joins, sorts and aggregates to disk beyond it. The
     // limit is the instance's, so it bounds all of the process's drivers of the file together.
     const limit = process.env.SCD_DUCKDB_MEMORY_LIMIT ?? DEFAULT_MEMORY_LIMIT;
@@ -93,23 +97,18 @@ export class DuckDBDriver implements Driver {
     return driver;
   }
 
-  /** A connection's own settings (a new connection starts with the engine's defaults). */
-  private async startSession(): Promise<void> {
-    // Timestamps with a zone are read and written in UTC, whatever the machine's zone.
-    await this.run(`SET TimeZone = 'UTC'`);
-  }
-
   /**
    * A commit's scratch goes with its session: the connection is closed and a new one opened, which
-   * drops every temporary table and view at once and gives their memory back (one statement to
-   * set the new session up, where dropping them would take one each). Never inside a transaction.
+   * drops every temporary table and view at once and gives their memory back (no statement, where
+   * dropping them would take one each; the new session has the instance's settings, and its own
+   * defaults: insertion order kept). Never inside a transaction.
    */
   async discardScratch(): Promise<void> {
     if (this.inTransaction) throw new Error('discardScratch runs after the commit\'s transaction');
     const next = await this.shared.instance.connect();
     this.connection.closeSync();
     this.connection = next;
-    await this.startSession();
+    this.orderOff = false;
   }
 
   async run(sql: string, params: unknown[] = []): Promise<void> {
@@ -187,7 +186,10 @@ export class DuckDBDriver implements Driver {
     // Nothing in a commit depends on the order rows are stored in (line numbers are given while
     // staging, before it), and keeping that order makes DuckDB hold whole results in memory. For
     // this connection only: another driver of the file may be staging meanwhile, and needs it.
-    await this.run('SET SESSION preserve_insertion_order = false');
+    // Turned on again where it is needed (staging), not after each commit: a commit's connection
+    // is usually replaced right after it (discardScratch).
+    if (!this.orderOff) await this.run('SET SESSION preserve_insertion_order = false');
+    this.orderOff = true;
     await this.run('BEGIN TRANSACTION');
     this.inTransaction = true;
     try {
@@ -202,7 +204,6 @@ export class DuckDBDriver implements Driver {
       // After the COMMIT or ROLLBACK: the next holder's transaction reads what this one wrote.
       for (const release of this.held.values()) release();
       this.held.clear();
-      await this.run('RESET SESSION preserve_insertion_order').catch(() => undefined);
     }
   }
 
@@ -262,7 +263,15 @@ export class DuckDBDriver implements Driver {
     this.held.set(target, await this.shared.targets.acquire(target));
   }
 
+  /** Staging numbers rows in the order they are read: that order must be kept. */
+  private async keepInsertionOrder(): Promise<void> {
+    if (!this.orderOff) return;
+    await this.run('RESET SESSION preserve_insertion_order');
+    this.orderOff = false;
+  }
+
   async stageFiles(files: InputFile[], table: string, rejects: string): Promise<StagedFiles> {
+    await this.keepInsertionOrder();
     const q = this.dialect.quote;
     const parts: Part[] = [];
     const lexical = new Map<string, Lexical>();
@@ -307,6 +316,7 @@ export class DuckDBDriver implements Driver {
   }
 
   async appendRejects(file: string, label: string, rejects: string): Promise<void> {
+    await this.keepInsertionOrder();
     await this.run(
       `INSERT INTO ${this.dialect.quote(rejects)} SELECT $1, line, reason, raw FROM read_json($2, columns = {line: 'BIGINT', reason: 'VARCHAR', raw: 'VARCHAR'}, format = 'newline_delimited', maximum_object_size = ${MAX_RECORD_BYTES * 2})`,
       [label, file],

@@ -116,26 +116,33 @@ export class SparkDriver implements Driver {
   }
 
   /**
-   * Spark's verdict on a flow expression: its analyzer binds it over a record of the columns'
-   * types (DESCRIBE QUERY runs nothing), to BOOLEAN. What it reads beyond the record (a subquery,
-   * a nondeterministic function) shows in the analyzed plan, which EXPLAIN gives without running it.
+   * Spark's verdict on a flow expression, from one EXPLAIN EXTENDED (which runs nothing) of the
+   * expression over a record of the columns' types: the parser refuses the statement, or the
+   * analyzer writes its error where the analyzed plan would be; else the analyzed plan gives the
+   * type, and shows what the expression reads: the probe's plan is the expression over the record
+   * alone, and anything else (a subquery's plan, on lines that start with ':') or a function whose
+   * value changes between runs is refused.
    */
   async checkExpression(expr: string, columns: ColumnInfo[]): Promise<ExpressionProblem | undefined> {
     const record = columns.length ? columns.map((c) => `CAST(NULL AS ${c.type}) AS ${q(c.name)}`).join(', ') : '1 AS `__scd_none`';
-    const probe = `SELECT ${spliced(expr)} AS __scd_probe FROM (SELECT ${record}) __scd_record`;
-    let type: string;
+    let plan: string;
     try {
-      const rows = await this.client.execute(`DESCRIBE QUERY ${probe}`);
-      if (rows.length !== 1) return { kind: 'syntax', reason: 'not one expression' };
-      type = String(rows[0]!.data_type).toUpperCase();
+      const rows = await this.client.execute(`EXPLAIN EXTENDED SELECT ${spliced(expr)} AS __scd_probe FROM (SELECT ${record}) __scd_record`);
+      plan = String(Object.values(rows[0] ?? {})[0] ?? '');
     } catch (e) {
       const reason = e instanceof QueryError ? e.reason : String(e);
       return /PARSE_SYNTAX_ERROR|syntax/i.test(reason) ? { kind: 'syntax', reason } : { kind: 'unbound', reason };
     }
-    const plan = String(Object.values((await this.client.execute(`EXPLAIN EXTENDED ${probe}`))[0] ?? {})[0] ?? '');
-    const analyzed = plan.split('== Optimized Logical Plan ==')[0] ?? plan;
-    if (/subquery|exists#|ListQuery|Relation\b|rand\(|uuid\(|current_|now\(|input_file|monotonically|spark_partition_id/i.test(analyzed.split('== Analyzed Logical Plan ==')[1] ?? ''))
+    const analyzed = (plan.split('== Analyzed Logical Plan ==\n')[1] ?? '').split('\n== Optimized Logical Plan ==')[0]!;
+    const [schema = '', top = '', ...rest] = analyzed.split('\n');
+    const error = /^org\.apache\.spark\.\S*Exception: (.*)$/.exec(schema);
+    if (error) return /PARSE_SYNTAX_ERROR/.test(error[1]!) ? { kind: 'syntax', reason: error[1]! } : { kind: 'unbound', reason: error[1]! };
+    if (rest.some((l) => /^\s*:/.test(l)) || /subquery#|exists#|ListQuery|\b(rand|randn|uuid|shuffle|now|current_\w+|input_file_\w+|monotonically_increasing_id|spark_partition_id|reflect|java_method)\(/i.test(top))
       return { kind: 'reads', reason: 'it reads more than the record (a subquery, a table, or a value that changes between runs)' };
+    // One item, the probe: anything else in the schema line was spliced in beside it.
+    const one = /^__scd_probe: ([^,]*)$/.exec(schema);
+    if (!one) return { kind: 'syntax', reason: 'not one expression' };
+    const type = one[1]!.trim().toUpperCase();
     return type === 'BOOLEAN' ? undefined : { kind: 'type', type };
   }
 

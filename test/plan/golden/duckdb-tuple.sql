@@ -43,7 +43,6 @@ SELECT count(*) AS n FROM (SELECT 1 FROM "_scd_next" WHERE "__scd_tie" LIMIT 1) 
 ALTER TABLE "_scd_next" DROP COLUMN "__scd_tie";
 DELETE FROM "_scd_dim_keys" WHERE "id" IN (SELECT k."id" FROM "_scd_keys" k);
 INSERT INTO "_scd_dim_keys" ("id", "__scd_l0", "__scd_l1", "__scd_live") SELECT e."id", e."__scd_s0", e."__scd_s1", coalesce(c.live, false) FROM (SELECT DISTINCT ON ("id") "id", "__scd_s0", "__scd_s1" FROM "_scd_events" ORDER BY "id", "__scd_s0" DESC, "__scd_s1" DESC) e LEFT JOIN (SELECT "id", true AS live FROM "_scd_next" WHERE "__scd_current") c ON c."id" = e."id" UNION ALL SELECT n."id", n."ts", n."n", n."__scd_op" = 0 FROM "_scd_new" n JOIN "_scd_keys" k ON n."id" = k."id" WHERE k."__scd_simple";
-SELECT column_name AS name, data_type AS type FROM duckdb_columns() WHERE table_name = $1 ORDER BY column_index;
 SELECT count(*) AS n FROM (SELECT 1 FROM "_scd_prev" WHERE true LIMIT 1) x;
 CREATE TEMP TABLE "_scd_removed_walked" AS SELECT p.* FROM "_scd_prev" p LEFT JOIN "_scd_next" n ON n."id" = p."id" AND n."__START_AT" = p."__START_AT" AND n."ts" IS NOT DISTINCT FROM p."ts" AND n."n" IS NOT DISTINCT FROM p."n" AND n."city" IS NOT DISTINCT FROM p."city" AND n."tier" IS NOT DISTINCT FROM p."tier" AND n."op" IS NOT DISTINCT FROM p."op" AND n."__END_AT" IS NOT DISTINCT FROM p."__END_AT" WHERE n."id" IS NULL;
 CREATE TEMP TABLE "_scd_added_walked" AS SELECT n.*, r."id" IS NOT NULL AS "__scd_upd", coalesce(r."__scd_current", false) AS "__scd_updcur", r."__scd_rowid" AS "__scd_of_row", (r."id" IS NOT NULL AND n."ts" IS NOT DISTINCT FROM r."ts" AND n."n" IS NOT DISTINCT FROM r."n" AND n."city" IS NOT DISTINCT FROM r."city" AND n."tier" IS NOT DISTINCT FROM r."tier" AND n."op" IS NOT DISTINCT FROM r."op") AS "__scd_close" FROM "_scd_next" n LEFT JOIN "_scd_prev" p ON n."id" = p."id" AND n."__START_AT" = p."__START_AT" AND n."ts" IS NOT DISTINCT FROM p."ts" AND n."n" IS NOT DISTINCT FROM p."n" AND n."city" IS NOT DISTINCT FROM p."city" AND n."tier" IS NOT DISTINCT FROM p."tier" AND n."op" IS NOT DISTINCT FROM p."op" AND n."__END_AT" IS NOT DISTINCT FROM p."__END_AT" LEFT JOIN "_scd_removed_walked" r ON n."id" = r."id" AND n."__START_AT" = r."__START_AT" WHERE p."id" IS NULL;
@@ -57,5 +56,3 @@ UPDATE "dim" SET "__END_AT" = a."__END_AT" FROM "_scd_added" a WHERE a."__scd_cl
 INSERT INTO "dim" ("id", "ts", "n", "city", "tier", "op", "__START_AT", "__END_AT") SELECT "id", "ts", "n", "city", "tier", "op", "__START_AT", "__END_AT" FROM "_scd_added" a WHERE NOT a."__scd_close";
 INSERT INTO "_scd_commits" VALUES ($1, CAST($2 AS INTEGER), CAST($3 AS TIMESTAMPTZ), $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19);
 COMMIT;
-RESET SESSION preserve_insertion_order;
-SET TimeZone = 'UTC';
