@@ -120,10 +120,11 @@ function flowText(s: { file: string; folder: string; rows: number; columns: Samp
     const r = path.relative(s.folder, p).split(path.sep).join('/');
     return r === '' ? '.' : r;
   };
-  // The sample's folder is the landing folder, unless the flow file is written beside it.
+  // The sample's folder is the landing folder, unless the flow file is written beside it. The
+  // name (and target) is the file's, from its first letter on (a table name: letters, digits, _).
   const sampleFolder = path.dirname(s.file);
   const source = sampleFolder === s.folder ? rel(s.file) : `${rel(sampleFolder)}/`;
-  const name = path.basename(s.file).replace(/\.[^.]*$/, '').toLowerCase().replace(/[^a-z0-9_]+/g, '_').replace(/^_+|_+$/g, '') || 'changes';
+  const name = path.basename(s.file).replace(/\.[^.]*$/, '').toLowerCase().replace(/[^a-z0-9_]+/g, '_').replace(/^[^a-z]+|_+$/g, '') || 'changes';
   const yamlName = (n: string) => (/^[A-Za-z_][A-Za-z0-9_]*$/.test(n) ? n : JSON.stringify(n));
   const width = Math.max(...s.columns.map((c) => c.name.length));
   const lines = [
