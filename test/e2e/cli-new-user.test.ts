@@ -85,6 +85,35 @@ describe.concurrent('scd as a new user meets it', () => {
     expect(stderr).toMatch(/scd: stopped/);
   });
 
+  it('a watcher that meets the file held by another process says so once, and applies when it is free', async () => {
+    const dir = project('watch-busy');
+    const aside = path.join(dir, 'aside');
+    mkdirSync(aside);
+    for (const f of CHANGES.slice(1)) renameSync(path.join(dir, 'changes', f), path.join(aside, f));
+    writeFileSync(path.join(aside, 'held.ndjson'), ndjson([{ account_id: 7, owner: 'Ho', tier: 'tin', op: 'U', seq: 1 }]));
+    const watcher = spawn(process.execPath, [SCD, 'apply', 'flow.yaml', '--watch', '--interval', '0.2', '--json'], { cwd: dir });
+    children.push(watcher);
+    let stderr = '';
+    watcher.stderr.on('data', (d) => (stderr += String(d)));
+    const seen: string[] = [];
+    await lineOf(watcher.stdout, /"version":1/, seen);
+    // Idle, the watcher holds nothing: another process opens the file at once (no wait of its own).
+    const holder = spawn(process.execPath, [path.join(FIXTURES, 'hold-db.mjs'), DIST_INDEX, path.join(dir, 'flow.yaml'), path.join(aside, 'held.ndjson')], { cwd: dir });
+    children.push(holder);
+    await lineOf(holder.stdout, /^ready$/);
+    copyFileSync(path.join(aside, CHANGES[1]!), path.join(dir, 'changes', CHANGES[1]!));
+    await lineOf(watcher.stderr, /in use by another scdkit process/);
+    await new Promise((r) => setTimeout(r, 1000)); // more rounds meet it: said once
+    holder.stdin.write('go\n');
+    expect(await exitOf(holder)).toBe(0);
+    expect(JSON.parse(await lineOf(watcher.stdout, /"version":3/, seen))).toMatchObject({ version: 3, rowsRead: 3 });
+    watcher.kill('SIGINT');
+    expect(await exitOf(watcher)).toBe(0);
+    expect(stderr.match(/in use by another scdkit process/g)).toHaveLength(1);
+    expect(stderr).toMatch(/waited 5 s.*trying again every 0\.2s/);
+    expect(stderr).not.toMatch(/bug in scdkit/);
+  });
+
   it('a reader that meets a writer waits for it; after 5 s it says what holds the file', async () => {
     const dir = path.join(tmp.dir, 'held');
     mkdirSync(dir);
