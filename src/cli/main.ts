@@ -1,7 +1,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { apply, applySource, withDatabase } from '../api.js';
+import { apply, applySource, databaseOf, withDatabase } from '../api.js';
 import { QueryError, ScdError } from '../errors.js';
 import type { Driver } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
@@ -14,7 +14,7 @@ import { filtered, targetQuery } from '../query/export.js';
 import { asOfQuery, changesQuery, keyHistoryQuery, quarantineQuery, versionQuery } from '../query/history.js';
 import { readCommitLog } from '../query/commit-log.js';
 import { commitRange, type CommitBounds } from '../query/commit-range.js';
-import { flowStatus } from '../query/status.js';
+import { flowStatus, statusBeforeDatabase } from '../query/status.js';
 import { FILE_WAIT_MS } from '../dialects/open-waiting.js';
 import { initFlow } from './init.js';
 import { commitsCsv, logView, statusText } from './log-view.js';
@@ -275,7 +275,12 @@ export function buildProgram(): Command {
     .option('--json', 'print it as one JSON object')
     .action(async (flowFile: string, opts: { db?: string; json?: boolean }) => {
       const flow = loadFlowFile(flowFile);
-      const status = await withDatabase(flow, { database: opts.db, ...wait }, (driver) => flowStatus(driver, flow));
+      const database = databaseOf(flow, { database: opts.db });
+      // A DuckDB file that is not there yet is not created by looking at it.
+      const status =
+        !/^[a-z]+:\/\//i.test(database) && !database.startsWith(':memory:') && !existsSync(database)
+          ? statusBeforeDatabase(flow, database)
+          : await withDatabase(flow, { database: opts.db, ...wait }, (driver) => flowStatus(driver, flow));
       process.stdout.write(opts.json ? JSON.stringify(status) + '\n' : statusText(status));
     });
 

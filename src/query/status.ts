@@ -62,11 +62,37 @@ export async function flowStatus(driver: Driver, flow: Flow): Promise<FlowStatus
   };
 }
 
+/**
+ * The status of a flow whose DuckDB file does not exist yet: nothing applied, every file of the
+ * landing folder pending. Opening the file would create it; a status changes nothing.
+ */
+export function statusBeforeDatabase(flow: Flow, database: string): FlowStatus {
+  return {
+    target: flow.target,
+    engine: 'duckdb',
+    database,
+    storedAs: flow.storedAs,
+    pendingFiles: landingFiles(flow),
+    applied: false,
+    keys: flow.keys,
+    rows: 0,
+    distinctKeys: 0,
+    currentRows: 0,
+    commits: 0,
+    quarantined: 0,
+    events: 0,
+  };
+}
+
 /** Files of the landing folder not applied yet; before any apply (no files table), all of them. */
 async function pending(driver: Driver, flow: Flow): Promise<number | undefined> {
+  const names = storeNames(flow.target);
+  if (flow.source?.path && existsSync(flow.source.path) && (await driver.columns(names.files))) return (await pendingFiles(driver, flow, names)).files.length;
+  return landingFiles(flow);
+}
+
+function landingFiles(flow: Flow): number | undefined {
   const src = flow.source?.path;
   if (!src || !existsSync(src)) return undefined;
-  const names = storeNames(flow.target);
-  if (await driver.columns(names.files)) return (await pendingFiles(driver, flow, names)).files.length;
   return statSync(src).isDirectory() ? folderFiles(src, flow.source?.format).length : 1;
 }

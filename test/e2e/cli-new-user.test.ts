@@ -280,6 +280,7 @@ describe.concurrent('scd as a new user meets it', () => {
     expect(before).toMatch(/^engine +duckdb · .*accounts\.duckdb$/m);
     expect(before).toMatch(/^state +nothing applied yet/m);
     expect(before).toMatch(/^pending files +3 \(run `scd apply`\)$/m);
+    expect(existsSync(path.join(dir, 'accounts.duckdb'))).toBe(false); // looking creates nothing
     writeFileSync(path.join(dir, 'changes', '004_bad.ndjson'), '{"account_id": null, "seq": 1, "op": "U"}\n');
     await scdOk(['apply', 'flow.yaml', '--each'], dir);
     const after = (await scdOk(['status', 'flow.yaml'], dir)).stdout;
