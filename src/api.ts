@@ -1,4 +1,4 @@
-import { openDriver } from './dialects/index.js';
+import { openDriverWaiting } from './dialects/open-waiting.js';
 import type { Driver } from './dialects/driver.js';
 import type { Flow } from './flow/flow.js';
 import { resolveAgainst } from './flow/flow.js';
@@ -20,6 +20,11 @@ export interface DatabaseOption {
   database?: string;
   /** Fail at once, instead of waiting, while another commit (of this process or another) changes the same target. */
   noWait?: boolean;
+  /**
+   * How long to wait, in ms, while another process holds the database file (DuckDB: one process
+   * at a time) before failing with DB_IN_USE. Default 0: fail at once. The CLI waits 5 s.
+   */
+  waitMs?: number;
 }
 
 export interface ApplyOptions extends DatabaseOption {
@@ -45,7 +50,7 @@ export function databaseOf(flow: Flow, options: DatabaseOption = {}): string {
 
 /** Open the flow's database, run fn, close it. */
 export async function withDatabase<T>(flow: Flow, options: DatabaseOption, fn: (driver: Driver) => Promise<T>): Promise<T> {
-  const driver = await openDriver(databaseOf(flow, options), { schema: flow.schema, noWait: options.noWait });
+  const driver = await openDriverWaiting(databaseOf(flow, options), { schema: flow.schema, noWait: options.noWait, waitMs: options.waitMs ?? 0 });
   try {
     return await fn(driver);
   } finally {

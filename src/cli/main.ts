@@ -1,6 +1,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { readFileSync } from 'node:fs';
-import { apply, applySource, applySourceWith, withDatabase } from '../api.js';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { apply, applySource, databaseOf, withDatabase } from '../api.js';
 import { QueryError, ScdError } from '../errors.js';
 import type { Driver } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
@@ -9,11 +10,18 @@ import type { ApplyResult } from '../plan/apply.js';
 import { rebuild } from '../plan/rebuild.js';
 import { compact } from '../plan/compact.js';
 import { statementText, type DryRun } from '../plan/dry-run.js';
-import { targetQuery } from '../query/export.js';
-import { asOfQuery, changesQuery, commitLogQuery, keyHistoryQuery, quarantineQuery, versionQuery } from '../query/history.js';
+import { filtered, targetQuery } from '../query/export.js';
+import { asOfQuery, changesQuery, keyHistoryQuery, quarantineQuery, versionQuery } from '../query/history.js';
+import { readCommitLog } from '../query/commit-log.js';
+import { commitRange, type CommitBounds } from '../query/commit-range.js';
+import { flowStatus, statusBeforeDatabase } from '../query/status.js';
+import { FILE_WAIT_MS } from '../dialects/open-waiting.js';
+import { initFlow } from './init.js';
+import { commitsCsv, logView, statusText } from './log-view.js';
 import { readRows, writeRows, type OutputFormat, type RowQuery } from '../query/output.js';
 import { resolveInputs } from '../sources/files.js';
 import { serveCommand } from '../serve/command.js';
+import { watch } from './watch.js';
 import { plural, renderTable } from './print.js';
 
 type Format = OutputFormat | 'table';
@@ -42,9 +50,22 @@ function outputOptions(cmd: Command): Command {
     .option('--out <path>', 'write to this file instead of stdout');
 }
 
-function defaultFormat(format: Format | undefined, out: string | undefined): Format {
+/** The format an --out file's name says; a name that says none is refused (a typo never writes NDJSON to x.cvs). */
+const OUT_EXTENSIONS: Record<string, Format> = { '.csv': 'csv', '.parquet': 'parquet', '.ndjson': 'ndjson', '.jsonl': 'ndjson', '.json': 'ndjson', '.txt': 'table' };
+
+export function defaultFormat(format: Format | undefined, out: string | undefined): Format {
+  if (out) {
+    const ext = path.extname(out).toLowerCase();
+    const named = OUT_EXTENSIONS[ext];
+    if (!named)
+      throw new ScdError('USAGE', `--out ${out}: ${ext ? `"${ext}" is not a file type scd writes` : 'the name has no extension to tell its format'}`, {
+        fix: 'name it .csv, .parquet, .ndjson (or .jsonl, .json) or .txt (a table)',
+      });
+    if (format && format !== named && !(format === 'ndjson' && ext === '.json'))
+      throw new ScdError('USAGE', `--format ${format} but --out ${out} names ${named}`, { fix: `drop --format, or name the file for ${format}` });
+    return format ?? named;
+  }
   if (format) return format;
-  if (out) return out.endsWith('.csv') ? 'csv' : out.endsWith('.parquet') ? 'parquet' : 'ndjson';
   return process.stdout.isTTY ? 'table' : 'ndjson';
 }
 
@@ -54,11 +75,17 @@ function positiveInt(value: string): number {
   return n;
 }
 
+/**
+ * How long a command waits for a database file another process holds (DuckDB: an apply, or
+ * `--watch` while it applies) before it says what holds it.
+ */
+const wait = { waitMs: FILE_WAIT_MS };
+
 /** Run a read-only command: open the flow's database, build the query, print it. */
 async function printQuery(flowFile: string, opts: OutOpts, build: (driver: Driver, flow: Flow) => Promise<RowQuery>): Promise<void> {
-  const flow = loadFlowFile(flowFile);
   const format = defaultFormat(opts.format, opts.out);
-  await withDatabase(flow, { database: opts.db }, async (driver) => {
+  const flow = loadFlowFile(flowFile);
+  await withDatabase(flow, { database: opts.db, ...wait }, async (driver) => {
     const query = await build(driver, flow);
     await printRows(driver, query, format, opts.out);
   });
@@ -111,17 +138,22 @@ export function buildProgram(): Command {
         if (opts.watch) throw new ScdError('USAGE', '--watch follows the flow\'s source.path, not --input files', { fix: 'drop --input' });
         const files = resolveInputs(opts.input, flow.source?.format);
         const batches = opts.each ? files.map((f) => [f.path]) : [files.map((f) => f.path)];
-        for (const inputs of batches) print(await apply(flow, { database: opts.db, noWait: opts.wait === false, inputs, onProgress: progress }));
+        for (const inputs of batches) print(await apply(flow, { database: opts.db, noWait: opts.wait === false, waitMs: applyWait(opts), inputs, onProgress: progress }));
         return;
       }
       if (!opts.watch) {
-        const report = await applySource(flow, { database: opts.db, noWait: opts.wait === false, each: opts.each, onProgress: progress, onCommit: print });
+        const report = await applySource(flow, { database: opts.db, noWait: opts.wait === false, waitMs: applyWait(opts), each: opts.each, onProgress: progress, onCommit: print });
         for (const w of report.warnings) process.stderr.write(`scd: warning: ${w}\n`);
-        if (!report.results.length && !opts.json)
-          process.stdout.write(`nothing new to apply (${plural(report.alreadyApplied, 'file')} already applied)\n`);
+        // --json prints a line for every run: a script reads one even when nothing was new.
+        if (!report.results.length)
+          process.stdout.write(
+            opts.json
+              ? JSON.stringify({ version: null, nothingNew: true, alreadyApplied: report.alreadyApplied, warnings: report.warnings }) + '\n'
+              : `nothing new to apply (${plural(report.alreadyApplied, 'file')} already applied)\n`,
+          );
         return;
       }
-      await watch(flow, opts.db, Number(opts.interval) * 1000, !!opts.each, progress, print);
+      await watch(flow, { database: opts.db, intervalMs: Number(opts.interval) * 1000, each: !!opts.each, progress, print });
     });
 
   outputOptions(
@@ -129,9 +161,13 @@ export function buildProgram(): Command {
       .command('export')
       .description("write the target's rows, sorted by keys then start")
       .argument('<flow>', 'flow file (.yaml or .json)')
-      .option('--version <n>', 'the target as it stood after commit N (time travel)', positiveInt),
-  ).action((flowFile: string, opts: OutOpts & { version?: number }) =>
-    printQuery(flowFile, opts, (driver, flow) => (opts.version ? versionQuery(driver, flow, opts.version) : targetQuery(driver, flow))),
+      .option('--version <n>', 'the target as it stood after commit N (time travel)', positiveInt)
+      .option('--current', 'only live versions: current and not deleted')
+      .option('--where <sql>', "only rows where this SQL boolean over the target's columns holds, e.g. \"tier = 'gold'\""),
+  ).action((flowFile: string, opts: OutOpts & { version?: number; current?: boolean; where?: string }) =>
+    printQuery(flowFile, opts, async (driver, flow) =>
+      filtered(driver, flow, opts.version ? await versionQuery(driver, flow, opts.version) : await targetQuery(driver, flow), { current: opts.current, where: opts.where }),
+    ),
   );
 
   outputOptions(
@@ -139,20 +175,23 @@ export function buildProgram(): Command {
       .command('log')
       .description('the commit log, newest first')
       .argument('<flow>', 'flow file (.yaml or .json)')
-      .option('--json', 'NDJSON, for machines (same as --format ndjson)'),
-  ).action((flowFile: string, opts: OutOpts & { json?: boolean }) =>
-    printQuery(flowFile, { ...opts, format: opts.json ? 'ndjson' : opts.format }, commitLogQuery),
-  );
+      .option('--json', 'NDJSON, for machines (same as --format ndjson): each line a commit as `apply --json` prints it'),
+  ).action((flowFile: string, opts: OutOpts & { json?: boolean }) => printLog(flowFile, { ...opts, format: opts.json ? 'ndjson' : opts.format }));
 
   outputOptions(
     program
       .command('changes')
       .description("the change data feed: rows each commit changed, with _change_type, _commit_version, _commit_timestamp")
       .argument('<flow>', 'flow file (.yaml or .json)')
-      .requiredOption('--from-version <n>', 'first commit', positiveInt)
-      .option('--to-version <m>', 'last commit (default: the latest)', positiveInt),
-  ).action((flowFile: string, opts: OutOpts & { fromVersion: number; toVersion?: number }) =>
-    printQuery(flowFile, opts, (driver, flow) => changesQuery(driver, flow, opts.fromVersion, opts.toVersion)),
+      .option('--from-version <n>', 'first commit (default: the first)', positiveInt)
+      .option('--to-version <m>', 'last commit (default: the latest)', positiveInt)
+      .option('--from-timestamp <time>', 'from the first commit made at or after TIME (ISO-8601; no zone: UTC)')
+      .option('--to-timestamp <time>', 'to the last commit made at or before TIME'),
+  ).action((flowFile: string, opts: OutOpts & CommitBounds) =>
+    printQuery(flowFile, opts, async (driver, flow) => {
+      const { from, to } = await commitRange(driver, flow, opts);
+      return changesQuery(driver, flow, from, to);
+    }),
   );
 
   outputOptions(
@@ -189,7 +228,7 @@ export function buildProgram(): Command {
   ).action(async (flowFile: string, opts: OutOpts & { commit?: number; raw?: boolean }) => {
     if (!opts.raw) return printQuery(flowFile, opts, (driver, flow) => quarantineQuery(driver, flow, opts.commit));
     const flow = loadFlowFile(flowFile);
-    await withDatabase(flow, { database: opts.db }, async (driver) => {
+    await withDatabase(flow, { database: opts.db, ...wait }, async (driver) => {
       const rows = await readRows(driver, await quarantineQuery(driver, flow, opts.commit));
       const text = rows.map((r) => `${r.raw}\n`).join('');
       if (opts.out) (await import('node:fs')).writeFileSync(opts.out, text);
@@ -206,7 +245,7 @@ export function buildProgram(): Command {
     .option('--json', 'print the result as one JSON line')
     .action(async (flowFile: string, opts: { db?: string; before: string; json?: boolean }) => {
       const flow = loadFlowFile(flowFile);
-      const r = await withDatabase(flow, { database: opts.db }, (driver) =>
+      const r = await withDatabase(flow, { database: opts.db, ...wait }, (driver) =>
         compact(driver, flow, opts.before, opts.json ? undefined : (m) => process.stderr.write(`  ${m}\n`)),
       );
       process.stdout.write(
@@ -222,10 +261,42 @@ export function buildProgram(): Command {
     .option('--json', 'print the result as one JSON line')
     .action(async (flowFile: string, opts: { db?: string; json?: boolean }) => {
       const flow = loadFlowFile(flowFile);
-      const result = await withDatabase(flow, { database: opts.db }, (driver) =>
+      const result = await withDatabase(flow, { database: opts.db, ...wait }, (driver) =>
         rebuild(driver, flow, opts.json ? undefined : (m) => process.stderr.write(`  ${m}\n`)),
       );
       process.stdout.write(opts.json ? JSON.stringify(result) + '\n' : summary(result) + '\n');
+    });
+
+  program
+    .command('status')
+    .description('one screen about the flow: target, engine, rows, keys, current rows, last commit, pending files, quarantine, event log')
+    .argument('<flow>', 'flow file (.yaml or .json)')
+    .option('--db <path>', 'database file (default: the flow\'s "database")')
+    .option('--json', 'print it as one JSON object')
+    .action(async (flowFile: string, opts: { db?: string; json?: boolean }) => {
+      const flow = loadFlowFile(flowFile);
+      const database = databaseOf(flow, { database: opts.db });
+      // A DuckDB file that is not there yet is not created by looking at it.
+      const status =
+        !/^[a-z]+:\/\//i.test(database) && !database.startsWith(':memory:') && !existsSync(database)
+          ? statusBeforeDatabase(flow, database)
+          : await withDatabase(flow, { database: opts.db, ...wait }, (driver) => flowStatus(driver, flow));
+      process.stdout.write(opts.json ? JSON.stringify(status) + '\n' : statusText(status));
+    });
+
+  program
+    .command('init')
+    .description('write a commented flow file (DIR/flow.yaml) for a sample input: its columns, a guessed key and sequence')
+    .argument('[dir]', 'folder of the new flow file', '.')
+    .requiredOption('--from <file>', 'a sample of the change data (.ndjson, .jsonl, .json, .csv, .parquet)')
+    .option('--force', 'overwrite an existing flow.yaml')
+    .action(async (dir: string, opts: { from: string; force?: boolean }) => {
+      const r = await initFlow(dir, opts.from, { force: opts.force });
+      const shown = path.relative(process.cwd(), r.flowFile) || r.flowFile;
+      process.stdout.write(
+        `wrote ${shown}: ${plural(r.columns, 'column')}, key ${r.key} and sequence ${r.sequence} guessed (marked GUESS: check them)\n` +
+          `next: scd apply ${shown} && scd export ${shown}\n`,
+      );
     });
 
   program
@@ -243,7 +314,7 @@ export function buildProgram(): Command {
 /** `scd apply --dry-run`: one commit, rolled back; its statements, then what it would have done. */
 async function printDryRun(flow: Flow, opts: { db?: string; input?: string[]; each?: boolean; watch?: boolean; json?: boolean; wait?: boolean }, progress?: (m: string) => void) {
   if (opts.watch || opts.each) throw new ScdError('USAGE', `--dry-run shows one commit, not those of --${opts.watch ? 'watch' : 'each'}`, { fix: `drop --${opts.watch ? 'watch' : 'each'}` });
-  const common = { database: opts.db, noWait: opts.wait === false, onProgress: progress, dryRun: true as const };
+  const common = { database: opts.db, noWait: opts.wait === false, waitMs: applyWait(opts), onProgress: progress, dryRun: true as const };
   let run: DryRun<ApplyResult | undefined>;
   let nothing = '';
   if (opts.input?.length) run = await apply(flow, { ...common, inputs: resolveInputs(opts.input, flow.source?.format).map((f) => f.path) });
@@ -258,38 +329,27 @@ async function printDryRun(flow: Flow, opts: { db?: string; input?: string[]; ea
   process.stdout.write(`${statements}dry run: nothing was changed; ${run.result ? `it would have made ${summary(run.result)}` : nothing}\n`);
 }
 
-/** Apply new files as they land until SIGINT/SIGTERM; a commit in progress always finishes. */
-async function watch(flow: Flow, db: string | undefined, intervalMs: number, each: boolean, progress: ((m: string) => void) | undefined, print: (r: ApplyResult) => void) {
-  if (!Number.isFinite(intervalMs) || intervalMs <= 0) throw new ScdError('USAGE', '--interval must be a positive number of seconds', { fix: 'e.g. --interval 2' });
-  let stopping = false;
-  let wake: (() => void) | undefined;
-  const stop = () => {
-    if (!stopping) process.stderr.write('scd: stopping (a commit in progress finishes first)\n');
-    stopping = true;
-    wake?.();
-  };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
-  const warned = new Set<string>();
-  process.stderr.write(`scd: watching ${flow.source?.path ?? '(no source.path)'} every ${intervalMs / 1000}s; Ctrl-C stops\n`);
-  try {
-    await withDatabase(flow, { database: db }, async (driver) => {
-      while (!stopping) {
-        // Files must be at least one interval old: a writer may still be writing a newer one.
-        const report = await applySourceWith(driver, flow, { each, onProgress: progress, onCommit: print, minAgeMs: Math.min(intervalMs, 1000) });
-        for (const w of report.warnings) if (!warned.has(w)) (warned.add(w), process.stderr.write(`scd: warning: ${w}\n`));
-        if (stopping) break;
-        await new Promise<void>((resolve) => {
-          wake = resolve;
-          setTimeout(resolve, intervalMs);
-        });
-      }
-    });
-  } finally {
-    process.off('SIGINT', stop);
-    process.off('SIGTERM', stop);
-  }
-  process.stderr.write('scd: stopped\n');
+/** `apply` waits for a file another process holds, except with --no-wait. */
+function applyWait(opts: { wait?: boolean }): number {
+  return opts.wait === false ? 0 : FILE_WAIT_MS;
+}
+
+/**
+ * `scd log`: every commit as a CommitResult, the schema `apply --json` prints (query/commit-log.ts).
+ * NDJSON: one object a line; CSV: the same fields, inputs and expectations as JSON text; a table:
+ * the compact view (log-view.ts). Parquet is not offered (a commit's inputs are a list).
+ */
+async function printLog(flowFile: string, opts: OutOpts): Promise<void> {
+  const format = defaultFormat(opts.format, opts.out);
+  if (format === 'parquet') throw new ScdError('USAGE', 'the commit log is written as a table, NDJSON or CSV, not Parquet', { fix: 'use --format ndjson or csv' });
+  const flow = loadFlowFile(flowFile);
+  const commits = await withDatabase(flow, { database: opts.db, ...wait }, (driver) => readCommitLog(driver, flow));
+  let text: string;
+  if (format === 'table') text = commits.length ? logView(commits) : '(no commits)\n';
+  else if (format === 'csv') text = commitsCsv(commits);
+  else text = commits.map((c) => JSON.stringify(c) + '\n').join('');
+  if (opts.out) writeFileSync(path.resolve(opts.out), text);
+  else process.stdout.write(text);
 }
 
 /** Run the CLI; errors a person can fix print one line and exit non-zero. */

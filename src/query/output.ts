@@ -55,8 +55,11 @@ export async function readRows(driver: Driver, query: RowQuery): Promise<Array<R
  */
 export async function writeRows(driver: Driver, query: RowQuery, options: OutputOptions): Promise<number> {
   const format = options.format ?? 'ndjson';
-  if (format === 'parquet' && !options.out) throw new ScdError('USAGE', 'parquet output needs a file', { fix: 'add --out FILE.parquet' });
-  if (format === 'parquet' || (format === 'csv' && options.out && !query.params?.length)) {
+  if (format === 'parquet' && !options.out)
+    throw new ScdError('USAGE', 'parquet is written to a file, not to a pipe or a terminal', { fix: 'add --out FILE.parquet, or use --format csv or ndjson for a pipe' });
+  // Parquet only is written by the engine: CSV, to a file or stdout, is the same text (ISO-8601
+  // dates and timestamps, as NDJSON), never the engine's own CSV spelling of a value.
+  if (format === 'parquet') {
     // The engine writes the file; a parameterised query is materialised first (COPY takes none).
     let select = selectOf(driver, query);
     if (query.params?.length) {
@@ -65,7 +68,7 @@ export async function writeRows(driver: Driver, query: RowQuery, options: Output
       await driver.run(driver.dialect.scratch('_scd_out', `${select}`), query.params);
       select = `SELECT * FROM ${q('_scd_out')}`;
     }
-    await driver.copyToFile(select, format, path.resolve(options.out!));
+    await driver.copyToFile(select, 'parquet', path.resolve(options.out!));
     return -1;
   }
   const file = options.out ? createWriteStream(path.resolve(options.out)) : undefined;

@@ -1,6 +1,5 @@
-import { openDriver } from '../dialects/index.js';
 import type { Driver } from '../dialects/driver.js';
-import { ScdError } from '../errors.js';
+import { openDriverWaiting } from '../dialects/open-waiting.js';
 import { KeyedMutex } from '../dialects/duckdb/keyed-mutex.js';
 
 /**
@@ -11,10 +10,6 @@ export interface DriverSource {
   use<T>(fn: (driver: Driver) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
-
-/** How long a request waits for a database file another process holds (an apply in progress). */
-const BUSY_WAIT_MS = 5000;
-const BUSY_STEP_MS = 100;
 
 /**
  * A driver per request, closed when the request is answered (DuckDB files, PostgreSQL servers).
@@ -27,7 +22,8 @@ const BUSY_STEP_MS = 100;
 export function driverPerRequest(database: string, options: { schema?: string }): DriverSource {
   return {
     async use(fn) {
-      const driver = await openWaiting(database, options);
+      // A file another process holds (an apply in progress) is waited for, up to 5 s.
+      const driver = await openDriverWaiting(database, { schema: options.schema });
       try {
         return await fn(driver);
       } finally {
@@ -36,18 +32,6 @@ export function driverPerRequest(database: string, options: { schema?: string })
     },
     async close() {},
   };
-}
-
-async function openWaiting(database: string, options: { schema?: string }): Promise<Driver> {
-  const until = Date.now() + BUSY_WAIT_MS;
-  for (;;) {
-    try {
-      return await openDriver(database, { schema: options.schema });
-    } catch (e) {
-      if (!(e instanceof ScdError && e.code === 'DB_IN_USE') || Date.now() >= until) throw e;
-      await new Promise((r) => setTimeout(r, BUSY_STEP_MS));
-    }
-  }
 }
 
 /**

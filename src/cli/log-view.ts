@@ -1,0 +1,75 @@
+import path from 'node:path';
+import type { FlowStatus } from '../query/status.js';
+import type { CommitResult } from '../store/commits.js';
+import { plural, renderTable } from './print.js';
+
+/** The widest line of `scd log`'s terminal view. */
+export const LOG_WIDTH = 100;
+
+/**
+ * The commit log for a person: one line a commit, at most LOG_WIDTH columns. The counts a commit
+ * is read by (rows read = applied + duplicates + quarantined; rows inserted, updated, deleted),
+ * the time to the second in UTC, and the inputs last (file names; cut with "…" to fit).
+ */
+export function logView(commits: CommitResult[]): string {
+  const columns = ['commit', 'at (UTC)', 'op', 'read', 'applied', 'dup', 'quar', 'keys', 'ins', 'upd', 'del', 'inputs'];
+  const rows = commits.map((c) => ({
+    commit: c.version,
+    'at (UTC)': c.committedAt.replace('T', ' ').slice(0, 16),
+    op: c.operation,
+    read: c.rowsRead,
+    applied: c.eventsApplied,
+    dup: c.duplicates,
+    quar: c.quarantined,
+    keys: c.keysAffected,
+    ins: c.rowsInserted,
+    upd: c.rowsUpdated,
+    del: c.rowsDeleted,
+    inputs: inputsText(c.inputs),
+  }));
+  return renderTable(columns, rows)
+    .split('\n')
+    .map((line) => (line.length <= LOG_WIDTH ? line : /^[- ]+$/.test(line) ? line.slice(0, LOG_WIDTH) : `${line.slice(0, LOG_WIDTH - 1)}…`))
+    .join('\n');
+}
+
+function inputsText(inputs: string[]): string {
+  if (!inputs.length) return '';
+  const first = path.basename(inputs[0]!);
+  return inputs.length === 1 ? first : `${first} +${inputs.length - 1}`;
+}
+
+/** The commit log as CSV: the CommitResult's fields as columns, inputs and expectations as JSON text. */
+export function commitsCsv(commits: CommitResult[]): string {
+  const fields: Array<keyof CommitResult> = [
+    'version', 'operation', 'committedAt', 'inputs', 'rowsRead', 'eventsApplied', 'duplicates', 'ties', 'quarantined', 'dropped', 'skipped',
+    'expectations', 'keysAffected', 'rowsInserted', 'rowsUpdated', 'rowsDeleted', 'versionsClosed', 'durationMs',
+  ];
+  const field = (v: unknown) => {
+    const s = typeof v === 'object' ? JSON.stringify(v) : String(v);
+    return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+  };
+  return [fields.join(','), ...commits.map((c) => fields.map((f) => field(c[f])).join(','))].join('\n') + '\n';
+}
+
+/** `scd status` for a person: one screen. */
+export function statusText(s: FlowStatus): string {
+  const n = (v: number) => v.toLocaleString('en-US');
+  const c = s.lastCommit;
+  const lines: Array<[string, string]> = [
+    ['target', `${s.target} (${s.storedAs})`],
+    ['engine', `${s.engine} · ${s.database}`],
+  ];
+  if (!s.applied) lines.push(['state', 'nothing applied yet (run `scd apply`)']);
+  else
+    lines.push(
+      ['rows', n(s.rows)],
+      ['keys', `${n(s.distinctKeys)} (${s.keys.join(', ')})`],
+      ['current rows', n(s.currentRows)],
+      ['last commit', c ? `${c.version} of ${n(s.commits)}: ${c.operation} at ${c.committedAt.replace(/\.\d+Z$/, 'Z')}, read ${plural(c.rowsRead, 'row')}, ${c.rowsInserted} inserted, ${c.rowsUpdated} updated, ${c.rowsDeleted} deleted` : 'none'],
+    );
+  lines.push(['pending files', s.pendingFiles === undefined ? '(the source is not a folder)' : `${n(s.pendingFiles)}${s.pendingFiles ? ' (run `scd apply`)' : ''}`]);
+  if (s.applied) lines.push(['quarantined', `${n(s.quarantined)}${s.quarantined ? ' (see `scd quarantine`)' : ''}`], ['event log', plural(s.events, 'event')]);
+  const width = Math.max(...lines.map(([k]) => k.length));
+  return lines.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join('\n') + '\n';
+}

@@ -1,0 +1,51 @@
+import type { Driver } from '../dialects/driver.js';
+import type { Flow } from '../flow/flow.js';
+import type { CommitResult } from '../store/commits.js';
+import { commitLogQuery } from './history.js';
+import { eachRow } from './output.js';
+
+/**
+ * The commit log, newest first, each commit in the one schema a commit has everywhere: the
+ * CommitResult that `apply()`, `rebuild()` and `scd apply --json` give (camelCase names, `inputs`
+ * an array, `expectations` an object, `committedAt` ISO-8601 in UTC with milliseconds).
+ * `scd log --json` prints exactly these objects (docs/DECISIONS.md "The CLI's commit schema").
+ */
+export async function readCommitLog(driver: Driver, flow: Flow, onCommit?: (c: CommitResult) => void | Promise<void>): Promise<CommitResult[]> {
+  const out: CommitResult[] = [];
+  await eachRow(driver, await commitLogQuery(driver, flow), async (row) => {
+    const c = commitOfRow(row);
+    if (onCommit) await onCommit(c);
+    else out.push(c);
+  });
+  return out;
+}
+
+/** One row of the commits table (commitLogQuery's snake_case columns, stored JSON as text) as a CommitResult. */
+export function commitOfRow(r: Record<string, unknown>): CommitResult {
+  const n = (v: unknown) => Number(v ?? 0);
+  return {
+    version: n(r.version),
+    operation: String(r.operation) as CommitResult['operation'],
+    committedAt: new Date(String(r.committed_at)).toISOString(),
+    inputs: parsed(r.inputs, []),
+    rowsRead: n(r.rows_read),
+    eventsApplied: n(r.events_applied),
+    duplicates: n(r.duplicates),
+    ties: n(r.ties),
+    quarantined: n(r.quarantined),
+    dropped: n(r.dropped),
+    skipped: n(r.skipped),
+    expectations: parsed(r.expectations, {}),
+    keysAffected: n(r.keys_affected),
+    rowsInserted: n(r.rows_inserted),
+    rowsUpdated: n(r.rows_updated),
+    rowsDeleted: n(r.rows_deleted),
+    versionsClosed: n(r.versions_closed),
+    durationMs: n(r.duration_ms),
+  };
+}
+
+function parsed<T>(v: unknown, empty: T): T {
+  if (v === null || v === undefined || v === '') return empty;
+  return (typeof v === 'string' ? JSON.parse(v) : v) as T;
+}
