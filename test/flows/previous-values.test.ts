@@ -6,7 +6,7 @@
  * sequence, where a version meets the one before it on every part.
  */
 import { describe, expect, it } from 'vitest';
-import { applyRows, defineFlow, readTargetWith, type FlowInput } from '../../src/index.js';
+import { applyRows, defineFlow, readTargetWith, rebuild, ScdError, type FlowInput } from '../../src/index.js';
 import { engines } from '../engines.js';
 
 const EVENTS = [
@@ -66,6 +66,31 @@ for (const engine of engines) {
           ['Goa', 'b', 'Pune', 'b', '3.0', '4.0'],
           ['Agra', 'c', null, null, '6.0', '6.2'],
           ['Pune', 'c', 'Agra', 'c', '6.2', null],
+        ]);
+      } finally {
+        await driver.close();
+      }
+    });
+
+    it('added to a flow: refused until a rebuild, which adds the column; a widened column widens it too', async () => {
+      const driver = await engine.open();
+      try {
+        const plainFlow = defineFlow({ target: 'dim_pv2', keys: 'id', sequenceBy: 'seq' });
+        await applyRows(driver, plainFlow, [
+          { id: 1, n: 1, seq: 1 },
+          { id: 1, n: 2, seq: 2 },
+        ]);
+        const withPrevious = defineFlow({ target: 'dim_pv2', keys: 'id', sequenceBy: 'seq', previousValues: { n: 'prev_n' } });
+        const refused = await applyRows(driver, withPrevious, [{ id: 1, n: 3, seq: 3 }]).catch((e) => e);
+        expect(refused).toBeInstanceOf(ScdError);
+        expect((refused as ScdError).field).toBe('previousValues');
+        await rebuild(driver, withPrevious);
+        await applyRows(driver, withPrevious, [{ id: 1, n: 3.5, seq: 3 }]);
+        const rows = await readTargetWith(driver, withPrevious);
+        expect(rows.map((r) => [Number(r.n), r.prev_n === null ? null : Number(r.prev_n)])).toEqual([
+          [1, null],
+          [2, 1],
+          [3.5, 2],
         ]);
       } finally {
         await driver.close();
