@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { applyRows, defineFlow, readTargetWith, ScdError, type Driver } from '../../src/index.js';
+import { storeNames } from '../../src/store/names.js';
 import { engines } from '../engines.js';
 
 const flow = defineFlow({ target: 'dim_pt', keys: 'id', sequenceBy: { processingTime: true } });
@@ -83,6 +84,15 @@ for (const engine of engines) {
       // SEMANTICS §3: the tie's order is the payload's canonical text ("Bengaluru" < "Pune"): Pune is last.
       expect(targets[0]).toEqual([[1, 'Pune', null]]);
       expect(targets[1]).toEqual(targets[0]);
+    });
+
+    it('a record without a key is quarantined with its own line (the stamp leaves the staged rows as they were)', async () => {
+      await withDriver(engine.open, async (driver) => {
+        const r = await applyRows(driver, flow, [{ id: 1, city: 'Pune' }, { id: null, city: 'nowhere' }, { id: 3, city: 'Goa' }]);
+        expect([r.eventsApplied, r.quarantined]).toEqual([2, 1]);
+        const q = await driver.query(`SELECT line, raw FROM ${driver.dialect.quote(storeNames(flow.target).quarantine)}`);
+        expect(q.map((x) => [Number(x.line), String(x.raw)])).toEqual([[2, '{"id":null,"city":"nowhere"}']]);
+      });
     });
 
     it('refuses a source that has the column it adds, in one line', async () => {
