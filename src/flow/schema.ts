@@ -39,7 +39,7 @@ export const processingTimeSchema = z.object({ processingTime: z.literal(true) }
 /**
  * A flow (docs/FLOWS.md). Each field's comment is what an editor shows on hover; the names
  * Databricks (`create_auto_cdc_flow`, `APPLY CHANGES`) and dbt snapshots use for the same things
- * are refused with the field to use instead (validate.ts FOREIGN_NAMES).
+ * are refused with the field to use instead (foreign-names.ts).
  */
 export const flowSchema = z
   .object({

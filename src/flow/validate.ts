@@ -140,7 +140,7 @@ function checkCombinations(flow: Flow): void {
   if (flow.previousValues) {
     if (flow.storedAs !== 'scd2')
       fail('previousValues', 'previousValues keeps the value of the previous version, and an scd1 target keeps one version', 'use storedAs: scd2, or remove previousValues');
-    for (const [of, as] of Object.entries(flow.previousValues)) {
+    for (const of of Object.keys(flow.previousValues)) {
       if (flow.keys.includes(of)) fail(`previousValues.${of}`, `key "${of}" never changes: it has no previous value`, `remove "${of}" from previousValues`);
       if (sequence.includes(of))
         fail(`previousValues.${of}`, `"${of}" is a sequence column: its previous value is the version's start`, `remove "${of}" from previousValues`);
