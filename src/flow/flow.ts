@@ -13,6 +13,11 @@ export interface Flow {
    * whose records decide it when its target is created (sources/debezium-positions.ts).
    */
   sequenceBy: string[] | 'debezium';
+  /**
+   * `sequenceBy: { processingTime: true }`: sequenceBy is [PROCESSING_TIME_COLUMN], a column each
+   * commit adds to its records, holding the commit's time (sources/processing-time.ts).
+   */
+  processingTime: boolean;
   applyAsDeletes?: string;
   applyAsTruncates?: string;
   columns?: string[];
@@ -21,6 +26,11 @@ export interface Flow {
   trackHistory?: string[];
   trackHistoryExcept?: string[];
   ignoreNullUpdates: boolean;
+  /**
+   * SCD type 3 beside type 2: payload column → the added column holding that column's value on
+   * the key's previous version (the target row that ends where this one starts; null when none).
+   */
+  previousValues?: Record<string, string>;
   /** Absolute DuckDB file path, ':memory:', or a URL (postgres://…, pglite://…). */
   database: string;
   /** The flow names no database (then SCD_DATABASE_URL, when set, is used). */
@@ -48,6 +58,9 @@ export interface Flow {
 }
 
 export const DEFAULT_DATABASE = 'scd.duckdb';
+
+/** The column a processing-time flow's commits stamp their records with (its sequence). */
+export const PROCESSING_TIME_COLUMN = '_processed_at';
 
 export function resolveAgainst(baseDir: string, p: string): string {
   if (p === ':memory:' || /^[a-z]+:\/\//i.test(p)) return p;

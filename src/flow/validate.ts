@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { ScdError } from '../errors.js';
 import { flowSchema, sourceSchema, type FlowInput } from './schema.js';
-import { DEFAULT_DATABASE, resolveAgainst, type Flow } from './flow.js';
+import { DEFAULT_DATABASE, PROCESSING_TIME_COLUMN, resolveAgainst, type Flow } from './flow.js';
+import { foreignName } from './foreign-names.js';
 
 const FLOW_FIELDS = Object.keys(flowSchema.shape);
 
@@ -32,7 +33,9 @@ export function validateFlow(raw: unknown, origin: string, baseDir: string): Flo
     if (debezium && snapshot) fail('source.mode', 'Debezium envelopes are changes, not snapshots', 'remove mode: snapshot');
   }
   // Implied settings of Debezium and snapshot sources (their own columns start with _).
-  let sequenceBy: string[] | 'debezium' | undefined = list(f.sequenceBy);
+  // { processingTime: true }: the commit stamps each record with its time (sources/processing-time.ts).
+  const processingTime = typeof f.sequenceBy === 'object' && !Array.isArray(f.sequenceBy);
+  let sequenceBy: string[] | 'debezium' | undefined = processingTime ? [PROCESSING_TIME_COLUMN] : list(f.sequenceBy as string | string[] | undefined);
   let applyAsDeletes = f.applyAsDeletes;
   let applyAsTruncates = f.applyAsTruncates;
   let exceptColumns = f.exceptColumns;
@@ -48,6 +51,11 @@ export function validateFlow(raw: unknown, origin: string, baseDir: string): Flo
     applyAsTruncates ??= "_op = 't'";
     implied(['_op', '_ts_ms']);
   }
+  if (processingTime) {
+    if (debezium || snapshot || src?.table || src?.query)
+      fail('sequenceBy', 'processing time sequences records read from files or given in code', 'give sequenceBy a column of the source');
+    implied([PROCESSING_TIME_COLUMN]);
+  }
   if (snapshot) {
     if (f.applyAsDeletes || f.applyAsTruncates)
       fail('applyAsDeletes', 'a snapshot source deletes the keys missing from a snapshot by itself', 'remove applyAsDeletes/applyAsTruncates');
@@ -62,6 +70,7 @@ export function validateFlow(raw: unknown, origin: string, baseDir: string): Flo
     target: f.target,
     keys: list(f.keys)!,
     sequenceBy: sequenceBy!,
+    processingTime,
     applyAsDeletes,
     applyAsTruncates,
     columns: f.columns,
@@ -70,6 +79,7 @@ export function validateFlow(raw: unknown, origin: string, baseDir: string): Flo
     trackHistory: f.trackHistory,
     trackHistoryExcept: f.trackHistoryExcept,
     ignoreNullUpdates: f.ignoreNullUpdates,
+    previousValues: f.previousValues,
     database: resolveAgainst(baseDir, f.database ?? DEFAULT_DATABASE),
     databaseIsDefault: f.database === undefined,
     schema: f.schema,
@@ -127,8 +137,18 @@ function checkCombinations(flow: Flow): void {
     if (flow.trackHistory?.includes(k))
       fail('trackHistory', `key "${k}" cannot be tracked: keys identify the record`, `remove "${k}" from trackHistory`);
   }
+  if (flow.previousValues) {
+    if (flow.storedAs !== 'scd2')
+      fail('previousValues', 'previousValues keeps the value of the previous version, and an scd1 target keeps one version', 'use storedAs: scd2, or remove previousValues');
+    for (const of of Object.keys(flow.previousValues)) {
+      if (flow.keys.includes(of)) fail(`previousValues.${of}`, `key "${of}" never changes: it has no previous value`, `remove "${of}" from previousValues`);
+      if (sequence.includes(of))
+        fail(`previousValues.${of}`, `"${of}" is a sequence column: its previous value is the version's start`, `remove "${of}" from previousValues`);
+    }
+  }
   const names = [flow.startAtColumn, flow.endAtColumn, flow.isCurrentColumn, flow.surrogateKey]
     .concat(flow.deletes === 'tombstone' ? [flow.deletedColumn] : [])
+    .concat(Object.values(flow.previousValues ?? {}))
     .filter((n): n is string => !!n);
   const dupOut = names.find((n, i) => names.indexOf(n) !== i);
   if (dupOut) fail('endAtColumn', `output column "${dupOut}" is named twice`, 'give each output column its own name');
@@ -142,11 +162,13 @@ function toScdError(error: z.ZodError, origin: string, raw: Record<string, unkno
   if (issue.code === 'unrecognized_keys') {
     const key = issue.keys[0]!;
     const known = issue.path[0] === 'source' ? Object.keys(sourceSchema.shape) : issue.path[0] === 'expect' ? ['sql', 'action'] : FLOW_FIELDS;
-    const near = closest(key, known);
+    // A Databricks or dbt name of a flow field: the field, and how it is written here.
+    const foreign = issue.path.length === 0 ? foreignName(key) : undefined;
+    const near = foreign?.field ?? closest(key, known);
     return new ScdError('FLOW_INVALID', `"${key}" is not a ${issue.path[0] === 'source' ? 'source' : issue.path[0] === 'expect' ? 'expectation' : 'flow'} field`, {
       file: origin,
       field: [...issue.path, key].join('.'),
-      fix: near ? `did you mean "${near}"?` : `remove it; the fields are ${known.join(', ')}`,
+      fix: near ? `did you mean "${near}"?${foreign ? ` (${foreign.hint})` : ''}` : `remove it; the fields are ${known.join(', ')}`,
     });
   }
   const field = issue.path.join('.') || '(flow)';

@@ -107,8 +107,10 @@ GROUP BY ${K.join(', ')}`);
   const late = `(s.${K[0]} IS NOT NULL AND NOT ${greater(vseq, last)})${truncates ? ` OR (s.${K[0]} IS NULL AND t.${q(lastPart(0))} IS NOT NULL AND NOT ${greater(vseq, trunc)})` : ''}`;
   const reopen = flow.deletes === 'tombstone' ? ` OR (s.${K[0]} IS NOT NULL AND NOT s.${q(LIVE)})` : '';
   // An scd1 row does not store where its version started, and a surrogate key is made of that
-  // start: such a flow recomputes its keys from the log (correct, not fast).
-  const slow = flow.storedAs === 'scd1' && flow.surrogateKey !== undefined ? 'true' : `bool_or(${late}${reopen})`;
+  // start: such a flow recomputes its keys from the log (correct, not fast). So does a flow with
+  // previousValues: a version's previous values come from the version before it (walk-sql.ts).
+  const fromLog = (flow.storedAs === 'scd1' && flow.surrogateKey !== undefined) || flow.previousValues !== undefined;
+  const slow = fromLog ? 'true' : `bool_or(${late}${reopen})`;
   // Where rows are fetched by id, the key's row of the state comes along: stateSql forgets it by
   // that id instead of joining the whole state again (the lock and the transaction keep it in place).
   const stateRow = stateRowId(model, d);

@@ -63,6 +63,21 @@ export function deriveModel(flow: Flow, staged: ColumnInfo[]): ColumnModel {
   const tracked = flow.trackHistory
     ? candidates.filter((c) => flow.trackHistory!.includes(c))
     : candidates.filter((c) => !(flow.trackHistoryExcept ?? []).includes(c));
+  for (const [of, as] of Object.entries(flow.previousValues ?? {})) {
+    if (!payload.some((p) => p.name === of)) find(`previousValues.${of}`, of);
+    if (!payload.some((p) => p.name === of))
+      throw new ScdError('FLOW_INVALID', `cannot keep the previous value of "${of}": it is not an output column`, {
+        file: flow.origin,
+        field: `previousValues.${of}`,
+        fix: `remove "${of}" from previousValues, or keep it in the output`,
+      });
+    if (source.some((c) => c.name === as))
+      throw new ScdError('FLOW_INVALID', `previousValues names "${as}", which is a source column`, {
+        file: flow.origin,
+        field: `previousValues.${of}`,
+        fix: `name the column of previous values otherwise, e.g. previous_${of}`,
+      });
+  }
   const reserved = reservedNames(flow);
   const clash = [...keys, ...payload].find((c) => reserved.includes(c.name));
   if (clash)
@@ -80,6 +95,7 @@ export function reservedNames(flow: Flow): string[] {
   if (flow.isCurrentColumn) out.push(flow.isCurrentColumn);
   if (flow.surrogateKey) out.push(flow.surrogateKey);
   if (flow.deletes === 'tombstone') out.push(flow.deletedColumn);
+  out.push(...Object.values(flow.previousValues ?? {}));
   return out;
 }
 

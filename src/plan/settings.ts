@@ -13,6 +13,8 @@ export function semanticSettings(flow: Flow): Record<string, unknown> {
     trackHistory: flow.trackHistory ?? null,
     trackHistoryExcept: flow.trackHistoryExcept ?? null,
     ignoreNullUpdates: flow.ignoreNullUpdates,
+    previousValues: flow.previousValues ?? null,
+    processingTime: flow.processingTime || null,
     startAtColumn: flow.startAtColumn,
     endAtColumn: flow.endAtColumn,
     endSentinel: flow.endSentinel ?? null,

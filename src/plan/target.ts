@@ -29,7 +29,7 @@ export function dataColumns(model: ColumnModel): ColumnInfo[] {
 export function targetColumns(flow: Flow, model: ColumnModel, d: Dialect): ColumnInfo[] {
   const cols: ColumnInfo[] = [];
   if (flow.surrogateKey) cols.push({ name: flow.surrogateKey, type: d.types.text });
-  cols.push(...dataColumns(model));
+  cols.push(...dataColumns(model), ...previousColumns(flow, model));
   if (flow.storedAs === 'scd2') {
     const st = sequenceType(d, model);
     cols.push({ name: flow.startAtColumn, type: st }, { name: flow.endAtColumn, type: st });
@@ -37,6 +37,14 @@ export function targetColumns(flow: Flow, model: ColumnModel, d: Dialect): Colum
     if (flow.deletes === 'tombstone') cols.push({ name: flow.deletedColumn, type: d.types.bool });
   }
   return cols;
+}
+
+/**
+ * The columns of previous values (flow.previousValues, SCD type 3), each of its column's type, in
+ * the flow's order: `of` is the payload column whose previous value it holds.
+ */
+export function previousColumns(flow: Flow, model: ColumnModel): Array<ColumnInfo & { of: string }> {
+  return Object.entries(flow.previousValues ?? {}).map(([of, name]) => ({ name, of, type: model.payload.find((p) => p.name === of)!.type }));
 }
 
 /** The columns that identify a target row: keys, plus the version start for scd2. */

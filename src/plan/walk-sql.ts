@@ -1,7 +1,7 @@
 import type { Dialect } from '../dialects/dialect.js';
 import type { Flow } from '../flow/flow.js';
 import { INTERNAL_PREFIX, seqParts, type ColumnModel } from './model.js';
-import { HASH, OP, sentinelValue, targetColumns } from './target.js';
+import { HASH, OP, previousColumns, sentinelValue, targetColumns } from './target.js';
 
 const I = `${INTERNAL_PREFIX}i`;
 const SEG = `${INTERNAL_PREFIX}seg`;
@@ -27,6 +27,37 @@ const NB = `${INTERNAL_PREFIX}nb`;
  * plus an internal column CURRENT. Statements, run in order.
  */
 export function walkSql(flow: Flow, model: ColumnModel, d: Dialect, events: string, into: string, tieFree = false, markTies = false): string[] {
+  if (!flow.previousValues) return versionsSql(flow, model, d, events, into, tieFree, markTies);
+  // The versions first (their previous values null), then each takes its values from the one before.
+  const walked = `${into}_walked`; // TMP.walked for TMP.next: discarded with the commit's scratch
+  return [...versionsSql(flow, model, d, events, walked, tieFree, markTies), ...previousValuesSql(flow, model, d, walked, into, markTies)];
+}
+
+/**
+ * SCD type 3 (flow.previousValues): each version's previous values are the values of the key's
+ * version that ends where it starts (the row it replaced in the table: a tombstone's values are
+ * null), or null when no version does (a key's first version, a version after a delete). One lag
+ * over the key's versions ordered by start, where the previous version's end must meet the start.
+ * Reads `walked` (the walk's rows, previous values null) into `into`, and drops `walked`.
+ */
+function previousValuesSql(flow: Flow, model: ColumnModel, d: Dialect, walked: string, into: string, markTies: boolean): string[] {
+  const q = d.quote;
+  const prev = previousColumns(flow, model);
+  const w = `OVER (PARTITION BY ${model.keys.map((k) => q(k.name)).join(', ')} ORDER BY ${q(flow.startAtColumn)})`;
+  const PE = q(`${INTERNAL_PREFIX}pe`);
+  const pv = (i: number) => q(`${INTERNAL_PREFIX}pv${i}`);
+  const lagged = `SELECT *, lag(${q(flow.endAtColumn)}) ${w} AS ${PE}${prev.map((p, i) => `, lag(${q(p.of)}) ${w} AS ${pv(i)}`).join('')} FROM ${q(walked)}`;
+  const cols = targetColumns(flow, model, d).map((c) => {
+    const i = prev.findIndex((p) => p.name === c.name);
+    return i < 0 ? q(c.name) : `CASE WHEN ${PE} = ${q(flow.startAtColumn)} THEN ${pv(i)} END AS ${q(c.name)}`;
+  });
+  const select = `SELECT ${[...cols, q(CURRENT), ...(markTies ? [q(TIE)] : [])].join(', ')} FROM (${lagged}) x`;
+  // Where scratch is a table of the session, it goes at once (a walk run again makes it again).
+  return [d.scratch(into, select), ...(d.capabilities.temporaryTables ? [`DROP TABLE ${q(walked)}`] : [])];
+}
+
+/** The versions of the walk (walkSql), previous values aside. */
+function versionsSql(flow: Flow, model: ColumnModel, d: Dialect, events: string, into: string, tieFree: boolean, markTies: boolean): string[] {
   const q = d.quote;
   const K = model.keys.map((k) => q(k.name));
   const S = seqParts(model).map(q);
@@ -258,9 +289,13 @@ function projection(flow: Flow, model: ColumnModel, d: Dialect): string[] {
       ? q(parts[0]!)
       : `CASE WHEN ${q(parts[0]!)} IS NULL THEN NULL ELSE ${d.struct(model.seq.map((c, i) => [c.name, q(parts[i]!), c.type]))} END`;
   const out: string[] = [];
+  const previous = previousColumns(flow, model);
   for (const c of targetColumns(flow, model, d)) {
     const n = c.name;
-    if (n === flow.surrogateKey) {
+    if (previous.some((p) => p.name === n)) {
+      // Filled in once every version is known (previousValuesSql).
+      out.push(`CAST(NULL AS ${c.type}) AS ${q(n)}`);
+    } else if (n === flow.surrogateKey) {
       out.push(`md5(${d.canonicalText([...model.keys.map((k) => q(k.name)), ...S.map(q)])}) AS ${q(n)}`);
     } else if (flow.storedAs === 'scd2' && n === flow.startAtColumn) {
       out.push(`${seqValue(S)} AS ${q(n)}`);

@@ -8,12 +8,19 @@ import { readFlowRecord } from '../store/catalog.js';
 import { storeNames, TMP } from '../store/names.js';
 import { POSITION_COLUMNS } from './debezium-positions.js';
 import { flattenDebezium } from './debezium.js';
+import { stampProcessingTime } from './processing-time.js';
 
 /**
  * Fill TMP.stage / TMP.rejects from input files, by the flow's source format. Debezium envelopes
  * are unwrapped to flat rows first (streamed, line by line); everything else is read by the engine.
  */
 export async function stageInputs(driver: Driver, flow: Flow, files: InputFile[]): Promise<StagedInputs> {
+  if (flow.processingTime) {
+    const staged = await driver.stageFiles(uniqueFiles(files), TMP.stage, TMP.rejects);
+    await stampProcessingTime(driver, flow);
+    // The staged table has a column the reader did not make: the commit looks its columns up.
+    return { ...staged, columns: undefined, skipped: 0 };
+  }
   if (flow.source?.format !== 'debezium') return { ...(await driver.stageFiles(uniqueFiles(files), TMP.stage, TMP.rejects)), skipped: 0 };
   // An existing target's stored model decides which positions its rows carry.
   const record = await readFlowRecord(driver, storeNames(flow.target));

@@ -57,6 +57,8 @@ export const TMP = {
   fresh: '_scd_new',
   keys: '_scd_keys',
   next: '_scd_next',
+  /** The walk's versions before their previous values are added (flow.previousValues). */
+  walked: '_scd_next_walked',
   prev: '_scd_prev',
   pairs: '_scd_pairs',
   changed: '_scd_changed',

@@ -38,6 +38,8 @@ export interface ScenarioOptions {
   storedAs: 'scd1' | 'scd2';
   /** sequenceBy: ['seq', 'lsn'] instead of 'seq'; random (one run in three) when absent. */
   tupleSequence?: boolean;
+  /** scd2: keep the previous value of a random non-empty subset of the tracked-or-not payload columns (previousValues). */
+  previousValues?: boolean;
 }
 
 const pick = <T>(xs: readonly T[]) => fc.constantFrom(...xs);
@@ -96,6 +98,8 @@ const flowOptionsArb = fc.record({
   /** 0: track all, 1: trackHistory, 2: trackHistoryExcept */
   tracking: fc.constantFrom(0, 0, 1, 2),
   trackList: subsetOf(['reg', 'lsn', 'op', 'a', 'b', 'c'] as Column[]),
+  /** previousValues: the columns to keep the previous value of (those that are payload, not sequence). */
+  previousList: subsetOf(['reg', 'lsn', 'op', 'a', 'b', 'c'] as Column[]),
   ignoreNullUpdates: fc.boolean(),
   tupleSequence: fc.oneof({ arbitrary: fc.constant(false), weight: 2 }, { arbitrary: fc.constant(true), weight: 1 }),
   columnOrder: fc.array(fc.nat(99), { minLength: ALL_COLUMNS.length, maxLength: ALL_COLUMNS.length }),
@@ -140,6 +144,10 @@ function buildFlow(o: ValueOf<typeof flowOptionsArb>, opts: ScenarioOptions): { 
   const scd2 = opts.storedAs === 'scd2';
   const trackHistory = scd2 && o.tracking === 1 && list.length > 0 ? list : undefined;
   const trackHistoryExcept = scd2 && o.tracking === 2 && list.length > 0 ? list : undefined;
+  // Every payload column but the sequence's may keep its previous value (one at least, when asked).
+  const chosen = o.previousList.filter((c) => candidates.includes(c));
+  const previousCols = scd2 && opts.previousValues ? (chosen.length ? chosen : candidates.slice(0, 1)) : [];
+  const previousValues = previousCols.length ? Object.fromEntries(previousCols.map((c) => [c, `p_${c}`])) : undefined;
   const flow: FlowInput = {
     target: 'dim',
     keys,
@@ -152,6 +160,7 @@ function buildFlow(o: ValueOf<typeof flowOptionsArb>, opts: ScenarioOptions): { 
     ...(exceptColumns ? { exceptColumns } : {}),
     ...(trackHistory ? { trackHistory } : {}),
     ...(trackHistoryExcept ? { trackHistoryExcept } : {}),
+    ...(previousValues ? { previousValues } : {}),
   };
   const spec: ModelSpec = {
     sourceColumns,
@@ -165,6 +174,7 @@ function buildFlow(o: ValueOf<typeof flowOptionsArb>, opts: ScenarioOptions): { 
     trackHistory,
     trackHistoryExcept,
     ignoreNullUpdates: o.ignoreNullUpdates,
+    previousValues,
   };
   return { flow, spec };
 }
@@ -249,4 +259,6 @@ export function fcParams<Ts extends unknown[] = [Scenario]>(numRuns: number, eng
 export const KINDS: Array<ScenarioOptions & { name: string }> = [
   { name: 'scd2', storedAs: 'scd2' },
   { name: 'scd1', storedAs: 'scd1' },
+  // SCD type 3 beside type 2: every key is walked from the log (incremental.ts), previous values lagged.
+  { name: 'scd2 with previousValues', storedAs: 'scd2', previousValues: true },
 ];

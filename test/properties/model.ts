@@ -25,6 +25,11 @@ export interface ModelSpec {
   trackHistory?: string[];
   trackHistoryExcept?: string[];
   ignoreNullUpdates: boolean;
+  /**
+   * scd2: payload column → column holding its value on the key's previous version: the kept
+   * version that ends where this one starts (null when none: a key's first version, or after a delete).
+   */
+  previousValues?: Record<string, string>;
 }
 
 export const UPSERT = 0;
@@ -216,9 +221,11 @@ export class Model {
     const payload = payloadColumns(s);
     const seqValue = (seq: Val[] | null): unknown =>
       seq === null ? null : s.sequenceBy.length === 1 ? seq[0] : Object.fromEntries(s.sequenceBy.map((c, i) => [c, seq[i]]));
-    const row = (key: Val[], v: Version): Rec => {
+    const row = (key: Val[], v: Version, before?: Version): Rec => {
       const r: Record<string, unknown> = {};
       for (const c of out) r[c] = s.keys.includes(c) ? key[s.keys.indexOf(c)]! : v.values[payload.indexOf(c)]!;
+      const meets = before !== undefined && before.end !== null && compareTuple(before.end, v.start) === 0;
+      for (const [of, as] of Object.entries(s.previousValues ?? {})) r[as] = meets ? before.values[payload.indexOf(of)]! : null;
       if (s.storedAs === 'scd2') {
         r.__START_AT = seqValue(v.start);
         r.__END_AT = seqValue(v.end);
@@ -232,7 +239,9 @@ export class Model {
       if (s.storedAs === 'scd1') {
         if (live) rows.push(row(key, live));
       } else {
-        for (const v of versions) if (v.end === null || compareTuple(v.start, v.end) !== 0) rows.push(row(key, v));
+        // Zero-length versions are not rows: a version's previous one is the kept row before it.
+        const kept = versions.filter((v) => v.end === null || compareTuple(v.start, v.end) !== 0);
+        kept.forEach((v, i) => rows.push(row(key, v, kept[i - 1])));
       }
     }
     return rows;

@@ -63,4 +63,4 @@ INSERT INTO "dim" ("id", "ts", "n", "city", "tier", "op", "__START_AT", "__END_A
 INSERT INTO "_scd_commits" VALUES ($1, CAST($2 AS integer), CAST($3 AS timestamp with time zone), $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19);
 COMMIT;
 DROP VIEW IF EXISTS "_scd_log_view", "_scd_removed", "_scd_added", "_scd_added_walked_view";
-DROP TABLE IF EXISTS "_scd_stage", "_scd_rejects", "_scd_batch", "_scd_valid", "_scd_dups", "_scd_slow_log", "_scd_events", "_scd_new", "_scd_keys", "_scd_next", "_scd_prev", "_scd_pairs", "_scd_changed", "_scd_simple", "_scd_materialized", "_scd_removed_walked", "_scd_added_walked";
+DROP TABLE IF EXISTS "_scd_stage", "_scd_rejects", "_scd_batch", "_scd_valid", "_scd_dups", "_scd_slow_log", "_scd_events", "_scd_new", "_scd_keys", "_scd_next", "_scd_next_walked", "_scd_prev", "_scd_pairs", "_scd_changed", "_scd_simple", "_scd_materialized", "_scd_removed_walked", "_scd_added_walked";
