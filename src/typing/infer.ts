@@ -1,6 +1,6 @@
 import type { Dialect } from '../dialects/dialect.js';
 import type { Driver } from '../dialects/driver.js';
-import { CLASSES, valueClass, type Lexical, type ValueClass } from './lexical.js';
+import { CLASSES, jsonTextForClass, valueClass, type Lexical, type ValueClass } from './lexical.js';
 
 /**
  * A column's type, decided by what its values say (docs/TYPES.md "Inferred types"):
@@ -84,7 +84,7 @@ export async function inferTypes(driver: Driver, table: string, columns: Untyped
   // One grouping by every column's class at once: real data has few combinations of classes, so
   // this hashes short keys into a handful of groups (a count per group).
   const ks = columns.map((_, j) => `k${j}`);
-  const rows = await driver.query(`SELECT ${ks.join(', ')}, count(*) AS n FROM (${classesSql(d, table, columns)}) c GROUP BY ${ks.join(', ')}`);
+  const rows = await driver.query(`SELECT ${ks.join(', ')}, count(*) AS n FROM (${classesSql(d, table, columns, 'classes')}) c GROUP BY ${ks.join(', ')}`);
   for (const [j, c] of columns.entries()) {
     const counts = Object.fromEntries(CLASSES.map((k) => [k, 0])) as Record<ValueClass, number>;
     for (const r of rows) {
@@ -101,20 +101,26 @@ export async function inferTypes(driver: Driver, table: string, columns: Untyped
 /**
  * Each value's class (k0, k1, ...) and its text (x0, x1, ...), per staged record: each value's text
  * and kind computed once (innermost), its class from them.
+ *
+ * `textOf`: which values' text the query extracts. `'all'` (for the samples a message quotes):
+ * every value's, as written. `'classes'` (for the counts): only where the class depends on it
+ * (lexical.ts jsonTextForClass): a JSON value's text is a new string per value, and most values'
+ * classes are told without it.
  */
-function classesSql(d: Dialect, table: string, columns: UntypedColumn[]): string {
+function classesSql(d: Dialect, table: string, columns: UntypedColumn[], textOf: 'all' | 'classes'): string {
   const q = d.quote;
-  const texts = columns.flatMap((c, j) => [
-    `${c.lexical === 'json' ? d.jsonText(q(c.name)) : q(c.name)} AS x${j}`,
-    ...(c.lexical === 'json' ? [`CASE WHEN ${q(c.name)} IS NOT NULL THEN ${d.jsonKind(q(c.name))} END AS j${j}`] : []),
-  ]);
+  const texts = columns.flatMap((c, j) => {
+    if (c.lexical !== 'json') return [`${q(c.name)} AS x${j}`];
+    const text = textOf === 'all' ? d.jsonText(q(c.name)) : jsonTextForClass(d, q(c.name));
+    return [`${text} AS x${j}`, `CASE WHEN ${q(c.name)} IS NOT NULL THEN ${d.jsonKind(q(c.name))} END AS j${j}`];
+  });
   const classes = columns.flatMap((c, j) => [`${valueClass(d, `x${j}`, c.lexical === 'json' ? `j${j}` : undefined)} AS k${j}`, `x${j}`]);
   return `SELECT ${classes.join(', ')} FROM (SELECT ${texts.join(', ')} FROM ${q(table)}${d.computeOnce}) x${d.computeOnce}`;
 }
 
 /** One value of each family in a column (the least of its first 40 characters), for messages. */
 async function samplesOf(driver: Driver, table: string, column: UntypedColumn): Promise<ColumnStats['samples']> {
-  const rows = await driver.query(`SELECT k0 AS k, min(left(x0, 40)) AS t FROM (${classesSql(driver.dialect, table, [column])}) c WHERE k0 IS NOT NULL GROUP BY k0 ORDER BY k0`);
+  const rows = await driver.query(`SELECT k0 AS k, min(left(x0, 40)) AS t FROM (${classesSql(driver.dialect, table, [column], 'all')}) c WHERE k0 IS NOT NULL GROUP BY k0 ORDER BY k0`);
   const samples: ColumnStats['samples'] = {};
   for (const r of rows) {
     const family = FAMILY[String(r.k) as ValueClass];

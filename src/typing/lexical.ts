@@ -65,6 +65,26 @@ export function valueClass(d: Dialect, text: string, kind: string | undefined): 
     ELSE ${textClass('s')} END END`;
 }
 
+/**
+ * A stand-in for a JSON value's text (`json`, a staged JSON column) from which valueClass gives
+ * the same class as from its text (Dialect.jsonText), extracted only where the class depends on
+ * it. The value's JSON text is the engine's own and costs nothing; its text is a new string.
+ * - A string whose first character (after the opening quote) is one a number, a time or a
+ *   boolean may start with, or an escape (any character): its text.
+ * - Any other string: its JSON text, whose first character (the quote) valueClass classes as
+ *   other text (s), as it does every such string.
+ * - A number: its JSON text. The class of a number looks for a point or an exponent and counts
+ *   digits; a number's text as the engine writes it has a point or an exponent exactly when its
+ *   JSON text has one, and the same digits (an integer keeps its digits, "-0" aside: both class i).
+ * - Booleans, objects, arrays: their JSON text (their class is their kind's).
+ */
+export function jsonTextForClass(d: Dialect, json: string): string {
+  const written = d.toText(json);
+  // The characters textClass looks for first (digits, + - ., F T f t) and the escape; a search in
+  // a constant costs a fifth of a list of comparisons (DuckDB).
+  return `CASE WHEN ascii(${written}) = 34 AND strpos('+-.0123456789FTft\\', substr(${written}, 2, 1)) > 0 THEN ${d.jsonText(json)} ELSE ${written} END`;
+}
+
 /** Every class valueClass gives, in a fixed order (the columns of the statistics). */
 export const CLASSES = ['i', 'I', 'H', 'f', 'b', 'n', 'd', 'w', 'z', 'si', 'sI', 'sH', 'sf', 'sb', 's'] as const;
 export type ValueClass = (typeof CLASSES)[number];

@@ -6,7 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDriver, type Driver } from '../../src/index.js';
-import { valueClass } from '../../src/typing/lexical.js';
+import { jsonTextForClass, valueClass } from '../../src/typing/lexical.js';
+import { engines } from '../engines.js';
 
 /** Text as written (a CSV value), and its class. */
 const TEXT: Array<[string, string]> = [
@@ -84,5 +85,42 @@ describe('DuckDB: the class of a value', () => {
        FROM (SELECT i, CAST(j AS JSON) AS j FROM (VALUES ${JSON_VALUES.map(([v], i) => `(${i}, ${literal(v)})`).join(', ')}) t(i, j))) ORDER BY i`,
     );
     expect(rows.map((r, i) => [JSON_VALUES[i]![0], r.k])).toEqual(JSON_VALUES);
+  });
+});
+
+/**
+ * The classes pass reads a stand-in for a JSON value's text (jsonTextForClass: its JSON text, or
+ * nothing for a string whose first character decides): every value must get the class its text
+ * gives, on every engine. Beyond the values above: strings that start with an escape, and JSON
+ * numbers as a cast writes them (not as the engine would: -0, 1.50, 1E5).
+ */
+const MORE_JSON: string[] = [
+  '"\\u0031"', '"\\u0031-2"', '"\\u0074rue"', '"\\u0032024-01-01"', '"\\\\1"', '"\\"1"', '"\\/1"', '"é1"', '",1"', '"/1"',
+  '"Tx"', '"Fx"', '"TRUE "', '"😀"', '-0', '1.50', '1E5', '-12', '0', '123456789012345678901234567890123456789012',
+];
+
+describe.each(engines)('$name: the class of a JSON value from its stand-in text', (engine) => {
+  let driver: Driver;
+  beforeAll(async () => {
+    driver = await engine.open();
+  });
+  afterAll(async () => {
+    await driver.close();
+  });
+
+  it('is the class of its text', async () => {
+    const d = driver.dialect;
+    const values = [...JSON_VALUES.map(([v]) => v), ...MORE_JSON];
+    const literal = (v: string) => `'${v.replace(/'/g, "''")}'`;
+    const json = `CAST(j AS ${d.types.json})`;
+    const rows = await driver.query(
+      `SELECT i, ${valueClass(d, 'x', 'kind')} AS k, ${valueClass(d, 'y', 'kind')} AS l, y FROM (
+         SELECT i, ${d.jsonText('j')} AS x, ${jsonTextForClass(d, 'j')} AS y, ${d.jsonKind('j')} AS kind
+         FROM (SELECT i, ${json} AS j FROM (VALUES ${values.map((v, i) => `(${i}, ${literal(v)})`).join(', ')}) t(i, j)) v) c ORDER BY i`,
+    );
+    expect(rows.length).toBe(values.length);
+    expect(rows.map((r, i) => [values[i], r.l])).toEqual(rows.map((r, i) => [values[i], r.k]));
+    // The stand-in of a string whose first character decides is its JSON text (the point of it).
+    expect(rows.filter((r) => r.y === values[Number(r.i)]).map((r) => values[Number(r.i)])).toContain('"customer 1"');
   });
 });

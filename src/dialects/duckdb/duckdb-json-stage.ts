@@ -144,11 +144,13 @@ async function finish(db: SqlRunner, part: string, rejects: string, staged: Stag
 /**
  * Why a record's raw text cannot be a record, or nothing: malformed JSON, not an object, or a
  * string no engine stores as text (a NUL character, a UTF-16 surrogate without its pair). The
- * escapes are looked for with `contains` first: most records have no `\u` at all.
+ * escapes are looked for with `contains` first: most records have no `\u` at all. Valid JSON
+ * whose first character is `{` is an object: json_type (a second parse of the record) runs only
+ * for the others (a record after blanks, an array, a scalar).
  */
 function readReason(raw: string): string {
   return `WHEN NOT json_valid(${raw}) THEN 'malformed JSON'
-    ELSE CASE WHEN json_type(${raw}) <> 'OBJECT' THEN 'not a JSON object'
+    ELSE CASE WHEN ascii(${raw}) <> 123 AND json_type(${raw}) <> 'OBJECT' THEN 'not a JSON object'
       WHEN contains(${raw}, '\\u0000') AND regexp_matches(${raw}, '(^|[^\\\\])(\\\\\\\\)*\\\\u0000') THEN 'a NUL character (\\u0000) in a string'
       WHEN contains(${raw}, '\\u') AND regexp_matches(${raw}, '\\\\u[dD][89a-fA-F]')
         THEN CASE WHEN regexp_matches(regexp_replace(${raw}, '\\\\u[dD][89abAB][0-9a-fA-F]{2}\\\\u[dD][c-fC-F][0-9a-fA-F]{2}', '', 'g'), '\\\\u[dD][89a-fA-F][0-9a-fA-F]{2}')
