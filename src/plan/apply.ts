@@ -21,7 +21,7 @@ import { checkExpressions, checkSpelling, shown } from './expression.js';
 import type { StagedColumn } from '../typing/cast.js';
 import type { LexicalColumns } from '../typing/lexical.js';
 import { sourceColumnsOf, typeStagedColumns } from '../typing/staged-types.js';
-import { deriveModel, type ColumnModel } from './model.js';
+import { deriveModel, INTERNAL_PREFIX, type ColumnModel } from './model.js';
 import { changedSettings, semanticSettings } from './settings.js';
 import { commitLabel, undoInterruptedCommit } from '../store/recovery.js';
 import { checkEndSentinel, COMMIT, createStoreSql, OP, OP_TRUNCATE, targetColumns } from './target.js';
@@ -342,8 +342,10 @@ function stagedColumnsNow(columns: ColumnInfo[] | undefined, known: Map<string, 
 /** The keys of TMP.keys that have a new event (a slow key may have none). */
 async function keysWithNews(driver: Driver, model: ColumnModel): Promise<number> {
   const q = driver.dialect.quote;
-  const on = model.keys.map((k) => `n.${q(k.name)} = k.${q(k.name)}`).join(' AND ');
-  const rows = await driver.query(`SELECT count(*) AS n FROM ${q(TMP.keys)} k WHERE NOT k.${q(SLOW)} OR EXISTS (SELECT 1 FROM ${q(TMP.fresh)} n WHERE ${on})`);
+  // An outer alias no column may have (incremental.ts freshSql).
+  const k = q(`${INTERNAL_PREFIX}k`);
+  const on = model.keys.map((c) => `n.${q(c.name)} = ${k}.${q(c.name)}`).join(' AND ');
+  const rows = await driver.query(`SELECT count(*) AS n FROM ${q(TMP.keys)} ${k} WHERE NOT ${k}.${q(SLOW)} OR EXISTS (SELECT 1 FROM ${q(TMP.fresh)} n WHERE ${on})`);
   return Number(rows[0]!.n);
 }
 

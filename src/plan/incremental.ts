@@ -151,21 +151,24 @@ FROM ${q(names.events)} l JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'l', 'k')
  */
 export function freshSql(model: ColumnModel, d: Dialect, names: StoreNames, truncates = true): string {
   const q = d.quote;
-  const cols = logColumns(model).map((c) => `v.${q(c)}`).join(', ');
+  // The outer alias is one no column may have: Spark reads `v.x` in a correlated subquery as the
+  // field x of a column v of the inner table, where there is one.
+  const v = q(`${INTERNAL_PREFIX}v`);
+  const cols = logColumns(model).map((c) => `${v}.${q(c)}`).join(', ');
   // Plain equalities only (hashable on every engine): slow keys are never null, truncates have none.
   const same = (other: string, withKeys = true) =>
     identity(model)
       .filter((c) => withKeys || !model.keys.some((k) => k.name === c))
-      .map((c) => `${other}.${q(c)} = v.${q(c)}`)
+      .map((c) => `${other}.${q(c)} = ${v}.${q(c)}`)
       .join(' AND ');
-  return d.scratch(TMP.fresh, `SELECT ${cols} FROM ${q(TMP.valid)} v JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'v', 'k')} WHERE NOT k.${q(SLOW)}
+  return d.scratch(TMP.fresh, `SELECT ${cols} FROM ${q(TMP.valid)} ${v} JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, v, 'k')} WHERE NOT k.${q(SLOW)}
 UNION ALL
-SELECT ${cols} FROM ${q(TMP.valid)} v JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'v', 'k')}
+SELECT ${cols} FROM ${q(TMP.valid)} ${v} JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, v, 'k')}
   WHERE k.${q(SLOW)} AND NOT EXISTS (SELECT 1 FROM ${q(TMP.slowLog)} l WHERE ${same('l')})${
     truncates
       ? `
 UNION ALL
-SELECT ${cols} FROM ${q(TMP.valid)} v WHERE v.${q(OP)} = ${OP_TRUNCATE}
+SELECT ${cols} FROM ${q(TMP.valid)} ${v} WHERE ${v}.${q(OP)} = ${OP_TRUNCATE}
   AND NOT EXISTS (SELECT 1 FROM ${q(names.events)} l WHERE l.${q(OP)} = ${OP_TRUNCATE} AND ${same('l', false)})`
       : ''
   }`);
@@ -196,6 +199,8 @@ export function knownSql(model: ColumnModel, d: Dialect): string {
  */
 export function tiesSql(model: ColumnModel, d: Dialect, names: StoreNames, truncates = true): string {
   const q = d.quote;
+  // An outer alias no column may have (freshSql).
+  const n = q(`${INTERNAL_PREFIX}n`);
   const at = [...model.keys.map((k) => k.name), ...model.seq.map((s) => s.name)].map(q).join(', ');
   const sameSeq = (a: string, b: string) => model.seq.map((c) => `${a}.${q(c.name)} = ${b}.${q(c.name)}`).join(' AND ');
   // One aggregate over the new and the logged events of the keys that may tie.
@@ -205,8 +210,8 @@ export function tiesSql(model: ColumnModel, d: Dialect, names: StoreNames, trunc
      GROUP BY ${at} HAVING count(*) > 1) t), 0)
   ${
     truncates
-      ? `+ (SELECT count(*) FROM ${q(TMP.fresh)} n WHERE n.${q(OP)} = ${OP_TRUNCATE} AND EXISTS (SELECT 1 FROM ${q(names.events)} t
-     WHERE t.${q(OP)} = ${OP_TRUNCATE} AND ${sameSeq('t', 'n')} AND t.${q(HASH)} <> n.${q(HASH)}))`
+      ? `+ (SELECT count(*) FROM ${q(TMP.fresh)} ${n} WHERE ${n}.${q(OP)} = ${OP_TRUNCATE} AND EXISTS (SELECT 1 FROM ${q(names.events)} t
+     WHERE t.${q(OP)} = ${OP_TRUNCATE} AND ${sameSeq('t', n)} AND t.${q(HASH)} <> ${n}.${q(HASH)}))`
       : ''
   } AS ${d.types.int}) AS n`;
 }

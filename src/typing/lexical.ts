@@ -82,7 +82,9 @@ export function jsonTextForClass(d: Dialect, json: string): string {
   const written = d.toText(json);
   // The characters textClass looks for first (digits, + - ., F T f t) and the escape; a search in
   // a constant costs a fifth of a list of comparisons (DuckDB).
-  return `CASE WHEN ascii(${written}) = 34 AND strpos('+-.0123456789FTft\\', substr(${written}, 2, 1)) > 0 THEN ${d.jsonText(json)} ELSE ${written} END`;
+  // Standard SQL's position() and chr() (every engine has them; a backslash is no literal on Spark).
+  const second = `substr(${written}, 2, 1)`;
+  return `CASE WHEN ascii(${written}) = 34 AND (position(${second} IN '+-.0123456789FTft') > 0 OR ${second} = chr(92)) THEN ${d.jsonText(json)} ELSE ${written} END`;
 }
 
 /** Every class valueClass gives, in a fixed order (the columns of the statistics). */

@@ -56,6 +56,9 @@ export class SparkDriver implements Driver {
     try {
       // Everything scdkit needs beyond Delta's two server settings, per session.
       await client.execute(`SET spark.sql.session.timeZone = UTC`);
+      // A temporary view keeps its analyzed plan: a commit's scratch reads scratch, and re-analyzing
+      // the text of every view below it at each statement costs seconds for a few rows.
+      await client.execute(`SET spark.sql.legacy.storeAnalyzedPlanForView = true`);
       await client.execute(`CREATE DATABASE IF NOT EXISTS ${q(schema)}`);
       await client.execute(`USE ${q(schema)}`);
     } catch (e) {
@@ -205,8 +208,14 @@ export class SparkDriver implements Driver {
   async discardScratch(tables: string[], views: string[]): Promise<void> {
     await Promise.all([...this.pinned].map((t) => this.client.execute(`DROP VIEW IF EXISTS ${q(t)}`)));
     this.pinned.clear();
-    const names = new Set([...views, ...tables, ...(await this.sessionViews())]);
-    await Promise.all([...names].map((n) => this.client.execute(`DROP VIEW IF EXISTS ${q(n)}`).catch(() => undefined)));
+    // A view that another one reads may refuse to go before it: rounds until none is left.
+    let left = new Set([...views, ...tables, ...(await this.sessionViews())]);
+    for (let round = 0; left.size && round < 8; round++) {
+      const failed = new Set<string>();
+      await Promise.all([...left].map((n) => this.client.execute(`DROP VIEW IF EXISTS ${q(n)}`).catch(() => failed.add(n))));
+      if (failed.size === left.size) throw new Error(`spark: cannot drop the commit's temporary views ${[...failed].join(', ')}`);
+      left = failed;
+    }
   }
 
   /** The session's temporary views that scdkit made (staging's per-file views among them). */

@@ -50,7 +50,7 @@ export async function stageSparkFiles(db: SparkStatements, files: InputFile[], t
     }
     const text = `_scd_text_${i}`;
     const lines = `_scd_lines_${i}`;
-    await db.run(`CREATE TEMP VIEW ${q(text)} USING text OPTIONS (path ${where}, wholetext 'true')`);
+    await db.run(`CREATE OR REPLACE TEMP VIEW ${q(text)} USING text OPTIONS (path ${where}, wholetext 'true')`);
     if (file.format === 'json') {
       // One document: an array's elements are the records (numbered from 1), an object is one.
       await db.run(`CACHE TABLE ${q(lines)} AS SELECT CAST(e.pos + 1 AS BIGINT) AS line, to_json(e.value) AS raw
