@@ -45,22 +45,12 @@ export function feedColumns(flow: Flow, target: ColumnInfo[], boolType: string):
   return [...(flow.storedAs === 'scd2' && end ? preColumns(end.type, boolType) : []), { name: REF, type: boolType }];
 }
 
-/** Per driver, the feeds known to have their columns (only ensureFeedColumns adds them; a rebuild makes a feed whole). */
-const feedsReady = new WeakMap<Driver, Set<string>>();
-
-/** The feed gets the columns it lacks (a feed written before they existed): looked up once per driver. */
+/** The feed gets the columns it lacks (a feed written before they existed). */
 export async function ensureFeedColumns(driver: Driver, flow: Flow, names: StoreNames, target: ColumnInfo[]): Promise<void> {
-  const wanted = feedColumns(flow, target, driver.dialect.types.bool);
-  const key = `${names.changes}\u0000${wanted.map((c) => c.name).join(',')}`;
-  const ready = feedsReady.get(driver) ?? new Set<string>();
-  feedsReady.set(driver, ready);
-  if (ready.has(key)) return;
   const feed = (await driver.columns(names.changes)) ?? [];
   const q = driver.dialect.quote;
-  const missing = wanted.filter((c) => !feed.some((f) => f.name === c.name));
-  for (const c of missing) await driver.run(`ALTER TABLE ${q(names.changes)} ADD COLUMN ${q(c.name)} ${c.type}`);
-  // Known only once they were there before this commit (its ALTERs roll back with it).
-  if (!missing.length) ready.add(key);
+  for (const c of feedColumns(flow, target, driver.dialect.types.bool))
+    if (!feed.some((f) => f.name === c.name)) await driver.run(`ALTER TABLE ${q(names.changes)} ADD COLUMN ${q(c.name)} ${c.type}`);
 }
 
 /**

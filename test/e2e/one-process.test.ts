@@ -187,6 +187,11 @@ describe('one DuckDB file, one process', () => {
         expect(await order(a)).toBe(false);
         expect(await order(b)).toBe(true);
       });
+      expect(await order(b)).toBe(true);
+      // a's next staging reads in order again (a commit's connection is usually replaced first).
+      const input = path.join(tmp.dir, 'order.ndjson');
+      writeFileSync(input, '{"id":1}\n{"id":2}\n');
+      await a.stageFiles([{ path: input, format: 'ndjson' }], '_scd_stage', '_scd_rejects');
       expect(await order(a)).toBe(true);
     } finally {
       await a.close();
