@@ -99,10 +99,11 @@ export class SparkDriver implements Driver {
     }
     const out: ColumnInfo[] = [];
     // DESCRIBE lists the columns, then a blank line or `# …` sections (partitioning, details).
+    // Types as Spark spells them: a struct's field names keep their case (sameType compares).
     for (const r of rows) {
       const name = String(r.col_name ?? '');
       if (name === '' || name.startsWith('#')) break;
-      out.push({ name, type: String(r.data_type).toUpperCase() });
+      out.push({ name, type: String(r.data_type) });
     }
     return out;
   }
@@ -115,7 +116,7 @@ export class SparkDriver implements Driver {
 
   async describe(select: string): Promise<ColumnInfo[]> {
     const rows = await this.client.execute(`DESCRIBE QUERY ${select}`);
-    return rows.map((r) => ({ name: String(r.col_name), type: String(r.data_type).toUpperCase() }));
+    return rows.map((r) => ({ name: String(r.col_name), type: String(r.data_type) }));
   }
 
   /**

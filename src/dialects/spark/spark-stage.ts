@@ -39,7 +39,7 @@ export async function stageSparkFiles(db: SparkStatements, files: InputFile[], t
     if (file.format === 'parquet') {
       const rows = `parquet.${q(path.resolve(file.path))}`;
       const described = await db.query(`DESCRIBE QUERY SELECT * FROM ${rows}`);
-      const columns = described.map((r) => ({ name: String(r.col_name), type: String(r.data_type).toUpperCase() }));
+      const columns = described.map((r) => ({ name: String(r.col_name), type: String(r.data_type) }));
       checkSourceKeys(columns.map((c) => c.name), sparkDialect.nameKey);
       records += Number((await db.query(`SELECT count(*) AS n FROM ${rows}`))[0]!.n);
       parts.push({
