@@ -56,7 +56,8 @@ describe('scd serve in Chromium', () => {
   beforeAll(async () => {
     if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`);
     mkdirSync(ARTIFACTS, { recursive: true });
-    cpSync(path.join(ROOT, 'examples', 'customers'), project, { recursive: true });
+    // The example as committed: not a database `npm start` may have left beside it.
+    cpSync(path.join(ROOT, 'examples', 'customers'), project, { recursive: true, filter: (src) => !/\.(duckdb|wal)$/.test(src) });
     await scdOk(['apply', 'flow.yaml', '--each'], project);
     server = await serve(project);
     browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });

@@ -34,7 +34,8 @@ describe('scd serve on a DuckDB file another process holds', () => {
   let server: RunningServer;
 
   beforeAll(async () => {
-    cpSync(path.join(ROOT, 'examples', 'customers'), project, { recursive: true });
+    // The example as committed: not a database `npm start` may have left beside it.
+    cpSync(path.join(ROOT, 'examples', 'customers'), project, { recursive: true, filter: (src) => !/\.(duckdb|wal)$/.test(src) });
     await scdOk(['apply', 'flow.yaml', '--each'], project);
     const flow = loadFlowFile(path.join(project, 'flow.yaml'));
     server = await startServer({ flow, source: driverPerRequest(flow.database, {}), log: () => {} });

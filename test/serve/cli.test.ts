@@ -11,7 +11,8 @@ import { ROOT, SCD, scd, scdOk, tempDir } from '../e2e/fixtures/cli.js';
 describe('scd serve (command)', () => {
   const tmp = tempDir('scdkit-serve-cli-');
   const project = path.join(tmp.dir, 'customers');
-  cpSync(path.join(ROOT, 'examples', 'customers'), project, { recursive: true });
+  // The example as committed: not a database `npm start` may have left beside it.
+    cpSync(path.join(ROOT, 'examples', 'customers'), project, { recursive: true, filter: (src) => !/\.(duckdb|wal)$/.test(src) });
   afterAll(() => tmp.cleanup());
 
   it('refuses a database that does not exist, in one line, without creating it', async () => {
