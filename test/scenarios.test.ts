@@ -113,15 +113,15 @@ function expectRowsRead(results: ApplyResult[]): void {
 
 /**
  * On a remote engine (Spark) every statement is a job: the scenarios that cover each path of the
- * plan run there (in order, late events, ties, deletes as tombstones, tuple sequences,
- * quarantine, scd1), one commit per file. docs/SPARK.md says why not all. Truncates are not among
- * them yet: on Spark a truncate does not end the versions it should (docs/SPARK.md, issue 20).
+ * plan run there (in order, late events, ties, deletes as tombstones, truncates, tuple sequences,
+ * quarantine, scd1), one commit per file. docs/SPARK.md says why not all.
  */
 const REMOTE_SCENARIOS = new Set([
   'seed000-rahul-moves',
   'seed004-late-duplicate-replay',
   'ties',
   'tombstone-deletes',
+  'truncate-scd2',
   'tuple-sequence',
   'quarantine',
   'scd1-overwrite-and-deletes',

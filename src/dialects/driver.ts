@@ -57,6 +57,11 @@ export interface Driver {
    */
   pinReads?(tables: string[]): Promise<Record<string, string>>;
   /**
+   * Where defined (an engine without transactions, whose writes carry Dialect.commitLabel), put
+   * each table back as it was before its latest writes labelled `label`; returns the tables put back.
+   */
+  undoLabelled?(tables: string[], label: string): Promise<string[]>;
+  /**
    * Inside a transaction: hold the flow target's lock until the transaction ends, so that two
    * applies of one target never interleave (the second waits, or fails with `noWait`).
    */

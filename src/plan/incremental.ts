@@ -239,6 +239,18 @@ function liveStart(flow: Flow, model: ColumnModel, d: Dialect): string[] {
   return model.seq.length === 1 ? [`p.${q(flow.startAtColumn)}`] : model.seq.map((c) => `(p.${q(flow.startAtColumn)}).${q(c.name)}`);
 }
 
+/**
+ * Every truncate of the log and of this commit, once. The commit's own come from TMP.fresh: an
+ * engine that reads the log as of the commit's start (Spark, Driver.pinReads) does not see them in
+ * the log, and one that does sees each twice, which the UNION makes once. A rebuild has only the log.
+ */
+function truncatesSql(model: ColumnModel, d: Dialect, names: StoreNames, wholeLog: boolean): string {
+  const q = d.quote;
+  const cols = [...model.seq.map((c) => q(c.name)), q(OP), q(HASH)].join(', ');
+  const logged = `SELECT ${cols} FROM ${q(names.events)} WHERE ${q(OP)} = ${OP_TRUNCATE}`;
+  return wholeLog ? logged : `${logged} UNION SELECT ${cols} FROM ${q(TMP.fresh)} WHERE ${q(OP)} = ${OP_TRUNCATE}`;
+}
+
 /** The walk's input when every key is recomputed from the log (a view, not a copy). */
 export const LOG_VIEW = '_scd_log_view';
 
@@ -259,7 +271,7 @@ export function eventsSql(flow: Flow, model: ColumnModel, d: Dialect, names: Sto
   ];
   if (flow.applyAsTruncates !== undefined)
     parts.push(`SELECT ${K.map((c) => `k.${c}`).join(', ')}, ${model.seq.map((c, i) => `t.${q(c.name)} AS ${S[i]}`).join(', ')}, t.${q(OP)}, ${[...nullPayload, `t.${q(HASH)}`].join(', ')}
-  FROM ${q(TMP.keys)} k CROSS JOIN (SELECT * FROM ${q(names.events)} x WHERE x.${q(OP)} = ${OP_TRUNCATE}) t WHERE k.${q(SLOW)}`);
+  FROM ${q(TMP.keys)} k CROSS JOIN (${truncatesSql(model, d, names, wholeLog)}) t WHERE k.${q(SLOW)}`);
   // A fast key starts from its live version, as one upsert at that version's start.
   if (fastKeys)
     parts.push(`SELECT ${K.map((c) => `p.${c}`).join(', ')}, ${start.map((s, i) => `${s} AS ${S[i]}`).join(', ')}, ${OP_UPSERT}, ${P.map((c) => `p.${c}`).join(', ')}${P.length ? ', ' : ''}CAST(0 AS ${d.types.hash})

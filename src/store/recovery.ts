@@ -31,19 +31,11 @@ function targetTables(names: StoreNames): string[] {
  * Returns the tables restored. Reads each table's latest history entry: one round trip per table.
  */
 export async function undoInterruptedCommit(driver: Driver, names: StoreNames, version: number): Promise<string[]> {
+  if (!driver.undoLabelled) throw new Error(`the ${driver.dialect.name} driver commits in transactions: nothing is left to undo`);
+  const tables: string[] = [];
+  for (const table of targetTables(names)) if (await driver.columns(table)) tables.push(table);
+  const restored = await driver.undoLabelled(tables, commitLabel(names.target, version));
   const q = driver.dialect.quote;
-  const label = commitLabel(names.target, version);
-  const restored: string[] = [];
-  for (const table of targetTables(names)) {
-    if (!(await driver.columns(table))) continue;
-    const history = await driver.query(`DESCRIBE HISTORY ${q(table)} LIMIT 20`);
-    const labelled = history.filter((h) => h.userMetadata === label).map((h) => Number(h.version));
-    if (!labelled.length || Number(history[0]!.version) !== Math.max(...labelled)) continue;
-    const before = Math.min(...labelled) - 1;
-    if (before < 0) continue;
-    await driver.run(`RESTORE TABLE ${q(table)} TO VERSION AS OF ${before}`);
-    restored.push(table);
-  }
   if (await driver.columns(names.files)) await driver.run(`DELETE FROM ${q(names.files)} WHERE target = $1 AND version >= $2`, [names.target, version]);
   return restored;
 }

@@ -72,11 +72,6 @@ export class SparkDriver implements Driver {
     await this.client.execute(bindParams(sql, params));
   }
 
-  /** A statement's result rows (MERGE's counts, DESCRIBE's lines). */
-  async execute(sql: string, params: unknown[] = []): Promise<Row[]> {
-    return this.client.execute(bindParams(sql, params));
-  }
-
   async query(sql: string, params: unknown[] = []): Promise<Row[]> {
     return this.client.query(bindParams(sql, params));
   }
@@ -176,6 +171,21 @@ export class SparkDriver implements Driver {
     await Promise.all(tables.map((t, i) => this.client.execute(`CREATE OR REPLACE TEMP VIEW ${q(t)} AS SELECT * FROM ${qualified(t)} VERSION AS OF ${versions[i]}`)));
     for (const t of tables) this.pinned.add(t);
     return Object.fromEntries(tables.map((t) => [t, qualified(t)]));
+  }
+
+  /** Delta's history names each commit's label (userMetadata); RESTORE puts a table back before the first of them. */
+  async undoLabelled(tables: string[], label: string): Promise<string[]> {
+    const restored: string[] = [];
+    for (const table of tables) {
+      const history = await this.client.execute(`DESCRIBE HISTORY ${q(table)} LIMIT 20`);
+      const labelled = history.filter((h) => h.userMetadata === label).map((h) => Number(h.version));
+      if (!labelled.length || Number(history[0]!.version) !== Math.max(...labelled)) continue;
+      const before = Math.min(...labelled) - 1;
+      if (before < 0) continue;
+      await this.client.execute(`RESTORE TABLE ${q(table)} TO VERSION AS OF ${before}`);
+      restored.push(table);
+    }
+    return restored;
   }
 
   async lockTarget(target: string): Promise<void> {
