@@ -129,19 +129,29 @@ function launch() {
     'spark.sql.catalogImplementation': 'hive',
     'spark.sql.warehouse.dir': join(DIR, 'warehouse'),
     'spark.hadoop.javax.jdo.option.ConnectionURL': `jdbc:derby:;databaseName=${join(DIR, 'metastore_db')};create=true`,
-    'spark.driver.extraJavaOptions': `-Dderby.system.home=${DIR}`,
+    // Delta keeps each table's log, with its state cached, for an hour after its last use, however
+    // many tables there are (a test run makes hundreds and drops them): keep the 64 latest used.
+    'spark.driver.extraJavaOptions': `-Dderby.system.home=${DIR} -Ddelta.log.cacheSize=64`,
     'spark.sql.session.timeZone': 'UTC',
     // A 2-core machine: few shuffle partitions, no web UI.
     'spark.sql.shuffle.partitions': '4',
     // Delta rebuilds a table's state from its log in 50 tasks by default: 2 suffice here.
     'spark.databricks.delta.snapshotPartitions': '2',
     'spark.ui.enabled': 'false',
+    // Even without the web UI, Spark keeps the plans and metrics of its last 1,000 queries, jobs and
+    // stages in memory; a commit runs tens of queries, each plan a deep tree: keep a few.
+    'spark.sql.ui.retainedExecutions': '50',
+    'spark.ui.retainedJobs': '100',
+    'spark.ui.retainedStages': '100',
+    'spark.ui.retainedTasks': '10000',
+    'spark.sql.connect.ui.retainedStatements': '50',
+    'spark.sql.connect.ui.retainedSessions': '20',
   };
   const args = [
     '--class', 'org.apache.spark.sql.connect.service.SparkConnectServer',
     '--name', 'scdkit-spark-connect',
     '--master', 'local[*]',
-    '--driver-memory', process.env.SCD_SPARK_DRIVER_MEMORY || '2g',
+    '--driver-memory', process.env.SCD_SPARK_DRIVER_MEMORY || '3g',
     '--packages', DELTA,
     ...Object.entries(conf).flatMap(([k, v]) => ['--conf', `${k}=${v}`]),
   ];

@@ -12,9 +12,12 @@ export const LOG_WIDTH = 100;
  * the time to the second in UTC, and the inputs last (file names; cut with "…" to fit).
  */
 export function logView(commits: CommitResult[]): string {
-  const columns = ['commit', 'at (UTC)', 'op', 'read', 'applied', 'dup', 'quar', 'keys', 'ins', 'upd', 'del', 'inputs'];
+  // A Delta target's commits show the target's Delta version after each (its time travel).
+  const delta = commits.some((c) => c.deltaVersion !== undefined);
+  const columns = ['commit', ...(delta ? ['delta'] : []), 'at (UTC)', 'op', 'read', 'applied', 'dup', 'quar', 'keys', 'ins', 'upd', 'del', 'inputs'];
   const rows = commits.map((c) => ({
     commit: c.version,
+    delta: c.deltaVersion ?? '',
     'at (UTC)': c.committedAt.replace('T', ' ').slice(0, 16),
     op: c.operation,
     read: c.rowsRead,
@@ -44,8 +47,10 @@ export function commitsCsv(commits: CommitResult[]): string {
   const fields: Array<keyof CommitResult> = [
     'version', 'operation', 'committedAt', 'inputs', 'rowsRead', 'eventsApplied', 'duplicates', 'ties', 'quarantined', 'dropped', 'skipped',
     'expectations', 'keysAffected', 'rowsInserted', 'rowsUpdated', 'rowsDeleted', 'versionsClosed', 'durationMs',
+    ...(commits.some((c) => c.deltaVersion !== undefined) ? (['deltaVersion'] as const) : []),
   ];
   const field = (v: unknown) => {
+    if (v === undefined) return '';
     const s = typeof v === 'object' ? JSON.stringify(v) : String(v);
     return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
   };

@@ -81,6 +81,14 @@ export interface Dialect {
    */
   commitLabel?(label: string): string;
   /**
+   * Where defined (capabilities.changeFeed), a FROM item of the changes the engine recorded for
+   * `table` between its versions `from` and `to` (inclusive): the table's columns, `_change_type`
+   * and `_commit_version` (the engine's version of the table, not an scdkit commit).
+   */
+  tableChanges?(table: string, from: number, to: number): string;
+  /** Where defined (capabilities.changeFeed), a FROM item of `table` as it stood at its engine version `version`. */
+  tableAtVersion?(table: string, version: number): string;
+  /**
    * The statement that gives a scratch relation's rows the name `to`; `from` is not used after
    * (an engine may keep it, where other scratch reads it by name).
    */

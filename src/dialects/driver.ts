@@ -24,6 +24,14 @@ export interface InputFile {
   numbered?: boolean;
 }
 
+/** One version of a stored table, on an engine that keeps them (Driver.tableHistory). */
+export interface TableVersion {
+  version: number;
+  label: string | null;
+  /** The version this one put the table back to (a restore): the versions between are undone. */
+  restoredTo?: number;
+}
+
 /**
  * Executes SQL on one engine: connect, run, transaction, lock, bulk load (docs/DESIGN.md "Dialects and drivers").
  * Every method sends each SQL string as exactly ONE statement (a prepared statement, the extended
@@ -61,6 +69,12 @@ export interface Driver {
    * each table back as it was before its latest writes labelled `label`; returns the tables put back.
    */
   undoLabelled?(tables: string[], label: string): Promise<string[]>;
+  /**
+   * Where defined (an engine that versions its tables: Delta), the versions of `table`, oldest
+   * first, each with the label its writer gave it (Dialect.commitLabel) and, for a version that
+   * put the table back to an earlier one, that earlier version.
+   */
+  tableHistory?(table: string): Promise<TableVersion[]>;
   /**
    * Inside a transaction: hold the flow target's lock until the transaction ends, so that two
    * applies of one target never interleave (the second waits, or fails with `noWait`).

@@ -4,7 +4,6 @@ import { DECLARED_TYPE, DECLARED_TYPE_NAMES } from '../typing/declared.js';
 /** A column name as written in a flow. */
 const column = z.string().min(1, 'a column name cannot be empty');
 const columnList = z.array(column).min(1, 'give at least one column');
-const columnOrList = z.union([column, columnList]);
 
 export const sourceSchema = z
   .object({

@@ -102,16 +102,6 @@ function text(s: string): string {
   return `"${s.replace(/'/g, "''")}"`;
 }
 
-/** Identity of an event: key (null-safe: truncates have none), sequence, operation, payload hash. */
-function sameEvent(model: ColumnModel, d: Dialect, a: string, b: string, sameOp = true): string {
-  const q = d.quote;
-  return [
-    ...model.keys.map((k) => `${a}.${q(k.name)} IS NOT DISTINCT FROM ${b}.${q(k.name)}`),
-    ...model.seq.map((s) => `${a}.${q(s.name)} = ${b}.${q(s.name)}`),
-    ...(sameOp ? [`${a}.${q(OP)} = ${b}.${q(OP)}`, `${a}.${q(HASH)} = ${b}.${q(HASH)}`] : []),
-  ].join(' AND ');
-}
-
 function identity(model: ColumnModel, d: Dialect, alias: string): string[] {
   return [...model.keys.map((k) => k.name), ...model.seq.map((s) => s.name), OP, HASH].map((c) => `${alias}.${d.quote(c)}`);
 }

@@ -1,11 +1,11 @@
 import { rowIdOf, type Dialect } from '../dialects/dialect.js';
-import type { ColumnInfo } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
 import { TMP, written, type StoreNames } from '../store/names.js';
 import { DROP, logColumns, REASON } from './events-sql.js';
 import { INTERNAL_PREFIX, seqParts, type ColumnModel } from './model.js';
 import { currentCondition, HASH, OP, OP_TRUNCATE, OP_UPSERT, rowIdOrNull, targetColumns, targetRowId } from './target.js';
 import { CURRENT, endPart, TOMB, versionsSelect } from './walk-sql.js';
+import { lastPart, LIVE, stateColumns } from './key-state.js';
 
 /**
  * Cost that follows the batch (issue "performance"): a per-key state (the sequence of the key's
@@ -18,21 +18,11 @@ import { CURRENT, endPart, TOMB, versionsSelect } from './walk-sql.js';
  * Both kinds go through the same walk (walk-sql.ts) and the same diff.
  */
 export const SLOW = `${INTERNAL_PREFIX}slow`;
-export const LIVE = `${INTERNAL_PREFIX}live`;
 /** A fast key with exactly one new event: its rows come from one join, without the walk. */
 export const SIMPLE = `${INTERNAL_PREFIX}simple`;
 export const ROWID = `${INTERNAL_PREFIX}rowid`;
 /** TMP.keys: the row of the key state a known key had (only where the dialect fetches by row id). */
 export const STATE_ROW = `${INTERNAL_PREFIX}srow`;
-const lastPart = (i: number) => `${INTERNAL_PREFIX}l${i}`;
-
-export function stateColumns(model: ColumnModel, d: Dialect): ColumnInfo[] {
-  return [...model.keys, ...model.seq.map((s, i) => ({ name: lastPart(i), type: s.type })), { name: LIVE, type: d.types.bool }];
-}
-
-export function createStateSql(model: ColumnModel, d: Dialect, names: StoreNames): string {
-  return d.createTable(names.state, stateColumns(model, d).map((c) => `${d.quote(c.name)} ${c.type}`).join(', '));
-}
 
 /** `a > b` over tuples of sequence parts, left to right. */
 export function greater(a: string[], b: string[]): string {

@@ -5,7 +5,8 @@ import { ensureCatalog, readTargetRecords, writeFlowRecord } from '../store/cata
 import { emptyCommit, recordCommit, type CommitResult } from '../store/commits.js';
 import { storeNames, TMP } from '../store/names.js';
 import { NO_CHANGES, withScratch, recompute, walkInto, type Progress } from './apply.js';
-import { createStateSql, eventsSql, keysSql, LOG_VIEW, rebuiltStateSql } from './incremental.js';
+import { eventsSql, keysSql, LOG_VIEW, rebuiltStateSql } from './incremental.js';
+import { createStateSql } from './key-state.js';
 import { relogSql } from './events-sql.js';
 import { settleDebezium } from '../sources/debezium-positions.js';
 import { checkExpressions, checkSpelling } from './expression.js';

@@ -5,7 +5,7 @@ import type { Flow } from '../flow/flow.js';
 import type { StoreNames } from '../store/names.js';
 import { feedColumns } from '../store/feed.js';
 import { INTERNAL_PREFIX, sequenceType, type ColumnModel } from './model.js';
-import { createStateSql } from './incremental.js';
+import { createStateSql } from './key-state.js';
 
 export const HASH = `${INTERNAL_PREFIX}hash`;
 export const OP = `${INTERNAL_PREFIX}op`;

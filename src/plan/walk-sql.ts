@@ -151,8 +151,6 @@ export const TIE = `${INTERNAL_PREFIX}tie`;
 /** Whether the walk can mark its ties (its one-sort form: values taken as they are). */
 export const canMarkTies = (flow: Flow) => !flow.ignoreNullUpdates;
 
-const LOP = `${INTERNAL_PREFIX}lop`;
-const NOP = `${INTERNAL_PREFIX}nop`;
 const UPS = `${INTERNAL_PREFIX}ups`;
 const FIRST = `${INTERNAL_PREFIX}first`;
 const LAST = `${INTERNAL_PREFIX}last`;

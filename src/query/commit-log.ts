@@ -3,6 +3,8 @@ import type { Flow } from '../flow/flow.js';
 import type { CommitResult } from '../store/commits.js';
 import { commitLogQuery } from './history.js';
 import { eachRow } from './output.js';
+import { commitVersions, versionAfter } from '../store/engine-versions.js';
+import { storeNames } from '../store/names.js';
 
 /**
  * The commit log, newest first, each commit in the one schema a commit has everywhere: the
@@ -12,8 +14,11 @@ import { eachRow } from './output.js';
  */
 export async function readCommitLog(driver: Driver, flow: Flow, onCommit?: (c: CommitResult) => void | Promise<void>): Promise<CommitResult[]> {
   const out: CommitResult[] = [];
+  const versions = driver.tableHistory ? await commitVersions(driver, storeNames(flow.target)) : undefined;
   await eachRow(driver, await commitLogQuery(driver, flow), async (row) => {
     const c = commitOfRow(row);
+    const deltaVersion = versions && versionAfter(versions, c.version);
+    if (deltaVersion !== undefined) c.deltaVersion = deltaVersion;
     if (onCommit) await onCommit(c);
     else out.push(c);
   });

@@ -4,7 +4,8 @@ import type { Flow } from '../flow/flow.js';
 import { sequenceType } from '../plan/model.js';
 import { checkedSequenceValue } from '../plan/sequence-value.js';
 import { readFlowRecord } from '../store/catalog.js';
-import { storeNames } from '../store/names.js';
+import { storeNames, type StoreNames } from '../store/names.js';
+import { commitVersions, versionAfter } from '../store/engine-versions.js';
 import { targetColumnsOf, targetQuery } from './export.js';
 import { readRows, type RowQuery } from './output.js';
 import { sqlString } from '../dialects/dialect.js';
@@ -67,8 +68,7 @@ export async function changesQuery(driver: Driver, flow: Flow, from: number, to?
   const q = d.quote;
   const names = storeNames(flow.target);
   const target = await targetColumnsOf(driver, flow);
-  const all = (await driver.columns(names.changes)) ?? [];
-  const cdf = all.filter((c) => CDF_COLUMNS.includes(c.name));
+  const cdf = await cdfColumns(driver, names);
   const cols = [...target, ...cdf];
   const order = [
     `${q('_commit_version')}`,
@@ -85,9 +85,19 @@ export async function changesQuery(driver: Driver, flow: Flow, from: number, to?
   };
 }
 
+/** The change feed's own columns with their types on this engine. */
+async function cdfColumns(driver: Driver, names: StoreNames): Promise<ColumnInfo[]> {
+  const t = driver.dialect.types;
+  if (driver.dialect.capabilities.changeFeed)
+    return [{ name: '_change_type', type: t.text }, { name: '_commit_version', type: t.int }, { name: '_commit_timestamp', type: t.timestamptz }];
+  const all = (await driver.columns(names.changes)) ?? [];
+  return all.filter((c) => CDF_COLUMNS.includes(c.name));
+}
+
 /**
  * The target exactly as it stood after commit N: every row the change feed inserted up to N,
- * minus every row it removed up to N (time travel).
+ * minus every row it removed up to N (time travel); on an engine that versions the target
+ * (Delta), the target's own version of commit N.
  */
 export async function versionQuery(driver: Driver, flow: Flow, version: number): Promise<RowQuery> {
   const record = await recordOf(driver, flow);
@@ -98,6 +108,7 @@ export async function versionQuery(driver: Driver, flow: Flow, version: number):
   const q = driver.dialect.quote;
   const names = storeNames(flow.target);
   const list = base.columns.map((c) => q(c.name)).join(', ');
+  if (driver.dialect.capabilities.changeFeed) return { ...base, from: await engineVersionSql(driver, names, version, base.columns) };
   return {
     ...base,
     from: `(SELECT ${list} FROM ${await feedSql(driver, names, writtenShape(record, base.columns.map((c) => c.name)))} WHERE ${q('_commit_version')} <= CAST($1 AS INTEGER)
@@ -105,6 +116,23 @@ export async function versionQuery(driver: Driver, flow: Flow, version: number):
       HAVING sum(CASE WHEN ${q('_change_type')} IN ('insert', 'update_postimage') THEN 1 ELSE -1 END) > 0) tt`,
     params: [version],
   };
+}
+
+/**
+ * The target at scdkit commit `version` from the engine's own versions (none yet: no rows). A
+ * column added since that version reads as null there, as the feed-based form gives it.
+ */
+async function engineVersionSql(driver: Driver, names: StoreNames, version: number, columns: ColumnInfo[]): Promise<string> {
+  const d = driver.dialect;
+  const q = d.quote;
+  if (!d.tableAtVersion) throw new Error(`the ${d.name} dialect records changes (capabilities.changeFeed) but gives no tableAtVersion`);
+  const at = versionAfter(await commitVersions(driver, names), version);
+  const list = columns.map((c) => q(c.name)).join(', ');
+  if (at === undefined) return `(SELECT ${list} FROM ${q(names.target)} WHERE 1 = 0) tt`;
+  const then = d.tableAtVersion(names.target, at);
+  const had = new Set((await driver.describe(`SELECT * FROM ${then}`)).map((c) => d.nameKey(c.name)));
+  const select = columns.map((c) => (had.has(d.nameKey(c.name)) ? q(c.name) : `CAST(NULL AS ${c.type}) AS ${q(c.name)}`));
+  return `(SELECT ${select.join(', ')} FROM ${then}) tt`;
 }
 
 /** Versions valid at a point of the sequence: start <= T and (end > T or current). */

@@ -23,7 +23,6 @@ export async function ensureCatalog(driver: Driver, names: StoreNames): Promise<
     return;
   }
   const d = driver.dialect;
-  const q = d.quote;
   const t = d.types;
   await driver.run(
     d.createTable(names.flows, `target ${t.text} NOT NULL, model ${t.text} NOT NULL, settings ${t.text} NOT NULL, created_at ${t.timestamptz} NOT NULL`, {

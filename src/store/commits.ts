@@ -1,4 +1,4 @@
-import { hasRow, type Driver } from '../dialects/driver.js';
+import type { Driver } from '../dialects/driver.js';
 import type { StoreNames } from './names.js';
 
 /**
@@ -27,6 +27,11 @@ export interface CommitResult {
   rowsDeleted: number;
   versionsClosed: number;
   durationMs: number;
+  /**
+   * On a Delta target only (scd log): the target's Delta version after this commit, so that
+   * `SELECT * FROM target VERSION AS OF deltaVersion` is the target as this commit left it.
+   */
+  deltaVersion?: number;
 }
 
 export async function recordCommit(driver: Driver, names: StoreNames, r: CommitResult): Promise<void> {

@@ -2,6 +2,8 @@ import type { ColumnInfo, Driver } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
 import type { StoreNames } from './names.js';
 import type { FlowRecord } from './catalog.js';
+import { sqlString } from '../dialects/dialect.js';
+import { commitVersions } from './engine-versions.js';
 
 /**
  * The change feed's storage (docs/DESIGN.md "change feed"). SEMANTICS §5 gives the feed Delta Lake's
@@ -102,6 +104,7 @@ function resolvedSql(q: (s: string) => string, names: StoreNames, shape: FeedSha
  * images.
  */
 export async function feedSql(driver: Driver, names: StoreNames, shape: FeedShape): Promise<string> {
+  if (driver.dialect.capabilities.changeFeed) return engineFeedSql(driver, names, shape);
   const q = driver.dialect.quote;
   const feed = (await driver.columns(names.changes)) ?? [];
   const hasPre = feed.some((c) => c.name === PRE_END);
@@ -118,6 +121,29 @@ export async function feedSql(driver: Driver, names: StoreNames, shape: FeedShap
   const type = `CASE WHEN s._change_type <> '${CLOSE_TYPE}' THEN s._change_type WHEN k.pre THEN 'update_preimage' ELSE 'update_postimage' END AS _change_type`;
   return `(SELECT ${[...cols.map(image), type, 's._commit_version', 's._commit_timestamp'].join(', ')}
     FROM (${stored}) s, (VALUES (false), (true)) k(pre) WHERE NOT k.pre OR s._change_type = '${CLOSE_TYPE}') feed`;
+}
+
+/**
+ * The feed the engine recorded itself (Delta's change data feed), in scdkit's terms: each change
+ * of a standing version a commit wrote (store/engine-versions.ts), numbered by that commit and
+ * stamped with its time, so that it reads like scdkit's own feed on every engine.
+ */
+async function engineFeedSql(driver: Driver, names: StoreNames, shape: FeedShape): Promise<string> {
+  const d = driver.dialect;
+  const q = d.quote;
+  if (!d.tableChanges) throw new Error(`the ${d.name} dialect records changes (capabilities.changeFeed) but gives no tableChanges`);
+  const versions = await commitVersions(driver, names);
+  const cols = shape.cols.map((c) => `c.${q(c)}`).join(', ');
+  if (!versions.length)
+    return `(SELECT ${cols}, CAST(NULL AS ${d.types.text}) AS _change_type, CAST(NULL AS ${d.types.int}) AS _commit_version,
+      CAST(NULL AS ${d.types.timestamptz}) AS _commit_timestamp FROM ${q(names.target)} c WHERE 1 = 0) feed`;
+  const lo = Math.min(...versions.map((v) => v.engineVersion));
+  const hi = Math.max(...versions.map((v) => v.engineVersion));
+  const map = versions.map((v) => `(${v.engineVersion}, ${v.commit})`).join(', ');
+  return `(SELECT ${cols}, c._change_type, m.version AS _commit_version, k.committed_at AS _commit_timestamp
+    FROM ${d.tableChanges(names.target, lo, hi)} c
+    JOIN (VALUES ${map}) AS m(engine_version, version) ON c._commit_version = m.engine_version
+    JOIN ${q(names.commits)} k ON k.target = ${sqlString(names.target) /* a plain name (flow schema): no quote to escape */} AND k.version = m.version) feed`;
 }
 
 /**

@@ -21,6 +21,15 @@ export function commitLabel(target: string, version: number): string {
   return `scdkit commit ${version} of ${target}`;
 }
 
+/** The scdkit commit a write labelled `label` belongs to, if it is one of `target`'s. */
+export function commitOfLabel(target: string, label: string | null): number | undefined {
+  const prefix = 'scdkit commit ';
+  const suffix = ` of ${target}`;
+  if (!label || !label.startsWith(prefix) || !label.endsWith(suffix)) return undefined;
+  const n = label.slice(prefix.length, label.length - suffix.length);
+  return /^[1-9][0-9]*$/.test(n) ? Number(n) : undefined;
+}
+
 /** The tables of one target that a commit writes, each a Delta table of its own. */
 function targetTables(names: StoreNames): string[] {
   return [names.events, names.quarantine, names.state, names.target];

@@ -125,6 +125,9 @@ export const sparkDialect: Dialect = {
       options.changeFeed ? ' TBLPROPERTIES (delta.enableChangeDataFeed = true)' : ''
     }`,
   commitLabel: (label) => `SET spark.databricks.delta.commitInfo.userMetadata = ${label.replace(/[;\n]/g, ' ')}`,
+  // Delta's change data feed and time travel (the target is made with the feed on).
+  tableChanges: (table, from, to) => `table_changes(${sparkString(table)}, ${Math.trunc(from)}, ${Math.trunc(to)})`,
+  tableAtVersion: (table, version) => `${quote(table)} VERSION AS OF ${Math.trunc(version)}`,
   // Spark resolves a temporary view's names when it is read: renaming one would break the views
   // that read it, so the rows get a second name instead.
   renameScratch: (from, to) => `CREATE TEMP VIEW ${quote(to)} AS SELECT * FROM ${quote(from)}`,

@@ -1,7 +1,7 @@
 import { QueryError, ScdError } from '../../errors.js';
 import type { ExpressionProblem } from '../expression.js';
 import { spliced } from '../expression.js';
-import type { ColumnInfo, Driver, InputFile, Row, StagedFiles } from '../driver.js';
+import type { ColumnInfo, Driver, InputFile, Row, StagedFiles, TableVersion } from '../driver.js';
 import { FILE_COLUMN, LINE_COLUMN } from '../driver.js';
 import { bindParams } from './spark-params.js';
 import { SparkConnectClient } from './spark-connect-client.js';
@@ -188,6 +188,20 @@ export class SparkDriver implements Driver {
     return restored;
   }
 
+  async tableHistory(table: string): Promise<TableVersion[]> {
+    const history = await this.client.execute(`DESCRIBE HISTORY ${q(table)}`);
+    return history
+      .map((h) => {
+        const restored = h.operation === 'RESTORE' ? parameter(h.operationParameters, 'version') : undefined;
+        return {
+          version: Number(h.version),
+          label: typeof h.userMetadata === 'string' ? h.userMetadata : null,
+          ...(restored !== undefined && restored !== null ? { restoredTo: Number(restored) } : {}),
+        };
+      })
+      .sort((a, b) => a.version - b.version);
+  }
+
   async lockTarget(target: string): Promise<void> {
     await this.lease.acquire(target, !!this.options.noWait);
   }
@@ -255,4 +269,11 @@ export class SparkDriver implements Driver {
       await this.client.close();
     }
   }
+}
+
+/** A value of DESCRIBE HISTORY's operationParameters (a map, read as key/value entries). */
+function parameter(parameters: unknown, key: string): unknown {
+  if (Array.isArray(parameters)) return parameters.find((e) => e && e.key === key)?.value;
+  if (parameters && typeof parameters === 'object') return (parameters as Record<string, unknown>)[key];
+  return undefined;
 }

@@ -1,0 +1,116 @@
+/**
+ * A commit on Delta is several Delta commits (docs/SPARK.md "Commits without transactions"): a
+ * failure between any two of its writes must leave the target at the previous scdkit commit, and
+ * the next apply must redo the interrupted one, neither losing nor doubling an event. Reads change
+ * nothing stored, so the states a failure can leave are those after each write: the client fails
+ * here right after its k-th write, for every k of a commit, and each time the batch is applied
+ * again. The end must be what DuckDB builds from the same batches without failures.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { applyRows, changesQuery, defineFlow, readCommitLog, readRows, readTargetWith, type Driver } from '../../src/index.js';
+import { engines, sparkEngine } from '../engines.js';
+import { storeNames } from '../../src/store/names.js';
+
+const flow = defineFlow({
+  target: 'dim_crash',
+  keys: 'id',
+  sequenceBy: 'seq',
+  applyAsDeletes: "op = 'D'",
+  exceptColumns: ['op'],
+  // A record with a null key is quarantined: every commit also writes the quarantine.
+});
+const ev = (id: number | null, city: string, seq: number, op = 'U') => ({ id, city, seq, op });
+const base = [ev(1, 'Goa', 10), ev(2, 'Pune', 10), ev(3, 'Agra', 10), ev(4, 'Rome', 10)];
+/** Batch k: an in-order change, a late one inside an earlier version, a delete, a new key, a bad record. */
+const batch = (k: number) => [
+  ev(1, `in-order-${k}`, 100 + 10 * k),
+  ev(2, `late-${k}`, 11 + k),
+  ev(3, '', 100 + 10 * k + 5, k % 2 ? 'D' : 'U'),
+  ev(10 + k, `new-${k}`, 100 + 10 * k),
+  ev(null, `bad-${k}`, 100 + 10 * k),
+];
+
+/** A write to a stored table (scratch on Spark is CACHE TABLE / CREATE TEMP VIEW, never these); the lease table is not the commit's. */
+const isWrite = (sql: string) => /^\s*(INSERT|MERGE|DELETE|UPDATE|CREATE TABLE|ALTER TABLE)\b/i.test(sql) && !/_scd_locks/.test(sql);
+
+/** From now on, the driver's client fails once, right after its `k`-th write (the write is done). */
+function failAfterWrite(driver: Driver, k: number): { failed: () => boolean } {
+  const target = driver as unknown as { run: (sql: string, params?: unknown[]) => Promise<void> };
+  const original = target.run.bind(driver);
+  let writes = 0;
+  let failed = false;
+  target.run = async (sql, params) => {
+    await original(sql, params);
+    if (!failed && isWrite(sql) && ++writes === k) {
+      failed = true;
+      throw new Error(`simulated failure after write ${k}`);
+    }
+  };
+  return { failed: () => failed };
+}
+
+const sorted = (rows: Array<Record<string, unknown>>) => rows.map((r) => JSON.stringify(r)).sort();
+
+describe.skipIf(!sparkEngine)('a failure between any two writes of a Spark commit (SCD_TEST_SPARK_URL)', { timeout: 1_200_000 }, () => {
+  let spark: Driver;
+  let duck: Driver;
+  let points = 0;
+  let lastWriteIsRecord = false;
+  beforeAll(async () => {
+    spark = await sparkEngine!.open();
+    duck = await engines.find((e) => e.name === 'duckdb')!.open();
+    await applyRows(spark, flow, base);
+    await applyRows(duck, flow, base);
+    // Commit k fails after its k-th write, then applies again, until a commit has no k-th write.
+    for (let k = 1; ; k++) {
+      const { run } = spark as unknown as { run: Driver['run'] };
+      const before = (await readCommitLog(spark, flow)).length;
+      const probe = failAfterWrite(spark, k);
+      let error: unknown;
+      try {
+        await applyRows(spark, flow, batch(k));
+      } catch (e) {
+        error = e;
+      }
+      (spark as unknown as { run: Driver['run'] }).run = run;
+      if (!probe.failed()) {
+        if (error) throw error;
+        break;
+      }
+      expect(String(error)).toContain(`simulated failure after write ${k}`);
+      points = k;
+      // A failure after the commit record leaves a whole commit: applying again is a replay.
+      const recorded = (await readCommitLog(spark, flow)).length > before;
+      if (recorded) lastWriteIsRecord = true;
+      await applyRows(spark, flow, batch(k));
+      await applyRows(duck, flow, batch(k));
+      if (recorded) await applyRows(duck, flow, batch(k));
+    }
+    await applyRows(duck, flow, batch(points + 1));
+  }, 1_200_000);
+  afterAll(async () => {
+    await spark?.close();
+    await duck?.close();
+  });
+
+  it('fails at every write of a commit (events, quarantine, key state, target, commit record)', () => {
+    expect(points).toBeGreaterThanOrEqual(5);
+    expect(lastWriteIsRecord).toBe(true);
+  });
+
+  it('ends with the target DuckDB builds without failures', async () => {
+    expect(sorted(await readTargetWith(spark, flow))).toEqual(sorted(await readTargetWith(duck, flow)));
+  });
+
+  it('with the same change feed, each change once (a redone commit adds nothing twice)', async () => {
+    const rows = async (d: Driver) => (await readRows(d, await changesQuery(d, flow, 1))).map(({ _commit_timestamp, _commit_version, ...r }) => r);
+    expect(sorted(await rows(spark))).toEqual(sorted(await rows(duck)));
+  });
+
+  it('with every event logged once and every bad record quarantined once', async () => {
+    const count = async (d: Driver, table: string) => Number((await d.query(`SELECT count(*) AS n FROM ${d.dialect.quote(table)}`))[0]!.n);
+    const names = storeNames(flow.target);
+    expect(await count(spark, names.events)).toBe(await count(duck, names.events));
+    expect(await count(spark, names.quarantine)).toBe(await count(duck, names.quarantine));
+  });
+});
