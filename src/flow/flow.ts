@@ -35,8 +35,8 @@ export interface Flow {
   database: string;
   /** The flow names no database (then SCD_DATABASE_URL, when set, is used). */
   databaseIsDefault: boolean;
-  /** PostgreSQL: the schema of the target and scdkit's tables. */
-  schema: string;
+  /** Where the target and scdkit's tables live: a PostgreSQL schema (default public), a Spark database (default `default`). */
+  schema?: string;
   source?: SourceSpec;
   expect: Record<string, Expectation>;
   schemaEvolution: 'none' | 'add-columns';

@@ -81,12 +81,12 @@ export const flowSchema = z
     previousValues: z.record(column, column).optional(),
     /** DuckDB file, ':memory:', postgres://…, pglite://DIR; relative to the flow file (default scd.duckdb). */
     database: z.string().min(1).optional(),
-    /** PostgreSQL: the schema the target and scdkit's tables live in. */
+    /** PostgreSQL: the schema the target and scdkit's tables live in (default public); Spark: the database (default `default`). */
     schema: z
       .string()
       .min(1)
       .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'use letters, digits and _ only (a plain schema name)')
-      .default('public'),
+      .optional(),
     /** Where records come from: a landing folder or file, Debezium envelopes, snapshots, or a table/query. */
     source: sourceSchema.optional(),
     /** Data quality rules, like Databricks expectations. */

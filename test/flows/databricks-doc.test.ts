@@ -4,7 +4,7 @@
  *   as committed, with the fields the mapping table gives for Databricks' arguments;
  * - each row of the AUTO CDC mapping table names a flow field that exists, the same field scdkit's
  *   refusal of that Databricks name points to, and every argument the page promises is in it;
- * - `catalog.schema` is refused, and a flow without `schema` uses `public` (as the page says);
+ * - `catalog.schema` is refused, and a flow without `schema` names none (each engine's default: Spark's `default`, PostgreSQL's `public`);
  * - the example, applied in several cuts and orders on every engine, gives the page's two tables
  *   (Databricks' SCD type 2 history, then the same after a late truncate).
  */
@@ -70,11 +70,11 @@ describe('docs/DATABRICKS.md: its flows', () => {
     });
   });
 
-  it('catalog.schema is refused (not supported yet), and a flow without schema uses public', () => {
+  it('catalog.schema is refused (not supported yet), and a flow without schema names none (the engine default)', () => {
     const base: FlowInput = { target: 'users', keys: 'userId', sequenceBy: 'sequenceNum' };
     expect(() => defineFlow({ ...base, schema: 'main.analytics' })).toThrow(/plain schema name/);
     expect(() => defineFlow({ ...base, target: 'main.analytics.users' })).toThrow(/plain table name/);
-    expect(defineFlow(base).schema).toBe('public');
+    expect(defineFlow(base).schema).toBeUndefined();
   });
 });
 

@@ -1,7 +1,7 @@
 import type { Dialect } from '../dialect.js';
 
 /**
- * Spark SQL (3.5+, tested on 4.2 with Delta) text, for the Spark Connect engine. What differs
+ * Spark SQL (4.0+: staging reads VARIANT; tested on 4.2 with Delta) text, for the Spark Connect engine. What differs
  * from DuckDB and PostgreSQL, and how each hook answers it:
  *
  * - Identifiers in backticks (a backtick doubled).

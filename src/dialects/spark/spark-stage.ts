@@ -90,7 +90,12 @@ export async function stageSparkFiles(db: SparkStatements, files: InputFile[], t
     const names = keys.filter((k) => !own.has(k));
     checkSourceKeys(names, sparkDialect.nameKey);
     for (const n of names) lexical.set(n, 'json');
-    const value = (k: string) => `to_json(element_at(m, ${sparkString(k)}))`;
+    // A JSON null is a value of no value: SQL NULL, as a missing field is (and as DuckDB and
+    // PostgreSQL stage it), never the text null.
+    const value = (k: string) => {
+      const v = `element_at(m, ${sparkString(k)})`;
+      return `CASE WHEN is_variant_null(${v}) THEN NULL ELSE to_json(${v}) END`;
+    };
     const line = numbered ? `CAST(variant_get(element_at(m, ${sparkString(LINE_COLUMN)}), '$', 'bigint') AS BIGINT)` : 'line';
     const raw = numbered ? `coalesce(variant_get(element_at(m, ${sparkString(RAW_COLUMN)}), '$', 'string'), raw)` : 'raw';
     parts.push({
