@@ -138,6 +138,9 @@ function launch() {
     // Delta rebuilds a table's state from its log in 50 tasks by default: 2 suffice here.
     'spark.databricks.delta.snapshotPartitions': '2',
     'spark.ui.enabled': 'false',
+    // A hash table built for a broadcast join takes at least one memory page, 64 MB by default
+    // however few its rows, and a commit's cached scratch keeps its broadcasts: 1 MB pages.
+    'spark.buffer.pageSize': '1m',
     // Even without the web UI, Spark keeps the plans and metrics of its last 1,000 queries, jobs and
     // stages in memory; a commit runs tens of queries, each plan a deep tree: keep a few.
     'spark.sql.ui.retainedExecutions': '50',
