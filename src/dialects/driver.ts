@@ -159,8 +159,7 @@ export interface StagedFiles {
   columns?: ColumnInfo[];
 }
 
-/** scdkit's own columns in staged tables start with this; a source column may not. */
-export const INTERNAL_COLUMN_PREFIX = '__scd_';
+export { INTERNAL_COLUMN_PREFIX } from '../files/source-keys.js';
 export const FILE_COLUMN = '__scd_file';
 export const LINE_COLUMN = '__scd_line';
 /** A staged record's text as written in its file (where the reader keeps it). */

@@ -1,5 +1,7 @@
 import { ScdError } from '../errors.js';
-import { INTERNAL_COLUMN_PREFIX } from '../dialects/driver.js';
+
+/** scdkit's own columns in staged tables start with this; a source column may not. */
+export const INTERNAL_COLUMN_PREFIX = '__scd_';
 
 /**
  * Refuse source column names that would collide in a staged table: one under scdkit's own prefix,

@@ -10,7 +10,7 @@ export interface Flow {
   keys: string[];
   /**
    * Sequence columns, compared left to right. 'debezium': a Debezium source without sequenceBy,
-   * whose records decide it when its target is created (sources/debezium-positions.ts).
+   * whose records decide it when its target is created (flow/debezium-positions.ts).
    */
   sequenceBy: string[] | 'debezium';
   /**

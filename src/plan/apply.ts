@@ -9,7 +9,7 @@ import { ensureCatalog, readTargetRecords, writeFlowRecord } from '../store/cata
 import { recordCommit, type CommitResult } from '../store/commits.js';
 import { PINNED_TABLES, storeNames, TMP, type StoreNames } from '../store/names.js';
 import { claimFiles, ensureFilesTable, recordFiles, type FileRecord } from '../sources/landing.js';
-import { settleDebezium } from '../sources/debezium-positions.js';
+import { settleDebezium } from '../flow/debezium-positions.js';
 import { stageInputs } from '../sources/stage.js';
 import { DIFF_VIEWS, diffSql, WALKED, wholeDiffSql } from './diff-sql.js';
 import { ensureFeedColumns } from '../store/feed.js';

@@ -4,23 +4,10 @@ import { sourceColumnsOf } from '../typing/staged-types.js';
 import type { Dialect } from '../dialects/dialect.js';
 import type { Flow } from '../flow/flow.js';
 import { closest } from '../flow/validate.js';
-import { sequenceOf } from '../sources/debezium-positions.js';
+import { sequenceOf } from '../flow/debezium-positions.js';
+import type { ColumnModel } from '../flow/column-model.js';
 
-/**
- * The columns of a flow, decided once from the first input and stored with the flow
- * (docs/TYPES.md): later inputs are cast to these types.
- */
-export interface ColumnModel {
-  /** Every source column, typed: the event log keeps all of them, so a rebuild can change the flow. */
-  source: ColumnInfo[];
-  keys: ColumnInfo[];
-  /** Sequence parts, compared left to right. */
-  seq: ColumnInfo[];
-  /** Output columns other than keys, in source order (includes kept sequence columns). */
-  payload: ColumnInfo[];
-  /** Names of the payload columns whose change opens a new version. */
-  tracked: string[];
-}
+export type { ColumnModel } from '../flow/column-model.js';
 
 export const INTERNAL_PREFIX = '__scd_';
 

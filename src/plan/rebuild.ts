@@ -8,7 +8,7 @@ import { NO_CHANGES, withScratch, recompute, walkInto, type Progress } from './a
 import { eventsSql, keysSql, LOG_VIEW, rebuiltStateSql } from './incremental.js';
 import { createStateSql } from './key-state.js';
 import { relogSql } from './events-sql.js';
-import { settleDebezium } from '../sources/debezium-positions.js';
+import { settleDebezium } from '../flow/debezium-positions.js';
 import { checkExpressions, checkSpelling } from './expression.js';
 import { deriveModel } from './model.js';
 import { changedSettings, semanticSettings } from './settings.js';

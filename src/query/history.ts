@@ -6,6 +6,9 @@ import { checkedSequenceValue } from '../plan/sequence-value.js';
 import { readFlowRecord } from '../store/catalog.js';
 import { storeNames, type StoreNames } from '../store/names.js';
 import { commitVersions, versionAfter } from '../store/engine-versions.js';
+import { latestVersion } from '../store/commits.js';
+
+export { latestVersion } from '../store/commits.js';
 import { targetColumnsOf, targetQuery } from './export.js';
 import { readRows, type RowQuery } from './output.js';
 import { sqlString } from '../dialects/dialect.js';
@@ -55,10 +58,6 @@ export async function commitLogQuery(driver: Driver, flow: Flow): Promise<RowQue
   };
 }
 
-export async function latestVersion(driver: Driver, flow: Flow): Promise<number> {
-  const rows = await driver.query(`SELECT CAST(coalesce(max(version), 0) AS INTEGER) AS v FROM ${driver.dialect.quote(storeNames(flow.target).commits)} WHERE target = $1`, [flow.target]);
-  return Number(rows[0]?.v ?? 0);
-}
 
 /** The change data feed between two commits (inclusive), Delta Lake's schema. */
 export async function changesQuery(driver: Driver, flow: Flow, from: number, to?: number): Promise<RowQuery> {

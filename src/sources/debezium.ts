@@ -1,6 +1,6 @@
 import { createWriteStream } from 'node:fs';
 import { LINE_COLUMN } from '../dialects/driver.js';
-import { CONNECTORS, DEBEZIUM_COLUMNS, type PositionPart } from './debezium-positions.js';
+import { CONNECTORS, DEBEZIUM_COLUMNS, type PositionPart } from '../flow/debezium-positions.js';
 import { isInteger, JsonSyntaxError, memberMap, scanDocument, textOf, type Member, type Span } from './json-text.js';
 import { decodeLine, eachLine, end, write } from './lines.js';
 

@@ -6,7 +6,7 @@ import { LINE_COLUMN } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
 import { readFlowRecord } from '../store/catalog.js';
 import { storeNames, TMP } from '../store/names.js';
-import { POSITION_COLUMNS } from './debezium-positions.js';
+import { POSITION_COLUMNS } from '../flow/debezium-positions.js';
 import { flattenDebezium } from './debezium.js';
 import { stampProcessingTime } from './processing-time.js';
 

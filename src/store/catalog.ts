@@ -1,5 +1,5 @@
 import type { Driver } from '../dialects/driver.js';
-import type { ColumnModel } from '../plan/model.js';
+import type { ColumnModel } from '../flow/column-model.js';
 import type { StoreNames } from './names.js';
 
 export interface FlowRecord {

@@ -1,5 +1,6 @@
 import type { Driver } from '../dialects/driver.js';
-import type { StoreNames } from './names.js';
+import type { Flow } from '../flow/flow.js';
+import { storeNames, type StoreNames } from './names.js';
 
 /**
  * What one commit did (SEMANTICS §5). rows read = events applied + duplicates + quarantined
@@ -85,4 +86,10 @@ export function emptyCommit(version: number, operation: CommitResult['operation'
     versionsClosed: 0,
     durationMs: 0,
   };
+}
+
+/** The number of the target's latest commit (0: none yet). */
+export async function latestVersion(driver: Driver, flow: Flow): Promise<number> {
+  const rows = await driver.query(`SELECT CAST(coalesce(max(version), 0) AS INTEGER) AS v FROM ${driver.dialect.quote(storeNames(flow.target).commits)} WHERE target = $1`, [flow.target]);
+  return Number(rows[0]?.v ?? 0);
 }

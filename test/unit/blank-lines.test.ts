@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { countLines } from '../../src/sources/blank-lines.js';
+import { countLines } from '../../src/files/blank-lines.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'scdkit-lines-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { LINES_SQL, stageJsonFile } from './duckdb-json-stage.js';
 import { checkText, MAX_RECORD_BYTES } from '../../files/text-records.js';
 import type { Lexical } from '../../typing/lexical.js';
-import { countLines } from '../../sources/blank-lines.js';
+import { countLines } from '../../files/blank-lines.js';
 import type { DuckDBConnection, DuckDBPreparedStatement } from '@duckdb/node-api';
 import { QueryError, ScdError, firstLine } from '../../errors.js';
 import { informationSchemaTables, targetInUse, type ColumnInfo, type Driver, type InputFile, type Row, type StagedFiles } from '../driver.js';
