@@ -40,6 +40,15 @@ export type Progress = (message: string) => void;
  */
 const LARGE_COMMIT = 100_000;
 
+/**
+ * From this many valid events a commit has the engine analyze its valid events and its keys
+ * (Driver.analyzeTemporary; PostgreSQL, which never analyzes a temporary table by itself). Below
+ * it, PostgreSQL estimates a table never analyzed from its pages (at least ten), which is about
+ * right, or over, for so few rows, and the statements are saved (docs/DECISIONS.md "A commit's
+ * statements").
+ */
+const ANALYZED_FROM = 10_000;
+
 /** How a commit's records get into TMP.stage / TMP.rejects, and what else it must do. */
 export interface CommitSpec {
   /** What the commit read, for the log. */
@@ -118,6 +127,9 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
   const num = async (sql: string, params: unknown[] = []) => Number(Object.values((await driver.query(sql, params))[0] ?? {})[0] ?? 0);
   progress(`reading ${spec.inputs.length === 1 ? spec.inputs[0] : `${spec.inputs.length} inputs`}`);
   const { skipped, lexical = new Map(), records, columns: stagedColumns } = await spec.stage(driver);
+  // A batch of few records, none of which can reach every key (a truncate, a snapshot's implied
+  // deletes): its commit's results are small too (Driver.transaction's `small`).
+  const small = records !== undefined && records < LARGE_COMMIT && !spec.prepare && flow.applyAsTruncates === undefined;
   return driver.transaction(async () => {
     await driver.lockTarget(flow.target);
     await spec.claim?.(driver);
@@ -245,10 +257,13 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
     }
     const validEvents = { n: validCount, truncates: Number(fates.truncates) };
     const truncated = Number(validEvents.truncates) > 0;
-    await driver.analyzeTemporary(TMP.valid, model.keys.map((k) => k.name));
+    // Where the engine needs telling (PostgreSQL), the planner learns the size of the valid events
+    // and of the keys, which pick the rows of the key state, the log and the target that the
+    // commit reads; below ANALYZED_FROM events its estimate from their pages serves.
+    const analyzed = validCount >= ANALYZED_FROM;
+    if (analyzed) await driver.analyzeTemporary(TMP.valid, model.keys.map((k) => k.name));
     await driver.run(keysSql(flow, model, d, names, truncated));
-    // The keys pick the rows of the key state, the log and the target that the commit reads.
-    await driver.analyzeTemporary(TMP.keys);
+    if (analyzed) await driver.analyzeTemporary(TMP.keys);
     const keyCounts = (await driver.query(
       `SELECT count(*) AS keys, count(*) FILTER (WHERE ${q(SLOW)}) AS slow, count(*) FILTER (WHERE NOT ${q(SIMPLE)}) AS walked FROM ${q(TMP.keys)}`,
     ))[0]!;
@@ -323,7 +338,7 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
     await spec.finish?.(driver, version);
     await recordCommit(driver, names, result);
     return result;
-  });
+  }, { small });
 }
 
 /** scdkit's own columns of a staged table (file, line, raw text). */
