@@ -81,6 +81,14 @@ export interface Dialect {
    */
   commitLabel?(label: string): string;
   /**
+   * Where defined (an engine whose change feed scdkit writes itself, capabilities.changeFeed
+   * false), a scalar subquery: which of the columns `among` (scdkit's own names) the table
+   * `table` has, found by name as Driver.columns finds it, as one text of their names joined by
+   * commas; NULL when it has none or there is no such table. A commit asks it in the query that
+   * reads the target's records, instead of a lookup of its own.
+   */
+  columnsAmong?(table: string, among: string[]): string;
+  /**
    * The statement that gives a scratch relation's rows the name `to`; `from` is not used after
    * (an engine may keep it, where other scratch reads it by name).
    */

@@ -12,7 +12,7 @@ import { claimFiles, ensureFilesTable, recordFiles, type FileRecord } from '../s
 import { settleDebezium } from '../sources/debezium-positions.js';
 import { stageInputs } from '../sources/stage.js';
 import { DIFF_VIEWS, diffSql, WALKED, wholeDiffSql } from './diff-sql.js';
-import { ensureFeedColumns } from '../store/feed.js';
+import { ensureFeedColumns, FEED_OWN_COLUMNS } from '../store/feed.js';
 import { evolveModel } from './evolve.js';
 import { appendEventsSql, batchSql, DROP, expectationColumn, expectationReason, logColumns, quarantineSql, REASON } from './events-sql.js';
 import { sqlString } from '../dialects/dialect.js';
@@ -135,7 +135,9 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
     await spec.claim?.(driver);
     const stagedTable = stagedColumns ?? (await driver.columns(TMP.stage)) ?? [];
     // The flow record, this commit's number, whether an earlier commit counted ties, and what was staged.
-    const { record, version, hadTies, rows: read } = await readTargetRecords(driver, names, { staged: TMP.stage, rejected: TMP.rejects });
+    // Where scdkit writes the change feed, also which of its own columns the feed has (writeDiff).
+    const feedColumns = d.capabilities.changeFeed ? undefined : { table: names.changes, among: FEED_OWN_COLUMNS };
+    const { record, version, hadTies, rows: read, found } = await readTargetRecords(driver, names, { staged: TMP.stage, rejected: TMP.rejects }, feedColumns);
     let stagedRows = read.staged;
     const rejected = read.rejected;
     if (records !== undefined && records !== stagedRows + rejected)
@@ -312,6 +314,8 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
         freeEarly: large,
         walkedKeys: Number(keyCounts.walked) > 0,
         simpleKeys: Number(keyCounts.walked) < Number(keyCounts.keys),
+        // A new target's feed was not there when they were read.
+        feedHas: record ? found : undefined,
       });
     }
     const result: ApplyResult = {
@@ -397,6 +401,8 @@ export interface RecomputeOptions {
   walkedKeys?: boolean;
   /** Some key of TMP.keys is simple; undefined: look. */
   simpleKeys?: boolean;
+  /** Which of FEED_OWN_COLUMNS the change feed has, read in this transaction; undefined: look. */
+  feedHas?: ReadonlySet<string>;
 }
 
 /**
@@ -424,7 +430,7 @@ export async function recompute(driver: Driver, flow: Flow, model: ColumnModel, 
   // Only a rebuild recomputes the whole log, and it has just recreated the state empty.
   // A batch with a truncate recomputes every key (keysSql's allSlow), without their rows of the state.
   for (const sql of wholeLog ? rebuiltStateSql(flow, model, d, names) : stateSql(model, d, names, { events, byRow: byStateRow, walked })) await driver.run(sql);
-  return writeDiff(driver, flow, model, names, version, at, { next: wholeLog ? TMP.changed : TMP.next, freeEarly, walkedKeys: walked, simpleKeys });
+  return writeDiff(driver, flow, model, names, version, at, { next: wholeLog ? TMP.changed : TMP.next, freeEarly, walkedKeys: walked, simpleKeys, feedHas: options.feedHas });
 }
 
 /**
@@ -512,16 +518,18 @@ export interface WriteDiffOptions {
   walkedKeys: boolean;
   /** Some keys are simple. */
   simpleKeys: boolean;
+  /** Which of FEED_OWN_COLUMNS the change feed has, read in this transaction; undefined: look. */
+  feedHas?: ReadonlySet<string>;
 }
 
 /** Write the difference between the recomputed rows and the stored rows of TMP.keys; return its counts. */
 export async function writeDiff(driver: Driver, flow: Flow, model: ColumnModel, names: StoreNames, version: number, at: string, options: WriteDiffOptions) {
-  const { next = TMP.next, freeEarly = true, walkedKeys, simpleKeys } = options;
+  const { next = TMP.next, freeEarly = true, walkedKeys, simpleKeys, feedHas } = options;
   const d = driver.dialect;
   const q = d.quote;
   // Where the engine keeps the target's changes itself (Delta), scdkit writes no feed.
   const ownFeed = !d.capabilities.changeFeed;
-  if (ownFeed) await ensureFeedColumns(driver, flow, names, targetColumns(flow, model, d));
+  if (ownFeed) await ensureFeedColumns(driver, flow, names, targetColumns(flow, model, d), feedHas);
   const stored = walkedKeys && (await hasRow(driver, q(TMP.prev)));
   const diff = diffSql(flow, model, d, names, { simpleKeys, walkedKeys, next, stored });
   for (const sql of diff.prepare) await driver.run(sql);
