@@ -43,11 +43,11 @@ const LARGE_COMMIT = 100_000;
 /**
  * From this many valid events a commit has the engine analyze its valid events and its keys
  * (Driver.analyzeTemporary; PostgreSQL, which never analyzes a temporary table by itself). Below
- * it, PostgreSQL estimates a table never analyzed from its pages (at least ten), which is about
- * right, or over, for so few rows, and the statements are saved (docs/DECISIONS.md "A commit's
- * statements").
+ * it the two statements are saved: onto a 1M-row target (PostgreSQL 15), the key list took as
+ * long unanalyzed up to about 2,000 events, and about twice as long or more from 3,000 (50–195 ms
+ * against 20–55 at 3,000–5,000; docs/PERFORMANCE.md "Session 13").
  */
-const ANALYZED_FROM = 10_000;
+const ANALYZED_FROM = 2_000;
 
 /** How a commit's records get into TMP.stage / TMP.rejects, and what else it must do. */
 export interface CommitSpec {
