@@ -89,6 +89,14 @@ export interface Dialect {
   /** Where defined (capabilities.changeFeed), a FROM item of `table` as it stood at its engine version `version`. */
   tableAtVersion?(table: string, version: number): string;
   /**
+   * Where defined (an engine whose change feed scdkit writes itself, capabilities.changeFeed
+   * false), a scalar subquery: which of the columns `among` (scdkit's own names) the table
+   * `table` has, found by name as Driver.columns finds it, as one text of their names joined by
+   * commas; NULL when it has none or there is no such table. A commit asks it in the query that
+   * reads the target's records, instead of a lookup of its own.
+   */
+  columnsAmong?(table: string, among: string[]): string;
+  /**
    * The statement that gives a scratch relation's rows the name `to`; `from` is not used after
    * (an engine may keep it, where other scratch reads it by name).
    */

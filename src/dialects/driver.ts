@@ -57,7 +57,7 @@ export interface Driver {
    * is. Runs nothing of the expression and leaves nothing behind, also inside a transaction.
    */
   checkExpression(expr: string, columns: ColumnInfo[]): Promise<ExpressionProblem | undefined>;
-  transaction<T>(fn: () => Promise<T>): Promise<T>;
+  transaction<T>(fn: () => Promise<T>, options?: TransactionOptions): Promise<T>;
   /**
    * Where defined (an engine whose materialized scratch may be recomputed from what it read, after
    * a write to it: Spark's cache), have the rest of the commit read these stored tables as they are
@@ -125,6 +125,16 @@ export interface Driver {
   close(): Promise<void>;
 }
 
+export interface TransactionOptions {
+  /**
+   * The work reads and writes few rows (a commit of fewer than 100,000 records, no truncate, no
+   * snapshot): an engine may leave out what pays only for large work (DuckDB keeps insertion
+   * order on, which costs memory only where results are large, and saves the statement that turns
+   * it off).
+   */
+  small?: boolean;
+}
+
 /**
  * `lockTarget` with `noWait` while another commit holds the target (another process, or another
  * driver of this process): the same line on every engine.
@@ -160,6 +170,15 @@ export interface StagedFiles {
 }
 
 export { INTERNAL_COLUMN_PREFIX } from '../files/source-keys.js';
+/**
+ * From this many records in a file, staging frees what it made to read them (the file's lines,
+ * its parsed records, helper columns) as soon as it is done with them; below it they wait for the
+ * commit's end (discardScratch), where they go with the rest at no cost of a statement, and a
+ * small file's staged part is copied rather than altered in place (docs/DECISIONS.md "A commit's
+ * statements").
+ */
+export const LARGE_STAGE = 100_000;
+
 export const FILE_COLUMN = '__scd_file';
 export const LINE_COLUMN = '__scd_line';
 /** A staged record's text as written in its file (where the reader keeps it). */

@@ -12,7 +12,7 @@ import { claimFiles, ensureFilesTable, recordFiles, type FileRecord } from '../s
 import { settleDebezium } from '../flow/debezium-positions.js';
 import { stageInputs } from '../sources/stage.js';
 import { DIFF_VIEWS, diffSql, WALKED, wholeDiffSql } from './diff-sql.js';
-import { ensureFeedColumns } from '../store/feed.js';
+import { ensureFeedColumns, FEED_OWN_COLUMNS } from '../store/feed.js';
 import { evolveModel } from './evolve.js';
 import { appendEventsSql, batchSql, DROP, expectationColumn, expectationReason, logColumns, quarantineSql, REASON } from './events-sql.js';
 import { sqlString } from '../dialects/dialect.js';
@@ -39,6 +39,15 @@ export type Progress = (message: string) => void;
  * statements than the memory it gives back is worth (docs/DECISIONS.md "A commit's statements").
  */
 const LARGE_COMMIT = 100_000;
+
+/**
+ * From this many valid events a commit has the engine analyze its valid events and its keys
+ * (Driver.analyzeTemporary; PostgreSQL, which never analyzes a temporary table by itself). Below
+ * it the two statements are saved: onto a 1M-row target (PostgreSQL 15), the key list took as
+ * long unanalyzed up to about 2,000 events, and about twice as long or more from 3,000 (50–195 ms
+ * against 20–55 at 3,000–5,000; docs/PERFORMANCE.md "Session 13").
+ */
+const ANALYZED_FROM = 2_000;
 
 /** How a commit's records get into TMP.stage / TMP.rejects, and what else it must do. */
 export interface CommitSpec {
@@ -118,12 +127,17 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
   const num = async (sql: string, params: unknown[] = []) => Number(Object.values((await driver.query(sql, params))[0] ?? {})[0] ?? 0);
   progress(`reading ${spec.inputs.length === 1 ? spec.inputs[0] : `${spec.inputs.length} inputs`}`);
   const { skipped, lexical = new Map(), records, columns: stagedColumns } = await spec.stage(driver);
+  // A batch of few records, none of which can reach every key (a truncate, a snapshot's implied
+  // deletes): its commit's results are small too (Driver.transaction's `small`).
+  const small = records !== undefined && records < LARGE_COMMIT && !spec.prepare && flow.applyAsTruncates === undefined;
   return driver.transaction(async () => {
     await driver.lockTarget(flow.target);
     await spec.claim?.(driver);
     const stagedTable = stagedColumns ?? (await driver.columns(TMP.stage)) ?? [];
     // The flow record, this commit's number, whether an earlier commit counted ties, and what was staged.
-    const { record, version, hadTies, rows: read } = await readTargetRecords(driver, names, { staged: TMP.stage, rejected: TMP.rejects });
+    // Where scdkit writes the change feed, also which of its own columns the feed has (writeDiff).
+    const feedColumns = d.capabilities.changeFeed ? undefined : { table: names.changes, among: FEED_OWN_COLUMNS };
+    const { record, version, hadTies, rows: read, found } = await readTargetRecords(driver, names, { staged: TMP.stage, rejected: TMP.rejects }, feedColumns);
     let stagedRows = read.staged;
     const rejected = read.rejected;
     if (records !== undefined && records !== stagedRows + rejected)
@@ -245,10 +259,13 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
     }
     const validEvents = { n: validCount, truncates: Number(fates.truncates) };
     const truncated = Number(validEvents.truncates) > 0;
-    await driver.analyzeTemporary(TMP.valid, model.keys.map((k) => k.name));
+    // Where the engine needs telling (PostgreSQL), the planner learns the size of the valid events
+    // and of the keys, which pick the rows of the key state, the log and the target that the
+    // commit reads; below ANALYZED_FROM events its estimate from their pages serves.
+    const analyzed = validCount >= ANALYZED_FROM;
+    if (analyzed) await driver.analyzeTemporary(TMP.valid, model.keys.map((k) => k.name));
     await driver.run(keysSql(flow, model, d, names, truncated));
-    // The keys pick the rows of the key state, the log and the target that the commit reads.
-    await driver.analyzeTemporary(TMP.keys);
+    if (analyzed) await driver.analyzeTemporary(TMP.keys);
     const keyCounts = (await driver.query(
       `SELECT count(*) AS keys, count(*) FILTER (WHERE ${q(SLOW)}) AS slow, count(*) FILTER (WHERE NOT ${q(SIMPLE)}) AS walked FROM ${q(TMP.keys)}`,
     ))[0]!;
@@ -297,6 +314,8 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
         freeEarly: large,
         walkedKeys: Number(keyCounts.walked) > 0,
         simpleKeys: Number(keyCounts.walked) < Number(keyCounts.keys),
+        // A new target's feed was not there when they were read.
+        feedHas: record ? found : undefined,
       });
     }
     const result: ApplyResult = {
@@ -323,7 +342,7 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
     await spec.finish?.(driver, version);
     await recordCommit(driver, names, result);
     return result;
-  });
+  }, { small });
 }
 
 /** scdkit's own columns of a staged table (file, line, raw text). */
@@ -382,6 +401,8 @@ export interface RecomputeOptions {
   walkedKeys?: boolean;
   /** Some key of TMP.keys is simple; undefined: look. */
   simpleKeys?: boolean;
+  /** Which of FEED_OWN_COLUMNS the change feed has, read in this transaction; undefined: look. */
+  feedHas?: ReadonlySet<string>;
 }
 
 /**
@@ -409,7 +430,7 @@ export async function recompute(driver: Driver, flow: Flow, model: ColumnModel, 
   // Only a rebuild recomputes the whole log, and it has just recreated the state empty.
   // A batch with a truncate recomputes every key (keysSql's allSlow), without their rows of the state.
   for (const sql of wholeLog ? rebuiltStateSql(flow, model, d, names) : stateSql(model, d, names, { events, byRow: byStateRow, walked })) await driver.run(sql);
-  return writeDiff(driver, flow, model, names, version, at, { next: wholeLog ? TMP.changed : TMP.next, freeEarly, walkedKeys: walked, simpleKeys });
+  return writeDiff(driver, flow, model, names, version, at, { next: wholeLog ? TMP.changed : TMP.next, freeEarly, walkedKeys: walked, simpleKeys, feedHas: options.feedHas });
 }
 
 /**
@@ -497,16 +518,18 @@ export interface WriteDiffOptions {
   walkedKeys: boolean;
   /** Some keys are simple. */
   simpleKeys: boolean;
+  /** Which of FEED_OWN_COLUMNS the change feed has, read in this transaction; undefined: look. */
+  feedHas?: ReadonlySet<string>;
 }
 
 /** Write the difference between the recomputed rows and the stored rows of TMP.keys; return its counts. */
 export async function writeDiff(driver: Driver, flow: Flow, model: ColumnModel, names: StoreNames, version: number, at: string, options: WriteDiffOptions) {
-  const { next = TMP.next, freeEarly = true, walkedKeys, simpleKeys } = options;
+  const { next = TMP.next, freeEarly = true, walkedKeys, simpleKeys, feedHas } = options;
   const d = driver.dialect;
   const q = d.quote;
   // Where the engine keeps the target's changes itself (Delta), scdkit writes no feed.
   const ownFeed = !d.capabilities.changeFeed;
-  if (ownFeed) await ensureFeedColumns(driver, flow, names, targetColumns(flow, model, d));
+  if (ownFeed) await ensureFeedColumns(driver, flow, names, targetColumns(flow, model, d), feedHas);
   const stored = walkedKeys && (await hasRow(driver, q(TMP.prev)));
   const diff = diffSql(flow, model, d, names, { simpleKeys, walkedKeys, next, stored });
   for (const sql of diff.prepare) await driver.run(sql);

@@ -1,5 +1,5 @@
 import { ScdError } from '../errors.js';
-import type { Driver } from '../dialects/driver.js';
+import type { Driver, TransactionOptions } from '../dialects/driver.js';
 
 /** One statement a commit sent, with its parameters ($1, $2, ...) where it has some. */
 export interface RecordedStatement {
@@ -44,7 +44,7 @@ export async function dryRun<T>(driver: Driver, work: (driver: Driver) => Promis
     run: (sql, params) => (record(sql, params), driver.run(sql, params)),
     query: (sql, params) => (record(sql, params), driver.query(sql, params)),
     streamText: (sql, params, onRow) => (record(sql, params), driver.streamText(sql, params, onRow)),
-    transaction: async <R>(fn: () => Promise<R>): Promise<R> => {
+    transaction: async <R>(fn: () => Promise<R>, options?: TransactionOptions): Promise<R> => {
       if (inside) return fn();
       if (rolledBack)
         throw new ScdError('USAGE', 'a dry run shows one commit, and this apply would make several (each one planned on what the one before it left)', {
@@ -54,7 +54,7 @@ export async function dryRun<T>(driver: Driver, work: (driver: Driver) => Promis
       try {
         await driver.transaction(async () => {
           throw new RolledBack(await fn());
-        });
+        }, options);
       } catch (e) {
         if (!(e instanceof RolledBack)) throw e;
         rolledBack = true;

@@ -57,24 +57,30 @@ export async function readFlowRecord(driver: Driver, names: StoreNames): Promise
 /**
  * What a commit reads of the target's records at its start, in one query: the flow record, the
  * next commit's number, and whether an earlier commit counted ties (its log may hold some); and,
- * given `count`, the rows of each of those (scratch) tables, in the same query.
+ * given `count`, the rows of each of those (scratch) tables, in the same query; and, given
+ * `columns` and where the dialect can say it in the query (Dialect.columnsAmong), which of the
+ * columns `among` the table has (`found`; undefined otherwise).
  * The catalog must exist (ensureCatalog).
  */
 export async function readTargetRecords<K extends string = never>(
   driver: Driver,
   names: StoreNames,
   count: Partial<Record<K, string>> = {},
-): Promise<{ record?: FlowRecord; version: number; hadTies: boolean; rows: Record<K, number> }> {
-  const q = driver.dialect.quote;
+  columns?: { table: string; among: string[] },
+): Promise<{ record?: FlowRecord; version: number; hadTies: boolean; rows: Record<K, number>; found?: Set<string> }> {
+  const d = driver.dialect;
+  const q = d.quote;
   const counted = Object.entries(count) as Array<[K, string]>;
+  const among = columns && d.columnsAmong ? `, ${d.columnsAmong(columns.table, columns.among)} AS found` : '';
   const row = (await driver.query(
-    `SELECT f.model, f.settings, c.v, c.ties${counted.map(([k, t]) => `, (SELECT count(*) FROM ${q(t)}) AS ${q(`n_${k}`)}`).join('')} FROM
-       (SELECT CAST(coalesce(max(version), 0) AS ${driver.dialect.types.int}) AS v, count(*) FILTER (WHERE ties > 0) AS ties FROM ${q(names.commits)} WHERE target = $1) c
+    `SELECT f.model, f.settings, c.v, c.ties${counted.map(([k, t]) => `, (SELECT count(*) FROM ${q(t)}) AS ${q(`n_${k}`)}`).join('')}${among} FROM
+       (SELECT CAST(coalesce(max(version), 0) AS ${d.types.int}) AS v, count(*) FILTER (WHERE ties > 0) AS ties FROM ${q(names.commits)} WHERE target = $1) c
        LEFT JOIN ${q(names.flows)} f ON f.target = $1`,
     [names.target],
   ))[0]!;
   const rows = Object.fromEntries(counted.map(([k]) => [k, Number(row[`n_${k}`])])) as Record<K, number>;
-  return { record: row.model == null ? undefined : parseFlowRecord(row), version: Number(row.v) + 1, hadTies: Number(row.ties) > 0, rows };
+  const found = among ? new Set(row.found == null ? [] : String(row.found).split(',')) : undefined;
+  return { record: row.model == null ? undefined : parseFlowRecord(row), version: Number(row.v) + 1, hadTies: Number(row.ties) > 0, rows, found };
 }
 
 function parseFlowRecord(row: Record<string, unknown>): FlowRecord {

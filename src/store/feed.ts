@@ -47,12 +47,19 @@ export function feedColumns(flow: Flow, target: ColumnInfo[], boolType: string):
   return [...(flow.storedAs === 'scd2' && end ? preColumns(end.type, boolType) : []), { name: REF, type: boolType }];
 }
 
-/** The feed gets the columns it lacks (a feed written before they existed). */
-export async function ensureFeedColumns(driver: Driver, flow: Flow, names: StoreNames, target: ColumnInfo[]): Promise<void> {
-  const feed = (await driver.columns(names.changes)) ?? [];
+/** Every column feedColumns may give: which of them a feed has is all ensureFeedColumns needs to know. */
+export const FEED_OWN_COLUMNS = [PRE_END, PRE_CURRENT, REF];
+
+/**
+ * The feed gets the columns it lacks (a feed written before they existed). `has`: which of
+ * FEED_OWN_COLUMNS the feed has, where the caller read it (in the same transaction); otherwise
+ * they are looked up.
+ */
+export async function ensureFeedColumns(driver: Driver, flow: Flow, names: StoreNames, target: ColumnInfo[], has?: ReadonlySet<string>): Promise<void> {
+  const feed = has ?? new Set(((await driver.columns(names.changes)) ?? []).map((f) => f.name));
   const q = driver.dialect.quote;
   for (const c of feedColumns(flow, target, driver.dialect.types.bool))
-    if (!feed.some((f) => f.name === c.name)) await driver.run(`ALTER TABLE ${q(names.changes)} ADD COLUMN ${q(c.name)} ${c.type}`);
+    if (!feed.has(c.name)) await driver.run(`ALTER TABLE ${q(names.changes)} ADD COLUMN ${q(c.name)} ${c.type}`);
 }
 
 /**

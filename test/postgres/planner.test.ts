@@ -1,7 +1,8 @@
 /**
  * What scdkit tells the planner (docs/DECISIONS.md "PostgreSQL analyzes the batch's keys"): a
  * temporary table it analyzes has statistics (PostgreSQL never analyzes temporary tables itself),
- * and an apply analyzes its key list once it is made. DuckDB keeps statistics itself: a no-op.
+ * and an apply of 2,000 valid events or more analyzes its key list once it is made (fewer are
+ * estimated well enough from their pages). DuckDB keeps statistics itself: a no-op.
  * And the SQL shape where it matters: on PostgreSQL the closes fetch their rows by ctid.
  */
 import { describe, expect, it } from 'vitest';
@@ -36,7 +37,7 @@ for (const engine of engines)
       }
     });
 
-    it("an apply analyzes its valid events' keys and the commit's key list, and only those", async () => {
+    it("an apply of 2,000 valid events or more analyzes their keys and the commit's key list, and only those; a smaller one none", async () => {
       const driver = await engine.open();
       const analyzed: string[] = [];
       const orig = driver.analyzeTemporary.bind(driver);
@@ -46,9 +47,12 @@ for (const engine of engines)
       };
       try {
         const flow = defineFlow({ target: 't', keys: 'id', sequenceBy: 'seq' });
-        await applyRows(driver, flow, [{ id: 1, v: 'a', seq: 1 }]);
-        await applyRows(driver, flow, [{ id: 1, v: 'b', seq: 2 }, { id: 2, v: 'c', seq: 1 }]);
+        // Below 2,000 valid events PostgreSQL's estimate from the pages serves (plan/apply.ts ANALYZED_FROM).
+        await applyRows(driver, flow, Array.from({ length: 2000 }, (_, i) => ({ id: i, v: 'a', seq: 1 })));
+        await applyRows(driver, flow, [...Array.from({ length: 1999 }, (_, i) => ({ id: i, v: 'b', seq: 2 })), { id: 5000, v: 'c', seq: 1 }]);
         expect(analyzed).toEqual([`${TMP.valid} (id)`, TMP.keys, `${TMP.valid} (id)`, TMP.keys]);
+        await applyRows(driver, flow, [{ id: 1, v: 'b', seq: 3 }, { id: 2, v: 'c', seq: 3 }]);
+        expect(analyzed).toHaveLength(4);
       } finally {
         await driver.close();
       }

@@ -7,7 +7,7 @@ import type { Lexical } from '../../typing/lexical.js';
 import { countLines } from '../../files/blank-lines.js';
 import type { DuckDBConnection, DuckDBPreparedStatement } from '@duckdb/node-api';
 import { QueryError, ScdError, firstLine } from '../../errors.js';
-import { informationSchemaTables, targetInUse, type ColumnInfo, type Driver, type InputFile, type Row, type StagedFiles } from '../driver.js';
+import { informationSchemaTables, targetInUse, type ColumnInfo, type Driver, type InputFile, type Row, type StagedFiles, type TransactionOptions } from '../driver.js';
 import { FILE_COLUMN, LINE_COLUMN, RAW_COLUMN } from '../driver.js';
 import { duckdbDialect } from './duckdb-dialect.js';
 import { checkDuckDBExpression } from './duckdb-expression.js';
@@ -181,15 +181,18 @@ export class DuckDBDriver implements Driver {
     return checkDuckDBExpression(this, expr, columns);
   }
 
-  async transaction<T>(fn: () => Promise<T>): Promise<T> {
+  async transaction<T>(fn: () => Promise<T>, options: TransactionOptions = {}): Promise<T> {
     if (this.inTransaction) return fn();
     // Nothing in a commit depends on the order rows are stored in (line numbers are given while
     // staging, before it), and keeping that order makes DuckDB hold whole results in memory. For
     // this connection only: another driver of the file may be staging meanwhile, and needs it.
     // Turned on again where it is needed (staging), not after each commit: a commit's connection
-    // is usually replaced right after it (discardScratch).
-    if (!this.orderOff) await this.run('SET SESSION preserve_insertion_order = false');
-    this.orderOff = true;
+    // is usually replaced right after it (discardScratch). Small work's results are small: it
+    // keeps the order, and saves the statement.
+    if (!this.orderOff && !options.small) {
+      await this.run('SET SESSION preserve_insertion_order = false');
+      this.orderOff = true;
+    }
     await this.run('BEGIN TRANSACTION');
     this.inTransaction = true;
     try {
@@ -288,22 +291,25 @@ export class DuckDBDriver implements Driver {
           const staged = await stageJsonFile(this, file, part, rejects, scratch, i);
           records += staged.records;
           for (const c of staged.columns) lexical.set(c, 'json');
-        } else {
-          const before = await this.count(rejects);
-          const readable = await this.stageOne(file, part, rejects, scratch, i);
-          records += (readable ? await this.count(part) : 0) + (await this.count(rejects)) - before;
-          if (!readable) continue;
-          // A CSV's values are its text as written (lexical text); scdkit types them.
-          if (file.format === 'csv')
-            for (const c of (await this.columns(part)) ?? []) if (c.name !== FILE_COLUMN && c.name !== LINE_COLUMN && !lexical.has(c.name)) lexical.set(c.name, 'text');
+          // The reader knows its part's columns (no lookup).
+          parts.push({ name: part, columns: staged.table, text: false, copy: staged.helpers });
+          continue;
         }
-        parts.push({ name: part, columns: (await this.columns(part)) ?? [], text: file.format === 'csv' });
+        const before = await this.count(rejects);
+        const readable = await this.stageOne(file, part, rejects, scratch, i);
+        records += (readable ? await this.count(part) : 0) + (await this.count(rejects)) - before;
+        if (!readable) continue;
+        // A CSV's values are its text as written (lexical text); scdkit types them.
+        if (file.format === 'csv')
+          for (const c of (await this.columns(part)) ?? []) if (c.name !== FILE_COLUMN && c.name !== LINE_COLUMN && !lexical.has(c.name)) lexical.set(c.name, 'text');
+        parts.push({ name: part, columns: (await this.columns(part)) ?? [], text: file.format === 'csv', copy: false });
       }
-      if (parts.length === 1) {
+      if (parts.length === 1 && !parts[0]!.copy) {
         await this.run(`ALTER TABLE ${q(parts[0]!.name)} RENAME TO ${q(table)}`);
       } else {
         await this.run(`CREATE TEMP TABLE ${q(table)} AS ${unionSql(parts, lexical)}`);
-        for (const p of parts) await this.run(`DROP TABLE ${q(p.name)}`);
+        // A small file's part waits for the commit's end (discardScratch).
+        for (const p of parts) if (!p.copy) await this.run(`DROP TABLE ${q(p.name)}`);
       }
     } finally {
       rmSync(scratch, { recursive: true, force: true });
@@ -476,6 +482,8 @@ interface Part {
   columns: ColumnInfo[];
   /** A CSV's part: its values are text as written. */
   text: boolean;
+  /** A small JSON file's part, with helper columns beside `columns`: copied, left for discardScratch. */
+  copy: boolean;
 }
 
 /** JSON number syntax (no leading zeros, no sign but minus). */

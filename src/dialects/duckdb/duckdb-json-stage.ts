@@ -2,8 +2,8 @@ import path from 'node:path';
 import { checkSourceKeys } from '../../files/source-keys.js';
 import { checkText, MAX_RECORD_BYTES, normalizeJsonText } from '../../files/text-records.js';
 import { sqlString } from '../dialect.js';
-import type { InputFile, Row } from '../driver.js';
-import { FILE_COLUMN, LINE_COLUMN, RAW_COLUMN } from '../driver.js';
+import type { ColumnInfo, InputFile, Row } from '../driver.js';
+import { FILE_COLUMN, LARGE_STAGE, LINE_COLUMN, RAW_COLUMN } from '../driver.js';
 import { duckdbDialect } from './duckdb-dialect.js';
 
 const q = duckdbDialect.quote;
@@ -37,15 +37,17 @@ export interface SqlRunner {
  * DuckDB keeps a read's order). Any other file, and one with a line that is not JSON (a
  * pretty-printed object, say), is normalized first (files/text-records.ts).
  */
-export async function stageJsonFile(db: SqlRunner, file: InputFile, part: string, rejects: string, scratch: string, i: number): Promise<{ columns: string[]; records: number }> {
+export async function stageJsonFile(db: SqlRunner, file: InputFile, part: string, rejects: string, scratch: string, i: number): Promise<StagedJson> {
   const label = file.label ?? file.path;
   const plain = file.format === 'ndjson' ? checkText(file.path).plain : undefined;
   const lines = `_scd_lines_${i}`;
   if (plain) {
-    await db.run(`CREATE TEMP TABLE ${q(lines)} AS ${LINES_SQL}`, [file.path]);
+    // OR REPLACE: a small file's helper tables stay until the commit's end (duckdb-driver.ts
+    // discardScratch), and a caller that stages twice before it finds them there.
+    await db.run(`CREATE OR REPLACE TEMP TABLE ${q(lines)} AS ${LINES_SQL}`, [file.path]);
     const from = `SELECT CAST(rowid + 1 AS BIGINT) AS line, raw, CAST(NULL AS VARCHAR) AS reason FROM ${q(lines)}`;
     const staged = await stageRecords(db, from, label, part, !!file.numbered);
-    await db.run(`DROP TABLE ${q(lines)}`);
+    if (staged.records >= LARGE_STAGE) await db.run(`DROP TABLE ${q(lines)}`);
     // A line that is not JSON may be part of a value that spans lines: the normalized form decides.
     if (!staged.malformed) return finish(db, part, rejects, staged);
     await db.run(`DROP TABLE ${q(part)}`);
@@ -55,6 +57,20 @@ export async function stageJsonFile(db: SqlRunner, file: InputFile, part: string
   const from = `SELECT l AS line, r AS raw, e AS reason FROM read_json($1, columns = {'l': 'BIGINT', 'r': 'VARCHAR', 'e': 'VARCHAR'},
     format = 'newline_delimited', maximum_object_size = ${4 * MAX_RECORD_BYTES + 1024})`;
   return finish(db, part, rejects, await stageRecords(db, from, label, part, !!file.numbered, [normalized]));
+}
+
+/** What a JSON file's staging read. */
+export interface StagedJson {
+  /** The keys, as the part's columns, in order of first appearance. */
+  columns: string[];
+  records: number;
+  /** The part's columns that hold records (the keys' and scdkit's own), with their types. */
+  table: ColumnInfo[];
+  /**
+   * The part still has its helper columns (a small file's: dropping them costs a statement each),
+   * so it is copied into the staged table (its `table` columns), never renamed into it.
+   */
+  helpers: boolean;
 }
 
 interface Staged {
@@ -77,7 +93,7 @@ async function stageRecords(db: SqlRunner, from: string, label: string, part: st
   const structure = sqlString(JSON.stringify(Object.fromEntries(columns.map((c) => [c, 'JSON']))));
   const values = columns.length ? columns.map((c) => `v.${q(c)} AS ${q(c)}`).join(', ') + ', ' : '';
   await db.run(
-    `CREATE TEMP TABLE ${q(part)} AS
+    `CREATE OR REPLACE TEMP TABLE ${q(part)} AS
      SELECT ${values}CAST($${params.length + 1} AS VARCHAR) AS ${q(FILE_COLUMN)}, line AS ${q(LINE_COLUMN)}, raw AS ${q(RAW_COLUMN)}, ${REASON}, ${EXTRA}
      FROM (SELECT ${line} AS line, ${rawText} AS raw, ${REASON},
              CASE WHEN ${REASON} IS NULL THEN ${columns.length ? `json_transform(raw, ${structure})` : 'NULL'} END AS v,
@@ -102,7 +118,7 @@ async function stageWithKeys(db: SqlRunner, checked: string, columns: string[], 
   const structure = sqlString(JSON.stringify(Object.fromEntries(columns.map((c) => [c, 'JSON']))));
   const values = columns.map((c) => `v.${q(c)} AS ${q(c)}`).join(', ');
   await db.run(
-    `CREATE TEMP TABLE ${q(part)} AS
+    `CREATE OR REPLACE TEMP TABLE ${q(part)} AS
      SELECT ${values}, CAST($${params.length + 1} AS VARCHAR) AS ${q(FILE_COLUMN)}, line AS ${q(LINE_COLUMN)}, raw AS ${q(RAW_COLUMN)}, ${REASON}, false AS ${EXTRA}
      FROM (SELECT ${line} AS line, ${rawText} AS raw, ${REASON}, CASE WHEN ${REASON} IS NULL THEN json_transform(raw, ${structure}) END AS v FROM (${checked}) c) x`,
     [...params, label],
@@ -130,15 +146,28 @@ function unknownKeys(keys: string, known: string): string {
   return `CASE WHEN ${keys} = ${known} THEN false ELSE NOT list_has_all(${known}, ${keys}) END`;
 }
 
-/** Move the part's unreadable records to `rejects`, leaving the good ones and their columns. */
-async function finish(db: SqlRunner, part: string, rejects: string, staged: Staged): Promise<{ columns: string[]; records: number }> {
+/**
+ * Move the part's unreadable records to `rejects`, leaving the good ones and their columns. A large
+ * part's helper columns are dropped (DuckDB frees a dropped column at once, and the part becomes
+ * the staged table by a rename); a small one keeps them (StagedJson.helpers).
+ */
+async function finish(db: SqlRunner, part: string, rejects: string, staged: Staged): Promise<StagedJson> {
   if (staged.rejected > 0) {
     await db.run(`INSERT INTO ${q(rejects)} SELECT ${q(FILE_COLUMN)}, ${q(LINE_COLUMN)}, ${REASON}, ${q(RAW_COLUMN)} FROM ${q(part)} WHERE ${REASON} IS NOT NULL`);
     await db.run(`DELETE FROM ${q(part)} WHERE ${REASON} IS NOT NULL`);
   }
-  await db.run(`ALTER TABLE ${q(part)} DROP COLUMN ${REASON}`);
-  await db.run(`ALTER TABLE ${q(part)} DROP COLUMN ${EXTRA}`);
-  return { columns: staged.columns, records: staged.records };
+  const large = staged.records >= LARGE_STAGE;
+  if (large) {
+    await db.run(`ALTER TABLE ${q(part)} DROP COLUMN ${REASON}`);
+    await db.run(`ALTER TABLE ${q(part)} DROP COLUMN ${EXTRA}`);
+  }
+  const table: ColumnInfo[] = [
+    ...staged.columns.map((c) => ({ name: c, type: 'JSON' })),
+    { name: FILE_COLUMN, type: 'VARCHAR' },
+    { name: LINE_COLUMN, type: 'BIGINT' },
+    { name: RAW_COLUMN, type: 'VARCHAR' },
+  ];
+  return { columns: staged.columns, records: staged.records, table, helpers: !large };
 }
 
 /**

@@ -111,6 +111,9 @@ export const postgresDialect: Dialect = {
   shadowsRowId: () => false,
   nameKey: (name) => name,
   computeOnce: ' OFFSET 0',
+  columnsAmong: (table, among) =>
+    `(SELECT string_agg(CAST(attname AS text), ',') FROM pg_attribute WHERE attrelid = to_regclass(${sqlString(quote(table))}) AND attnum > 0 AND NOT attisdropped
+      AND attname IN (${among.map(sqlString).join(', ')}))`,
   fetchByRowId: (rowId, subquery) => `${rowId} = ANY(ARRAY(${subquery}))`,
   quote,
   scratch: temporaryScratch(quote),

@@ -38,6 +38,12 @@ export class PostgresDriver implements Driver {
   private savepoints = 0;
   private cursors = 0;
   private typeNames = new Map<string, string>();
+  /**
+   * The helper tables staging made (lines, records, parts), whether or not it dropped them since:
+   * a small file's are left for discardScratch, which drops them with the commit's scratch, and a
+   * failed staging's too (so none is there when the next staging makes it again).
+   */
+  private readonly stagingTables = new Set<string>();
 
   private constructor(
     private readonly client: PgClient,
@@ -281,9 +287,22 @@ export class PostgresDriver implements Driver {
     await this.run(`SELECT pg_advisory_xact_lock(${LOCK_CLASS}, hashtext($1))`, [key]);
   }
 
-  /** A commit's scratch tables and views, dropped in two statements (temporary tables of other drivers of the session stay). */
-  async discardScratch(tables: string[], views: string[]): Promise<void> {
-    await this.dropTemporary(tables, views);
+  /**
+   * A commit's scratch tables, its staging's helper tables, and with them its views, in one
+   * statement: every scratch view reads a scratch table, so CASCADE takes it with that table (a
+   * view over a temporary table is itself temporary, so nothing stored depends on them). Temporary
+   * tables of other drivers of the session stay.
+   */
+  async discardScratch(tables: string[]): Promise<void> {
+    const all = [...new Set([...tables, ...this.stagingTables])];
+    this.stagingTables.clear();
+    if (all.length) await this.run(`DROP TABLE IF EXISTS ${all.map(this.dialect.quote).join(', ')} CASCADE`);
+  }
+
+  /** Staging made `table` (StageHost): it goes at the latest with the commit's scratch. */
+  stagingTable(table: string): string {
+    this.stagingTables.add(table);
+    return table;
   }
 
   /** One statement for the views, one for the tables (views first: a table a view reads cannot go before it). */
@@ -306,6 +325,12 @@ export class PostgresDriver implements Driver {
   }
 
   async stageFiles(files: InputFile[], table: string, rejects: string): Promise<StagedFiles> {
+    // Staged twice without a commit's end between (a caller that stages by itself): the helper
+    // tables the first left go first.
+    if (this.stagingTables.size) {
+      await this.run(`DROP TABLE IF EXISTS ${[...this.stagingTables].map(this.dialect.quote).join(', ')}`);
+      this.stagingTables.clear();
+    }
     return stageFiles(this, files, table, rejects);
   }
 

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { normalizeJsonText } from '../../files/text-records.js';
 import { checkSourceKeys } from '../../files/source-keys.js';
 import type { ColumnInfo, InputFile } from '../driver.js';
-import { FILE_COLUMN, LINE_COLUMN, RAW_COLUMN } from '../driver.js';
+import { FILE_COLUMN, LARGE_STAGE, LINE_COLUMN, RAW_COLUMN } from '../driver.js';
 import type { CopySource } from './postgres-client.js';
 import { postgresDialect as d, sqlString } from './postgres-dialect.js';
 import { copyLines, copyPlain } from './postgres-lines.js';
@@ -18,6 +18,8 @@ export interface StageHost {
   /** Run fn; if it fails, undo its statements (a savepoint inside a transaction) and return the error. */
   attempt(fn: () => Promise<void>): Promise<unknown | undefined>;
   columns(table: string): Promise<ColumnInfo[] | undefined>;
+  /** Staging makes the helper table `table` (postgres-lines.ts CopyHost). */
+  stagingTable(table: string): string;
 }
 
 export const NUL_REASON = 'a NUL character (\\u0000) in a string';
@@ -37,29 +39,43 @@ export const SURROGATE_REASON = 'a UTF-16 surrogate without its pair in a string
  * span lines), is normalized first (files/text-records.ts). Values keep their exact numbers: jsonb
  * holds a JSON number as a numeric (no value passes through a double or a JavaScript number).
  */
-export async function stageJsonFile(host: StageHost, file: InputFile, part: string, rejects: string, scratch: string, i: number): Promise<{ columns: string[]; records: number }> {
+export async function stageJsonFile(host: StageHost, file: InputFile, part: string, rejects: string, scratch: string, i: number): Promise<StagedJson> {
   const label = file.label ?? file.path;
   const lines = `_scd_lines_${i}`;
   const records = `_scd_records_${i}`;
+  const numbered = !!file.numbered;
   if (file.format === 'ndjson' && copyPlain(file.path)) {
     await copyLines(host, file.path, lines);
-    const malformed = await checkRecords(host, `SELECT n AS line, raw, CAST(NULL AS text) AS reason FROM ${q(lines)}`, records);
-    await host.run(`DROP TABLE ${q(lines)}`);
+    const read = await checkRecords(host, `SELECT n AS line, raw, CAST(NULL AS text) AS reason FROM ${q(lines)}`, records, numbered, true);
     // A line that is not JSON may be part of a value that spans lines: the normalized form decides.
-    if (!malformed) return finish(host, records, part, rejects, label, !!file.numbered);
-    await host.run(`DROP TABLE ${q(records)}`);
+    if (!read.malformed) {
+      if (read.records >= LARGE_STAGE) await host.run(`DROP TABLE ${q(lines)}`);
+      return finish(host, records, part, rejects, label, numbered, read);
+    }
+    await host.run(`DROP TABLE ${q(lines)}, ${q(records)}`);
   }
   const normalized = path.join(scratch, `records_${i}.ndjson`);
   await normalizeJsonText(file.path, normalized);
   keepNulVisible(normalized);
   await copyLines(host, normalized, lines);
-  await checkRecords(
+  const read = await checkRecords(
     host,
     `SELECT CAST(j->>'l' AS bigint) AS line, j->>'r' AS raw, j->>'e' AS reason FROM (SELECT CAST(raw AS json) AS j FROM ${q(lines)} WHERE raw IS NOT NULL) w`,
     records,
+    numbered,
+    false,
   );
-  await host.run(`DROP TABLE ${q(lines)}`);
-  return finish(host, records, part, rejects, label, !!file.numbered);
+  if (read.records >= LARGE_STAGE) await host.run(`DROP TABLE ${q(lines)}`);
+  return finish(host, records, part, rejects, label, numbered, read);
+}
+
+/** What a JSON file's staging read: its columns (in order of first appearance) and records. */
+export interface StagedJson {
+  /** The keys, as the staged part's columns. */
+  columns: string[];
+  records: number;
+  /** The staged part's columns with their types (the keys' and scdkit's own). */
+  table: ColumnInfo[];
 }
 
 /**
@@ -74,16 +90,28 @@ export function keepNulVisible(normalized: string): void {
   writeFileSync(normalized, text.replace(nul, '$1\\\\x00'));
 }
 
+/** A file's records, counted once they are checked, and their keys in order. */
+interface CheckedRecords {
+  records: number;
+  rejected: number;
+  malformed: number;
+  keys: string[];
+}
+
 /**
  * `from` gives (line, raw, reason) → `records` (line, raw, reason, b jsonb): blank lines are no
  * records; each record parsed once, straight (one statement) or, when a record does not parse,
- * each alone. Returns how many records are malformed JSON.
+ * each alone. Then one query counts them (all, rejected, malformed JSON) and finds their keys in
+ * order (keysInOrderSql); `plain`: the lines as written, which are read again normalized when one
+ * is malformed JSON, so their keys are not looked for then.
  */
-async function checkRecords(host: StageHost, from: string, records: string): Promise<number> {
+async function checkRecords(host: StageHost, from: string, records: string, numbered: boolean, plain: boolean): Promise<CheckedRecords> {
+  // The parse is computed once (OFFSET 0: not copied into both of its uses); valid JSON that is
+  // not an object is no record.
   const make = (parse: string) =>
     host.run(
-      `CREATE TEMP TABLE ${q(records)} AS SELECT line, raw, reason, CASE WHEN reason IS NULL THEN ${parse} END AS b
-       FROM (${from}) f WHERE raw IS NOT NULL AND btrim(raw, E' \\t\\r') <> ''`,
+      `CREATE TEMP TABLE ${q(host.stagingTable(records))} AS SELECT line, raw, CASE WHEN reason IS NULL AND jsonb_typeof(b) <> 'object' THEN 'not a JSON object' ELSE reason END AS reason, b
+       FROM (SELECT line, raw, reason, CASE WHEN reason IS NULL THEN ${parse} END AS b FROM (${from}) f WHERE raw IS NOT NULL AND btrim(raw, E' \\t\\r') <> ''${d.computeOnce}) p`,
     );
   if (await host.attempt(() => make(`CAST(raw AS jsonb)`))) {
     await host.run(`DROP TABLE IF EXISTS ${q(records)}`);
@@ -96,47 +124,62 @@ async function checkRecords(host: StageHost, from: string, records: string): Pro
        WHERE reason IS NULL AND b IS NULL`,
     );
   }
-  await host.run(`UPDATE ${q(records)} SET reason = 'not a JSON object' WHERE reason IS NULL AND jsonb_typeof(b) <> 'object'`);
-  return Number((await host.query(`SELECT count(*) AS n FROM ${q(records)} WHERE reason = 'malformed JSON'`))[0]!.n);
+  const rows = await host.query(
+    `WITH c AS (SELECT count(*) AS records, count(reason) AS rejected, count(*) FILTER (WHERE reason = 'malformed JSON') AS malformed FROM ${q(records)}),
+     ${keysInOrderSql(records, plain ? `(SELECT malformed FROM c) = 0` : 'true')}
+     SELECT c.records, c.rejected, c.malformed, k.key, k.line, k.ord FROM c LEFT JOIN keyed k ON true`,
+  );
+  const own = numbered ? [LINE_COLUMN, RAW_COLUMN] : [];
+  const first = rows[0]!;
+  return {
+    records: Number(first.records),
+    rejected: Number(first.rejected),
+    malformed: Number(first.malformed),
+    keys: keysInOrder(rows.filter((r) => r.key !== null && r.key !== undefined)).filter((k) => !own.includes(k)),
+  };
 }
 
 /** records → part (the good ones, a column per key) and rejects (the others). */
-async function finish(host: StageHost, records: string, part: string, rejects: string, label: string, numbered: boolean): Promise<{ columns: string[]; records: number }> {
-  const own = numbered ? [LINE_COLUMN, RAW_COLUMN] : [];
-  const keys = (await keysInOrder(host, records)).filter((k) => !own.includes(k));
+async function finish(host: StageHost, records: string, part: string, rejects: string, label: string, numbered: boolean, read: CheckedRecords): Promise<StagedJson> {
+  const keys = read.keys;
   checkSourceKeys(keys, d.nameKey);
   // A numbered copy's records carry where (and what) they were in the original file.
   const line = numbered ? `coalesce(CAST(b->>${sqlString(LINE_COLUMN)} AS bigint), line)` : 'line';
   const raw = numbered ? `coalesce(b->>${sqlString(RAW_COLUMN)}, raw)` : 'raw';
   const values = keys.map((k) => `NULLIF(b->${sqlString(k)}, 'null'::jsonb) AS ${q(k)}`);
   await host.run(
-    `CREATE TEMP TABLE ${q(part)} AS SELECT ${[...values, `CAST($1 AS text) AS ${q(FILE_COLUMN)}`, `${line} AS ${q(LINE_COLUMN)}`, `${raw} AS ${q(RAW_COLUMN)}`].join(', ')}
+    `CREATE TEMP TABLE ${q(host.stagingTable(part))} AS SELECT ${[...values, `CAST($1 AS text) AS ${q(FILE_COLUMN)}`, `${line} AS ${q(LINE_COLUMN)}`, `${raw} AS ${q(RAW_COLUMN)}`].join(', ')}
      FROM ${q(records)} WHERE reason IS NULL`,
     [label],
   );
-  await host.run(`INSERT INTO ${q(rejects)} SELECT $1, line, reason, raw FROM ${q(records)} WHERE reason IS NOT NULL`, [label]);
-  const n = Number((await host.query(`SELECT count(*) AS n FROM ${q(records)}`))[0]!.n);
-  await host.run(`DROP TABLE ${q(records)}`);
-  return { columns: keys, records: n };
+  if (read.rejected > 0) await host.run(`INSERT INTO ${q(rejects)} SELECT $1, line, reason, raw FROM ${q(records)} WHERE reason IS NOT NULL`, [label]);
+  if (read.records >= LARGE_STAGE) await host.run(`DROP TABLE ${q(records)}`);
+  const table: ColumnInfo[] = [
+    ...keys.map((k) => ({ name: k, type: 'jsonb' })),
+    { name: FILE_COLUMN, type: 'text' },
+    { name: LINE_COLUMN, type: 'bigint' },
+    { name: RAW_COLUMN, type: 'text' },
+  ];
+  return { columns: keys, records: read.records, table };
 }
 
 /**
- * The keys of the good records, in order of first appearance: by the first record that has the
- * key, then by its place in that record's text (jsonb does not keep the order of keys; json does).
+ * The CTEs (the last named `keyed`: key, line, ord) that find the good records' keys in order of
+ * first appearance: by the first record that has the key, then by its place in that record's text
+ * (jsonb does not keep the order of keys; json does, so only those first records are read as
+ * json). Nothing is read where `when` is false (a one-time filter).
  */
-async function keysInOrder(host: StageHost, records: string): Promise<string[]> {
-  const first = await host.query(
-    `SELECT k, min(line) AS line FROM ${q(records)} r CROSS JOIN LATERAL jsonb_object_keys(r.b) k WHERE r.reason IS NULL GROUP BY k`,
-  );
-  if (!first.length) return [];
-  const lines = [...new Set(first.map((r) => String(r.line)))];
-  const placed = await host.query(
-    `SELECT r.line, e.key, min(e.ord) AS ord FROM ${q(records)} r CROSS JOIN LATERAL json_object_keys(CAST(r.raw AS json)) WITH ORDINALITY e(key, ord)
-     WHERE r.reason IS NULL AND r.line IN (${lines.map((l) => `CAST(${sqlString(l)} AS bigint)`).join(', ')}) GROUP BY r.line, e.key`,
-  );
-  const place = new Map(placed.map((r) => [`${String(r.line)}:${String(r.key)}`, Number(r.ord)]));
-  return first
-    .map((r) => ({ key: String(r.k), line: BigInt(String(r.line)), ord: place.get(`${String(r.line)}:${String(r.k)}`) ?? 0 }))
+function keysInOrderSql(records: string, when: string): string {
+  return `f AS (SELECT k AS key, min(line) AS line FROM ${q(records)} r CROSS JOIN LATERAL jsonb_object_keys(r.b) k WHERE ${when} AND r.reason IS NULL GROUP BY k),
+     p AS (SELECT r.line, e.key, min(e.ord) AS ord FROM (SELECT line, raw FROM ${q(records)} WHERE reason IS NULL AND line IN (SELECT line FROM f)${d.computeOnce}) r
+       CROSS JOIN LATERAL json_object_keys(CAST(r.raw AS json)) WITH ORDINALITY e(key, ord) GROUP BY r.line, e.key),
+     keyed AS (SELECT f.key, f.line, p.ord FROM f LEFT JOIN p ON p.line = f.line AND p.key = f.key)`;
+}
+
+/** keysInOrderSql's rows, in order. */
+function keysInOrder(rows: Array<Record<string, unknown>>): string[] {
+  return rows
+    .map((r) => ({ key: String(r.key), line: BigInt(String(r.line)), ord: r.ord === null || r.ord === undefined ? 0 : Number(r.ord) }))
     .sort((a, b) => (a.line < b.line ? -1 : a.line > b.line ? 1 : a.ord - b.ord))
     .map((r) => r.key);
 }

@@ -62,6 +62,12 @@ function hasCopyHazard(file: string, chunkSize = 4 * 1024 * 1024): boolean {
 export interface CopyHost {
   run(sql: string, params?: unknown[]): Promise<void>;
   copyFrom(sql: string, source: CopySource): Promise<void>;
+  /**
+   * Staging makes the helper table `table` (returned): the driver drops it with the commit's
+   * scratch (discardScratch) if staging has not, also after a failure, so it never outlives the
+   * commit and is never there when staging makes it.
+   */
+  stagingTable(table: string): string;
 }
 
 /**
@@ -70,7 +76,6 @@ export interface CopyHost {
  */
 export async function copyLines(host: CopyHost, file: string, table: string): Promise<void> {
   const q = postgresDialect.quote;
-  await host.run(`DROP TABLE IF EXISTS ${q(table)}`);
-  await host.run(`CREATE TEMP TABLE ${q(table)} (n bigserial, raw text)`);
+  await host.run(`CREATE TEMP TABLE ${q(host.stagingTable(table))} (n bigserial, raw text)`);
   await host.copyFrom(`COPY ${q(table)} (raw) FROM STDIN ${LINE_COPY_OPTIONS}`, { file });
 }

@@ -32,11 +32,13 @@ export async function stageFiles(host: StageHost, files: InputFile[], table: str
   const parts: Part[] = [];
   const lexical = new Map<string, Lexical>();
   let records = 0;
+  // One file's part is the staged table itself (no rename); several are unioned into it.
+  const single = files.length === 1;
   try {
     for (const [i, file] of files.entries()) {
       if (statSync(file.path).size === 0) continue;
-      const part = `_scd_part_${i}`;
-      let staged: { records: number; columns?: string[] } | undefined;
+      const part = single ? table : `_scd_part_${i}`;
+      let staged: { records: number; columns?: string[]; table?: ColumnInfo[] } | undefined;
       try {
         if (file.format === 'ndjson' || file.format === 'json') {
           staged = await stageJsonFile(host, file, part, rejects, scratch, i);
@@ -51,23 +53,26 @@ export async function stageFiles(host: StageHost, files: InputFile[], table: str
       }
       records += staged.records;
       if (!staged.columns) continue;
-      const all = (await host.columns(part)) ?? [];
-      parts.push({ name: part, columns: all.filter((c) => c.name !== FILE_COLUMN && c.name !== LINE_COLUMN && c.name !== RAW_COLUMN), text: file.format === 'csv', raw: all.some((c) => c.name === RAW_COLUMN) });
+      // A JSON reader knows its part's columns and types; the others are looked up.
+      const all = staged.table ?? (await host.columns(part)) ?? [];
+      parts.push({ name: part, all, columns: all.filter((c) => c.name !== FILE_COLUMN && c.name !== LINE_COLUMN && c.name !== RAW_COLUMN), text: file.format === 'csv', raw: all.some((c) => c.name === RAW_COLUMN) });
     }
-    if (parts.length === 1) await host.run(`ALTER TABLE ${q(parts[0]!.name)} RENAME TO ${q(table)}`);
-    else {
+    if (!single || !parts.length) {
       await host.run(`CREATE TEMP TABLE ${q(table)} AS ${unionByName(parts, lexical)}`);
       for (const p of parts) await host.run(`DROP TABLE ${q(p.name)}`);
     }
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
-  return { lexical, records };
+  return { lexical, records, columns: single && parts.length ? parts[0]!.all : undefined };
 }
 
 /** One file's staged table. */
 interface Part {
   name: string;
+  /** Every column of the part, scdkit's own included. */
+  all: ColumnInfo[];
+  /** Its source columns. */
   columns: ColumnInfo[];
   /** A CSV's part: its values are text as written. */
   text: boolean;
