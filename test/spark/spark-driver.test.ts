@@ -3,9 +3,22 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { bindParams, sparkLiteral } from '../../src/dialects/spark/spark-params.js';
-import { SparkDriver } from '../../src/dialects/spark/spark-driver.js';
+import { SparkDriver, viewMadeBy } from '../../src/dialects/spark/spark-driver.js';
 import { LOCKS_TABLE } from '../../src/dialects/spark/spark-lock.js';
 import { freshSchema } from '../engines.js';
+
+describe('the views a Spark commit makes, for dropping them newest first (unit: always run)', () => {
+  it('names the temporary view a statement makes, and only those', () => {
+    expect(viewMadeBy('CACHE TABLE `_scd_keys` AS SELECT 1')).toBe('_scd_keys');
+    expect(viewMadeBy('CACHE LAZY TABLE y AS SELECT 1')).toBe('y');
+    expect(viewMadeBy('CREATE TEMP VIEW `a``b` AS SELECT 1')).toBe('a`b');
+    expect(viewMadeBy('  create or replace temporary view x_1 AS SELECT 1')).toBe('x_1');
+    expect(viewMadeBy('ALTER VIEW `m` RENAME TO `_scd_rejects`')).toBe('_scd_rejects');
+    expect(viewMadeBy('DROP VIEW `x`')).toBeUndefined();
+    expect(viewMadeBy('CREATE TABLE `t` (a INT) USING delta')).toBeUndefined();
+    expect(viewMadeBy('MERGE INTO t USING (SELECT 1) s ON true WHEN MATCHED THEN DELETE')).toBeUndefined();
+  });
+});
 
 describe('Spark parameters (unit: always run)', () => {
   it('binds $n as literals, never inside a string literal, a quoted name or a comment', () => {

@@ -14,6 +14,7 @@ const flow = defineFlow({
   applyAsDeletes: "op = 'D'",
   exceptColumns: ['op', 'seq'],
   trackHistory: ['city'],
+  schemaEvolution: 'add-columns',
 });
 const up = (id: number, name: string, city: string, seq: number) => ({ id, name, city, seq, op: 'U' });
 const del = (id: number, seq: number) => ({ id, name: null, city: null, seq, op: 'D' });

@@ -38,6 +38,8 @@ export class SparkDriver implements Driver {
   private readonly lease: SparkLease;
   /** Tables read through a pinned temporary view (pinReads) until the commit's scratch goes. */
   private readonly pinned = new Set<string>();
+  /** The temporary views this session made through run(), oldest first (discardScratch drops them newest first). */
+  private readonly made: string[] = [];
 
   private constructor(
     private readonly client: SparkConnectClient,
@@ -70,6 +72,8 @@ export class SparkDriver implements Driver {
 
   async run(sql: string, params: unknown[] = []): Promise<void> {
     await this.client.execute(bindParams(sql, params));
+    const made = viewMadeBy(sql);
+    if (made) this.made.push(made);
   }
 
   async query(sql: string, params: unknown[] = []): Promise<Row[]> {
@@ -227,20 +231,25 @@ export class SparkDriver implements Driver {
   async dropTemporary(): Promise<void> {}
 
   /**
-   * Every temporary view of the commit goes (DROP VIEW uncaches a cached one), the pinned ones
-   * first. Only DROP VIEW: it never reaches a stored table of the same name.
+   * Every temporary view of the commit goes, one at a time, **newest first** and the pinned ones
+   * last: a view goes before the views it reads. Dropping a cached view that other cached views
+   * read has Spark re-plan and re-cache those (its uncache does not cascade for temporary views),
+   * which costs a recomputation and, with views dropped at once, fails in Spark's optimizer
+   * (PLAN_VALIDATION_FAILED_RULE_IN_BATCH, PushDownPredicates). Only DROP VIEW: it never reaches a
+   * stored table of the same name.
    */
   async discardScratch(tables: string[], views: string[]): Promise<void> {
-    await Promise.all([...this.pinned].map((t) => this.client.execute(`DROP VIEW IF EXISTS ${q(t)}`)));
+    const newestFirst = [...new Set([...this.made].reverse())];
+    this.made.length = 0;
+    const others = [...views, ...tables, ...(await this.sessionViews())].filter((n) => !newestFirst.includes(n) && !this.pinned.has(n));
+    const order = [...newestFirst.filter((n) => !this.pinned.has(n)), ...new Set(others), ...this.pinned];
     this.pinned.clear();
-    // A view that another one reads may refuse to go before it: rounds until none is left.
-    let left = new Set([...views, ...tables, ...(await this.sessionViews())]);
-    for (let round = 0; left.size && round < 8; round++) {
-      const failed = new Set<string>();
-      await Promise.all([...left].map((n) => this.client.execute(`DROP VIEW IF EXISTS ${q(n)}`).catch(() => failed.add(n))));
-      if (failed.size === left.size) throw new Error(`spark: cannot drop the commit's temporary views ${[...failed].join(', ')}`);
-      left = failed;
-    }
+    const failed: string[] = [];
+    for (const n of order) await this.client.execute(`DROP VIEW IF EXISTS ${q(n)}`).catch(() => failed.push(n));
+    // A view made outside run() that another still read: once more, now that the others are gone.
+    const still: string[] = [];
+    for (const n of failed) await this.client.execute(`DROP VIEW IF EXISTS ${q(n)}`).catch(() => still.push(n));
+    if (still.length) throw new Error(`spark: cannot drop the commit's temporary views ${still.join(', ')}`);
   }
 
   /** The session's temporary views that scdkit made (staging's per-file views among them). */
@@ -276,4 +285,14 @@ function parameter(parameters: unknown, key: string): unknown {
   if (Array.isArray(parameters)) return parameters.find((e) => e && e.key === key)?.value;
   if (parameters && typeof parameters === 'object') return (parameters as Record<string, unknown>)[key];
   return undefined;
+}
+
+/** The temporary view a statement makes (CACHE TABLE, CREATE [OR REPLACE] TEMP VIEW, ALTER VIEW … RENAME TO), if it makes one. */
+export function viewMadeBy(sql: string): string | undefined {
+  const m =
+    /^\s*(?:CACHE\s+(?:LAZY\s+)?TABLE|CREATE\s+(?:OR\s+REPLACE\s+)?TEMP(?:ORARY)?\s+VIEW)\s+(`(?:[^`]|``)+`|\w+)/i.exec(sql) ??
+    /^\s*ALTER\s+VIEW\s+\S+\s+RENAME\s+TO\s+(`(?:[^`]|``)+`|\w+)/i.exec(sql);
+  if (!m) return undefined;
+  const n = m[1]!;
+  return n.startsWith('`') ? n.slice(1, -1).replace(/``/g, '`') : n;
 }
