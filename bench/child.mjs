@@ -15,6 +15,8 @@
 // `files` (the initial events in chunks, one commit each), "close" is a CHECKPOINT then the
 // disconnect (the deferred writes, as DuckDB's checkpoint on close), and `serverRssMb` is the
 // peak RSS of the session's server backend process (VmHWM; it counts the shared buffers it touched).
+// Spark cases: `db` is the sc:// URL and `schema` the Spark database the task works in (check:
+// `scdDb`/`baseDb` are the two databases); the baseline runs without a transaction (bench/spark.mjs).
 
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
