@@ -246,11 +246,13 @@ async function ensureBase(N, server, opts, h) {
   const prefix = dbName('scdbench_base', `n${sizeLabel(N)}`) + '_';
   const base = `${prefix}${h.fp}`;
   const meta = path.join(h.genDir, `spark_${base}.json`);
-  const stale = await admin(server.url, opts.dist, async (c) => {
+  const ready = await admin(server.url, opts.dist, async (c) => {
     for (const db of await databasesLike(c, prefix)) if (db !== base || opts.fresh) await dropDatabase(c, db);
-    return !(await databaseExists(c, base));
+    if ((await databaseExists(c, base)) && existsSync(meta)) return true;
+    await dropDatabase(c, base); // a setup that did not finish
+    return false;
   });
-  if (!stale && existsSync(meta)) {
+  if (ready) {
     h.log(`setup (spark) ${sizeLabel(N)}: the database ${base} of an earlier run of this build`);
     return { base, info: { ...JSON.parse(readFileSync(meta, 'utf8')), cached: true } };
   }
