@@ -60,7 +60,7 @@ function procHwmMb(pid) {
 }
 
 async function open(db) {
-  const driver = await scdkit.openDriver(db, isSpark(db) ? { schema: task.schema } : {});
+  const driver = await scdkit.openDriver(SPARK.childUrl(db), isSpark(db) ? { schema: task.schema } : {});
   if (isSpark(db)) return driver;
   if (isPg(db)) {
     // its server process, to read that process's peak memory at the end (same machine only)
@@ -117,7 +117,7 @@ function profileStatements(driver) {
 }
 
 async function runScdkit(db, file) {
-  const flow = benchFlow(scdkit, db, isSpark(db) ? task.schema : undefined);
+  const flow = benchFlow(scdkit, SPARK.childUrl(db), isSpark(db) ? task.schema : undefined);
   const driver = await open(db);
   const statements = profileStatements(driver);
   const phases = [];

@@ -650,7 +650,7 @@ async function main() {
   const results = {
     machine: { ...m, loadavgAtEnd: os.loadavg().map((x) => +x.toFixed(2)) },
     scdkitBuild: fp,
-    options: { ...opts, settings: opts.settings },
+    options: { ...opts, settings: opts.settings, sparkUrl: opts.sparkUrl && SPARK.safeUrl(opts.sparkUrl) },
     setups: [...[...setups.values()].map((x) => ({ engine: 'duckdb', ...x })), ...pgSetups.values(), ...(spark?.setups ?? [])],
     spark: spark ? { url: spark.url, version: spark.version, delta: spark.delta, own: spark.own } : undefined,
     postgres: pgServer ? { version: pgServer.version, conf: pgServer.conf, own: pgServer.own, chunk: opts.pgChunk || 'all' } : undefined,

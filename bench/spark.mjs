@@ -26,6 +26,13 @@ export const BASE_TABLE = 'dim_base';
 /** The URL as it may be printed and stored: host and port only (no token or other header). */
 export const safeUrl = (url) => String(url).split('/;')[0].replace(/\/+$/, '');
 
+/**
+ * What the children get as `db`: the URL itself stays in the environment (SCD_BENCH_SPARK_URL),
+ * so a token never shows on a command line (ps) or in a task's JSON.
+ */
+export const CHILD_DB = 'sc://$SCD_BENCH_SPARK_URL';
+export const childUrl = (db) => (db === CHILD_DB ? process.env.SCD_BENCH_SPARK_URL : db);
+
 const q = (name) => `\`${String(name).replace(/`/g, '``')}\``;
 const sqlString = (s) => `'${String(s).replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 
@@ -258,7 +265,7 @@ async function ensureBase(N, server, opts, h) {
   }
   const file = await h.ensureFile(h.dataDir, 'initial', { N }, h.log);
   h.log(`setup (spark) ${sizeLabel(N)}: scdkit applies ${path.basename(file)} into ${base} (timed separately, not part of the cases) ...`);
-  const r = await h.runChild({ kind: 'setup', db: server.url, schema: base, file }, { ...opts, timeout: Math.max(opts.timeout, 4 * 3600) });
+  const r = await h.runChild({ kind: 'setup', db: server.db, schema: base, file }, { ...opts, timeout: Math.max(opts.timeout, 4 * 3600) });
   if (r.error) throw new Error(`spark setup of the ${sizeLabel(N)} dimension failed: ${JSON.stringify(r.error)}`);
   const info = { N, engine: 'spark', seconds: r.seconds, rssMb: r.rssMb, versions: r.versions, current: r.current, events: r.result?.eventsApplied };
   h.log(`  ${r.seconds.toFixed(1)} s, ${r.versions} versions (${r.current} current)`);
@@ -281,14 +288,14 @@ async function batchCase(c, base, server, opts, h) {
       await copyDatabase(a, base, bDb, (t) => t === BASE_TABLE);
     });
     copySeconds.push((Date.now() - t) / 1000);
-    const runS = async () => sRuns.push(await h.runChild({ kind: 'scdkit', db: server.url, schema: sDb, file: c.file }, opts));
-    const runB = async () => bRuns.push(await h.runChild({ kind: 'baseline', db: server.url, schema: bDb, file: c.file }, opts));
+    const runS = async () => sRuns.push(await h.runChild({ kind: 'scdkit', db: server.db, schema: sDb, file: c.file }, opts));
+    const runB = async () => bRuns.push(await h.runChild({ kind: 'baseline', db: server.db, schema: bDb, file: c.file }, opts));
     // alternate which side runs first, so slow drift of a shared server hits each alike
     const sides = [runS, runB];
     for (let k = 0; k < sides.length; k++) await sides[(k + rep) % sides.length]();
     h.log(`  rep ${rep + 1}: scdkit ${h.fmtRun(sRuns.at(-1))}, baseline ${h.fmtRun(bRuns.at(-1))} (copies ${copySeconds.at(-1).toFixed(0)} s, untimed)`);
     if (rep === 0 && c.mode === 'in' && opts.check && !sRuns[0].error && !bRuns[0].error) {
-      check = await h.runChild({ kind: 'check', db: server.url, schema: sDb, scdDb: sDb, baseDb: bDb }, opts);
+      check = await h.runChild({ kind: 'check', db: server.db, schema: sDb, scdDb: sDb, baseDb: bDb }, opts);
       h.log(`  check: ${h.fmtCheck(check)}`);
     }
     if (!(opts.keepWork && rep === opts.sparkReps - 1)) await admin(server.url, opts.dist, async (a) => Promise.all([sDb, bDb].map((db) => dropDatabase(a, db))));
@@ -308,7 +315,9 @@ export async function runSparkCases(opts, h) {
     const to = path.join(opts.dist, '..', f);
     if (!existsSync(to)) cpSync(path.join(h.root, f), to, { recursive: true });
   }
-  const server = await startServer({ url: opts.sparkUrl, root: h.root, dist: opts.dist, log: h.log });
+  const started = await startServer({ url: opts.sparkUrl, root: h.root, dist: opts.dist, log: h.log });
+  process.env.SCD_BENCH_SPARK_URL = started.url; // inherited by the children (CHILD_DB)
+  const server = { ...started, db: CHILD_DB };
   const rows = [];
   const setups = [];
   let spark = { url: safeUrl(server.url), own: server.own };
