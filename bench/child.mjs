@@ -15,6 +15,8 @@
 // `files` (the initial events in chunks, one commit each), "close" is a CHECKPOINT then the
 // disconnect (the deferred writes, as DuckDB's checkpoint on close), and `serverRssMb` is the
 // peak RSS of the session's server backend process (VmHWM; it counts the shared buffers it touched).
+// Spark cases: `db` is the sc:// URL and `schema` the Spark database the task works in (check:
+// `scdDb`/`baseDb` are the two databases); the baseline runs without a transaction (bench/spark.mjs).
 
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -23,6 +25,7 @@ import { BASE_TABLE, baselineSteps, baselineStepsPostgres, createBaseTableSql } 
 import { floorCheckSteps, floorCheckStepsPostgres, floorLogSteps, floorLogStepsPostgres, floorSteps, floorStepsPostgres, floorTablesSql, floorTablesSqlPostgres } from './floor.mjs';
 import { ATTRS } from './generate.mjs';
 import { benchFlow, TARGET } from './flow.mjs';
+import * as SPARK from './spark.mjs';
 
 const here = path.dirname(new URL(import.meta.url).pathname);
 const task = JSON.parse(process.argv[2]);
@@ -43,6 +46,8 @@ function vmHwmMb() {
 }
 
 const isPg = (db) => /^postgres(ql)?:\/\//i.test(String(db));
+/** Spark cases: `db` is an sc:// URL and `schema` the Spark database the task works in. */
+const isSpark = (db) => /^sc:\/\//i.test(String(db));
 
 /** Peak RSS of another process of this machine (the PostgreSQL backend of a session), MB. */
 function procHwmMb(pid) {
@@ -55,7 +60,8 @@ function procHwmMb(pid) {
 }
 
 async function open(db) {
-  const driver = await scdkit.openDriver(db);
+  const driver = await scdkit.openDriver(SPARK.childUrl(db), isSpark(db) ? { schema: task.schema } : {});
+  if (isSpark(db)) return driver;
   if (isPg(db)) {
     // its server process, to read that process's peak memory at the end (same machine only)
     driver.backendPid = Number((await driver.query('SELECT pg_backend_pid() AS pid'))[0].pid);
@@ -111,7 +117,7 @@ function profileStatements(driver) {
 }
 
 async function runScdkit(db, file) {
-  const flow = benchFlow(scdkit, db);
+  const flow = benchFlow(scdkit, SPARK.childUrl(db), isSpark(db) ? task.schema : undefined);
   const driver = await open(db);
   const statements = profileStatements(driver);
   const phases = [];
@@ -172,7 +178,8 @@ async function runSteps(steps, before) {
     else phases.push([name, +secs.toFixed(3)]);
   };
   const t0 = now();
-  await driver.run('BEGIN');
+  const tx = !isSpark(task.db); // Spark: no transaction, each write is a Delta commit of its own
+  if (tx) await driver.run('BEGIN');
   for (const [name, step] of steps) {
     const t = now();
     if (typeof step === 'string') await driver.run(step);
@@ -180,8 +187,8 @@ async function runSteps(steps, before) {
     phase(name, now() - t);
   }
   let t = now();
-  await driver.run('COMMIT');
-  phase('commit', now() - t);
+  if (tx) await driver.run('COMMIT');
+  if (tx) phase('commit', now() - t);
   const t1 = now();
   return closeTimed(driver, { seconds: t1 - t0, phases });
 }
@@ -189,6 +196,7 @@ async function runSteps(steps, before) {
 const tasks = {
   async setup() {
     if (isPg(task.db)) return setupPostgres();
+    if (isSpark(task.db)) return setupSpark();
     const r = await runScdkit(task.db, task.file);
     // The baseline table, in the same file, from scdkit's target: both sides start from the same data.
     const driver = await open(task.db);
@@ -209,6 +217,7 @@ const tasks = {
   },
 
   async baseline() {
+    if (isSpark(task.db)) return runSteps(SPARK.baselineSteps(task.file), []);
     return runSteps(isPg(task.db) ? baselineStepsPostgres(task.file) : baselineSteps(task.file), task.create ? [createBaseTableSql()] : []);
   },
 
@@ -254,6 +263,7 @@ const tasks = {
 
   async check() {
     if (isPg(task.scdDb)) return checkPostgres();
+    if (isSpark(task.db)) return checkSpark();
     const instance = await DuckDBInstance.create(task.scdDb);
     const con = await instance.connect();
     await con.run(`ATTACH '${task.baseDb.replace(/'/g, "''")}' AS b (READ_ONLY)`);
@@ -275,6 +285,31 @@ const tasks = {
     return Object.fromEntries(Object.entries(row).map(([k, v]) => [k, Number(v)]));
   },
 };
+
+/** Spark setup: scdkit's first apply of the initial file (timed), then the baseline table from its target. */
+async function setupSpark() {
+  const r = await runScdkit(task.db, task.file);
+  const driver = await open(task.db);
+  try {
+    await driver.run(SPARK.createBaseTableSql());
+    await driver.run(SPARK.fillBaseTableSql());
+    const [counts] = await driver.query(`SELECT count(*) AS versions, count_if(\`__END_AT\` IS NULL) AS current FROM ${TARGET}`);
+    return { ...r, versions: Number(counts.versions), current: Number(counts.current) };
+  } finally {
+    await driver.close();
+  }
+}
+
+/** Spark check: both databases on the one server, compared in one query. */
+async function checkSpark() {
+  const driver = await open(task.db);
+  try {
+    const [row] = await driver.query(SPARK.checkSql(task.scdDb, task.baseDb));
+    return Object.fromEntries(Object.entries(row).map(([k, v]) => [k, Number(v)]));
+  } finally {
+    await driver.close();
+  }
+}
 
 /**
  * PostgreSQL check: the baseline's rows are copied (COPY TO STDOUT → COPY FROM STDIN, streamed)

@@ -12,6 +12,6 @@ export const FLOW_INPUT = {
 };
 
 /** The flow, built with the defineFlow of the scdkit build under test. */
-export function benchFlow(scdkit, database) {
-  return scdkit.defineFlow({ ...FLOW_INPUT, database });
+export function benchFlow(scdkit, database, schema) {
+  return scdkit.defineFlow({ ...FLOW_INPUT, database, ...(schema ? { schema } : {}) });
 }

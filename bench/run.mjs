@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { batchMix, ensureFile, ensureInitialChunks, GEN_VERSION, landingLinesFor, parseSize, sizeLabel } from './generate.mjs';
 import * as PG from './postgres.mjs';
+import * as SPARK from './spark.mjs';
 
 const here = path.dirname(new URL(import.meta.url).pathname);
 const root = path.join(here, '..');
@@ -35,7 +36,7 @@ const HELP = `npm run bench -- [options]        (or: node bench/run.mjs [options
   --fresh           rebuild the cached initial databases even if scdkit's build did not change
   --keep-work       keep the database copies of the last repetition in bench/data/work
   --build ID        run the snapshot bench/data/builds/ID of an earlier run (same build in two runs)
-  --engines LIST    duckdb,postgres                                  default duckdb  env BENCH_ENGINES
+  --engines LIST    duckdb,postgres,spark                            default duckdb  env BENCH_ENGINES
 PostgreSQL cases (--engines ...,postgres): batch cases only, scdkit vs the same two-step SQL, both
 through \`pg\` on one server (a throwaway one on 127.0.0.1, started and stopped by the harness):
   --pg-sizes LIST   initial dimension sizes                          default 1m
@@ -46,6 +47,14 @@ through \`pg\` on one server (a throwaway one on 127.0.0.1, started and stopped 
   --pg-conf LIST    name=value,... settings of the throwaway server (added to the defaults:
                     ${Object.entries(PG.DEFAULT_PG_CONF).map(([k, v]) => `${k}=${v}`).join(' ')})
   --pg-chunk N|all  setup: initial events per commit (all: one commit, as on DuckDB)  default all
+Spark cases (--engines ...,spark): batch cases only, scdkit (its Spark driver) vs the two-step Delta
+MERGE baseline as SQL, both through one Spark Connect server (bench/spark.mjs):
+  --spark-sizes LIST   initial dimension sizes                       default 1m
+  --spark-batches LIST batch sizes                                   default 1k,100k
+  --spark-modes LIST   in,out                                        default: --modes
+  --spark-reps N       repetitions                                   default: --reps
+  --spark-url URL      the server (default: env SCD_BENCH_SPARK_URL, else the local one of
+                       scripts/spark.mjs, started if it does not answer and then stopped at the end)
 Sizes: 1k, 100k, 1m, 10m, ... Data is generated once into bench/data/ (gitignored).`;
 
 // ---------- options ----------
@@ -72,6 +81,11 @@ function parseArgs(argv) {
     pgUrl: undefined,
     pgConf: '',
     pgChunk: 'all',
+    sparkSizes: '1m',
+    sparkBatches: '1k,100k',
+    sparkModes: undefined,
+    sparkReps: undefined,
+    sparkUrl: undefined,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -110,6 +124,11 @@ function parseArgs(argv) {
     else if (a === '--pg-url') o.pgUrl = val();
     else if (a === '--pg-conf') o.pgConf = val();
     else if (a === '--pg-chunk') o.pgChunk = val();
+    else if (a === '--spark-sizes') o.sparkSizes = val();
+    else if (a === '--spark-batches') o.sparkBatches = val();
+    else if (a === '--spark-modes') o.sparkModes = val();
+    else if (a === '--spark-reps') o.sparkReps = Number(val());
+    else if (a === '--spark-url') o.sparkUrl = val();
     else throw new Error(`unknown option ${a} (see --help)`);
   }
   const list = (s) => (s === 'none' || s === '' ? [] : String(s).split(',').map((x) => x.trim()).filter(Boolean));
@@ -121,7 +140,7 @@ function parseArgs(argv) {
   o.rebuild = o.rebuild === undefined ? (o.sizes.length ? [Math.max(...o.sizes)] : []) : list(o.rebuild).map(parseSize);
   if (!(o.reps >= 1)) throw new Error('--reps must be at least 1');
   o.engines = list(o.engines);
-  for (const e of o.engines) if (e !== 'duckdb' && e !== 'postgres') throw new Error(`--engines: "${e}" is not duckdb or postgres`);
+  for (const e of o.engines) if (!['duckdb', 'postgres', 'spark'].includes(e)) throw new Error(`--engines: "${e}" is not duckdb, postgres or spark`);
   o.pgSizes = list(o.pgSizes).map(parseSize);
   o.pgBatches = list(o.pgBatches).map(parseSize);
   o.pgModes = o.pgModes === undefined ? o.modes : list(o.pgModes);
@@ -130,6 +149,12 @@ function parseArgs(argv) {
   if (!(o.pgReps >= 1)) throw new Error('--pg-reps must be at least 1');
   o.pgConfig = PG.parsePgConf(o.pgConf);
   o.pgChunk = o.pgChunk === 'all' ? 0 : parseSize(o.pgChunk);
+  o.sparkSizes = list(o.sparkSizes).map(parseSize);
+  o.sparkBatches = list(o.sparkBatches).map(parseSize);
+  o.sparkModes = o.sparkModes === undefined ? o.modes : list(o.sparkModes);
+  for (const m of o.sparkModes) if (m !== 'in' && m !== 'out') throw new Error(`--spark-modes: "${m}" is not in or out`);
+  o.sparkReps = o.sparkReps ?? o.reps;
+  if (!(o.sparkReps >= 1)) throw new Error('--spark-reps must be at least 1');
   o.settings = [];
   if (o.threads) o.settings.push(`SET threads = ${o.threads}`);
   if (o.memoryLimit) o.settings.push(`SET memory_limit = '${o.memoryLimit.replace(/'/g, '')}'`);
@@ -613,12 +638,21 @@ async function main() {
     }
   }
 
+  let spark;
+  if (opts.engines.includes('spark') && opts.sparkSizes.length && opts.sparkBatches.length && opts.sparkModes.length) {
+    const helpers = { root, dataDir, genDir, fp, log, ensureFile, runChild, sideSummary, pairedRatio, fmtRun, fmtCheck };
+    const r = await SPARK.runSparkCases(opts, helpers);
+    rows.push(...r.rows);
+    spark = { ...r.spark, setups: r.setups };
+  }
+
   const elapsed = (Date.now() - t0) / 1000;
   const results = {
     machine: { ...m, loadavgAtEnd: os.loadavg().map((x) => +x.toFixed(2)) },
     scdkitBuild: fp,
-    options: { ...opts, settings: opts.settings },
-    setups: [...[...setups.values()].map((x) => ({ engine: 'duckdb', ...x })), ...pgSetups.values()],
+    options: { ...opts, settings: opts.settings, sparkUrl: opts.sparkUrl && SPARK.safeUrl(opts.sparkUrl) },
+    setups: [...[...setups.values()].map((x) => ({ engine: 'duckdb', ...x })), ...pgSetups.values(), ...(spark?.setups ?? [])],
+    spark: spark ? { url: spark.url, version: spark.version, delta: spark.delta, own: spark.own } : undefined,
     postgres: pgServer ? { version: pgServer.version, conf: pgServer.conf, own: pgServer.own, chunk: opts.pgChunk || 'all' } : undefined,
     cases: rows,
     elapsedSeconds: elapsed,
@@ -646,6 +680,18 @@ async function main() {
     for (const s of pgSetups.values())
       console.log(
         `\nsetup postgres ${sizeLabel(s.N)}: scdkit initial load of ${s.events ?? '?'} events in ${s.commits === 1 ? 'one commit' : `${s.commits} commits of ${sizeLabel(s.chunk)}`} → ${s.versions} versions (${s.current} current): ${s.seconds.toFixed(1)} s (slowest commit ${s.slowestCommitSeconds?.toFixed(1)} s)${s.cached ? ` (restored from the dump of an earlier run of this build in ${s.restoreSeconds.toFixed(1)} s)` : ''}`,
+      );
+  }
+  const sparkRows = rows.filter((r) => r.engine === 'spark');
+  if (sparkRows.length) {
+    console.log(`\nSpark ${spark.version ?? '?'} with Delta Lake ${spark.delta ?? '?'} (Spark Connect, ${spark.url}), median of ${opts.sparkReps} runs.`);
+    console.log(`(+x) = closing the Spark Connect session afterwards; MB = peak RSS of the node process (the server's memory is not counted).\n`);
+    console.log(table(sparkRows));
+    console.log(`\nThe issue's targets (reported, not asserted):`);
+    for (const l of SPARK.targetLines(sparkRows)) console.log(l);
+    for (const s of spark.setups)
+      console.log(
+        `\nsetup spark ${sizeLabel(s.N)}: scdkit initial load of ${s.events ?? '?'} events → ${s.versions} versions (${s.current} current): ${s.seconds.toFixed(1)} s${s.cached ? ' (the database of an earlier run of this build)' : ''}`,
       );
   }
   if (opts.floor) {
