@@ -61,11 +61,6 @@ export class SparkDriver implements Driver {
       // A temporary view keeps its analyzed plan: a commit's scratch reads scratch, and re-analyzing
       // the text of every view below it at each statement costs seconds for a few rows.
       await client.execute(`SET spark.sql.legacy.storeAnalyzedPlanForView = true`);
-      // A MERGE's source is the commit's cached scratch, fixed for the commit: Delta need not copy
-      // it first to keep it from changing between its two passes (a copy re-plans the source, and
-      // Spark 4.2's optimizer failed on that re-plan now and then: PLAN_VALIDATION_FAILED,
-      // PushDownPredicates, "MERGE with materialized source").
-      await client.execute(`SET spark.databricks.delta.merge.materializeSource = none`);
       await client.execute(`CREATE DATABASE IF NOT EXISTS ${q(schema)}`);
       await client.execute(`USE ${q(schema)}`);
     } catch (e) {
