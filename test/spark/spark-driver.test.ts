@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { bindParams, sparkLiteral } from '../../src/dialects/spark/spark-params.js';
-import { SparkDriver, viewMadeBy } from '../../src/dialects/spark/spark-driver.js';
+import { againOnPlanValidation, SparkDriver, viewMadeBy } from '../../src/dialects/spark/spark-driver.js';
 import { LOCKS_TABLE } from '../../src/dialects/spark/spark-lock.js';
 import { freshSchema } from '../engines.js';
 
@@ -17,6 +17,23 @@ describe('the views a Spark commit makes, for dropping them newest first (unit: 
     expect(viewMadeBy('DROP VIEW `x`')).toBeUndefined();
     expect(viewMadeBy('CREATE TABLE `t` (a INT) USING delta')).toBeUndefined();
     expect(viewMadeBy('MERGE INTO t USING (SELECT 1) s ON true WHEN MATCHED THEN DELETE')).toBeUndefined();
+  });
+});
+
+describe("Spark's intermittent plan validation failure (unit: always run)", () => {
+  const refused = () => new Error('query failed: [PLAN_VALIDATION_FAILED_RULE_IN_BATCH] Rule …PushDownPredicates… generated an invalid plan');
+  it('sends a statement that failed in compilation again, at most twice', async () => {
+    let calls = 0;
+    expect(await againOnPlanValidation(async () => (++calls < 3 ? Promise.reject(refused()) : 'ran'))).toBe('ran');
+    expect(calls).toBe(3);
+    calls = 0;
+    await expect(againOnPlanValidation(async () => (++calls, Promise.reject(refused())))).rejects.toThrow(/PLAN_VALIDATION/);
+    expect(calls).toBe(3);
+  });
+  it('never sends again a statement that failed for another reason', async () => {
+    let calls = 0;
+    await expect(againOnPlanValidation(async () => (++calls, Promise.reject(new Error('[TABLE_OR_VIEW_NOT_FOUND] x'))))).rejects.toThrow(/NOT_FOUND/);
+    expect(calls).toBe(1);
   });
 });
 

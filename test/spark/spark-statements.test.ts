@@ -9,7 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyRows, defineFlow, readTargetWith, type Driver } from '../../src/index.js';
 import { sparkEngine } from '../engines.js';
 
-const CEILING = Number(process.env.SPARK_STATEMENT_CEILING ?? 60);
+/** Today's counts (session 13): 60 in order, 75 with late events; 2 more for a statement Spark refused once and was sent again (spark-driver.ts againOnPlanValidation). */
+const CEILING = 62;
+const LATE_CEILING = 77;
 
 const flow = defineFlow({ name: 'budget', target: 'dim', keys: ['id'], sequenceBy: 'ts', storedAs: 'scd2' });
 const base = Array.from({ length: 1000 }, (_, i) => ({ id: i, ts: 1, city: `c${i}` }));
@@ -46,7 +48,7 @@ describe.skipIf(!sparkEngine)('round trips of a Spark commit (SCD_TEST_SPARK_URL
     const s = await applyRows(driver, flow, late);
     console.log(`spark: 10 late events: ${sent.length} plans`);
     expect(s.eventsApplied).toBe(10);
-    expect(sent.length).toBeLessThanOrEqual(CEILING + 15);
+    expect(sent.length).toBeLessThanOrEqual(LATE_CEILING);
     const rows = await readTargetWith(driver, flow);
     expect(rows.length).toBe(1020);
   });

@@ -71,13 +71,13 @@ export class SparkDriver implements Driver {
   }
 
   async run(sql: string, params: unknown[] = []): Promise<void> {
-    await this.client.execute(bindParams(sql, params));
+    await againOnPlanValidation(() => this.client.execute(bindParams(sql, params)));
     const made = viewMadeBy(sql);
     if (made) this.made.push(made);
   }
 
   async query(sql: string, params: unknown[] = []): Promise<Row[]> {
-    return this.client.query(bindParams(sql, params));
+    return againOnPlanValidation(() => this.client.query(bindParams(sql, params)));
   }
 
   async streamText(sql: string, params: unknown[], onRow: (text: string) => void | Promise<void>): Promise<void> {
@@ -295,4 +295,25 @@ export function viewMadeBy(sql: string): string | undefined {
   if (!m) return undefined;
   const n = m[1]!;
   return n.startsWith('`') ? n.slice(1, -1).replace(/``/g, '`') : n;
+}
+
+/**
+ * Spark 4.2's optimizer now and then refuses a plan it compiles at other times
+ * (PLAN_VALIDATION_FAILED_RULE_IN_BATCH, PushDownPredicates: seen in a MERGE whose source Delta
+ * copies first, with other sessions at work). Such a statement failed while being compiled, so it
+ * ran nothing (no Delta commit, nothing cached): it is sent again, at most twice.
+ */
+export async function againOnPlanValidation<T>(send: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await send();
+    } catch (e) {
+      if (attempt >= 2 || !isPlanValidationFailure(e)) throw e;
+    }
+  }
+}
+
+function isPlanValidationFailure(e: unknown): boolean {
+  const texts = [e instanceof Error ? e.message : String(e), e instanceof Error && e.cause instanceof Error ? e.cause.message : ''];
+  return texts.some((t) => t.includes('PLAN_VALIDATION_FAILED_RULE_IN_BATCH'));
 }
