@@ -66,7 +66,8 @@ export async function evolveModel(
     for (const c of targetColumns(flow, next, d)) {
       if (before.some((b) => b.name === c.name)) continue;
       await driver.run(`ALTER TABLE ${q(names.target)} ADD COLUMN ${q(c.name)} ${c.type}`);
-      await driver.run(`ALTER TABLE ${q(names.changes)} ADD COLUMN ${q(c.name)} ${c.type}`);
+      // scdkit's own feed (an engine that records the target's changes itself has none).
+      if (!d.capabilities.changeFeed) await driver.run(`ALTER TABLE ${q(names.changes)} ADD COLUMN ${q(c.name)} ${c.type}`);
     }
     model = next;
     changed = true;
@@ -93,7 +94,7 @@ export async function evolveModel(
     if (d.sameType(stored.type, c.type) || d.widens(c.type, stored.type) || d.sameType(stored.type, d.types.json)) continue;
     if (!fixed.has(c.name) && d.widens(stored.type, c.type)) {
       const inTarget = targetColumns(flow, model, d).some((t) => t.name === c.name);
-      const tables = [names.events, ...(inTarget ? [names.target, names.changes] : [])];
+      const tables = [names.events, ...(inTarget ? [names.target, ...(d.capabilities.changeFeed ? [] : [names.changes])] : [])];
       if (inTarget) await driver.run(`DROP VIEW IF EXISTS ${q(names.current)}`);
       for (const t of tables) await driver.run(`ALTER TABLE ${q(t)} ALTER COLUMN ${q(c.name)} TYPE ${c.type}`);
       const widen = (cols: ColumnInfo[]) => cols.map((m) => (m.name === c.name ? { ...m, type: c.type } : m));
