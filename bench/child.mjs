@@ -11,6 +11,9 @@
 //   sort     {db}               time a DuckDB sort of the flow's event log (rebuild reference)
 //   rebuild  {db}               time scdkit's rebuild, if the library exports one (else available: false)
 //   check    {scdDb, baseDb, floor?} compare scdkit's target (floor: a floor's table; DuckDB) with the baseline table (untimed)
+//   peer-source {db, file, until} the peers' source table as of `until` (bench/peers/source.mjs; setup, untimed)
+//   peer-landing {db, file, sourceMode} time the landing of the batch into the peers' source table
+//   correctness {db, history, file, scdDb?} what a side made of the batch (bench/peers/correctness.mjs; untimed)
 // `db` is a DuckDB file or a postgres:// URL (PostgreSQL cases). On PostgreSQL, setup takes
 // `files` (the initial events in chunks, one commit each), "close" is a CHECKPOINT then the
 // disconnect (the deferred writes, as DuckDB's checkpoint on close), and `serverRssMb` is the
@@ -26,6 +29,8 @@ import { floorCheckSteps, floorCheckStepsPostgres, floorLogSteps, floorLogStepsP
 import { ATTRS } from './generate.mjs';
 import { benchFlow, TARGET } from './flow.mjs';
 import * as SPARK from './spark.mjs';
+import { correctnessSql, historyOf } from './peers/correctness.mjs';
+import { landingSteps, SOURCE, sourceAtSql, sourceViewSql } from './peers/source.mjs';
 
 const here = path.dirname(new URL(import.meta.url).pathname);
 const task = JSON.parse(process.argv[2]);
@@ -234,6 +239,35 @@ const tasks = {
   async 'floor-check'() {
     if (isPg(task.db)) return runSteps(floorCheckStepsPostgres(task.file), floorTablesSqlPostgres());
     return runSteps(floorCheckSteps(task.file), floorTablesSql());
+  },
+
+  async 'peer-source'() {
+    const driver = await open(task.db);
+    await driver.run(sourceAtSql(task.file, task.until));
+    const [{ n }] = await driver.query(`SELECT count(*)::BIGINT AS n FROM ${SOURCE}`);
+    await driver.run('CHECKPOINT');
+    await driver.close();
+    return { rows: Number(n) };
+  },
+
+  async 'peer-landing'() {
+    if (task.sourceMode === 'batch') return runSteps([['source view', `DROP TABLE IF EXISTS ${SOURCE}`], ['source view', sourceViewSql(task.file)]], []);
+    return runSteps(landingSteps(task.file), []);
+  },
+
+  async correctness() {
+    const instance = await DuckDBInstance.create(task.db);
+    const con = await instance.connect();
+    let scdkitHistory = null;
+    if (task.scdDb) {
+      await con.run(`ATTACH '${task.scdDb.replace(/'/g, "''")}' AS scd (READ_ONLY)`);
+      scdkitHistory = historyOf({ table: `scd.${TARGET}`, from: '"__START_AT"', to: '"__END_AT"' });
+    }
+    const reader = await con.runAndReadAll(correctnessSql(historyOf(task.history), task.file, scdkitHistory));
+    const row = reader.getRowObjectsJson()[0];
+    con.closeSync();
+    instance.closeSync();
+    return Object.fromEntries(Object.entries(row).map(([k, v]) => [k, Number(v)]));
   },
 
   async sort() {

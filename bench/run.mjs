@@ -9,6 +9,9 @@ import path from 'node:path';
 import { batchMix, ensureFile, ensureInitialChunks, GEN_VERSION, landingLinesFor, parseSize, sizeLabel } from './generate.mjs';
 import * as PG from './postgres.mjs';
 import * as SPARK from './spark.mjs';
+import { ensurePeerBase, peerRun, PEERS } from './peers/case.mjs';
+import { BASE_TABLE } from './baseline.mjs';
+import { TARGET } from './flow.mjs';
 
 const here = path.dirname(new URL(import.meta.url).pathname);
 const root = path.join(here, '..');
@@ -37,6 +40,11 @@ const HELP = `npm run bench -- [options]        (or: node bench/run.mjs [options
   --keep-work       keep the database copies of the last repetition in bench/data/work
   --build ID        run the snapshot bench/data/builds/ID of an earlier run (same build in two runs)
   --engines LIST    duckdb,postgres,spark                            default duckdb  env BENCH_ENGINES
+  --peers           DuckDB batch cases also run dbt snapshot and SQLMesh SCD_TYPE_2_BY_TIME, installed
+                    into bench/data/peers/venv by pip (bench/peers/; whole process and SQL alone)
+  --peer-batches LIST  the batch sizes the peers run on                default: the largest of --batches
+  --peer-source table|batch  what the peers read: the source table the batch is landed into (default),
+                    or the batch file itself (then missing keys are not invalidated: bench/peers/source.mjs)
 PostgreSQL cases (--engines ...,postgres): batch cases only, scdkit vs the same two-step SQL, both
 through \`pg\` on one server (a throwaway one on 127.0.0.1, started and stopped by the harness):
   --pg-sizes LIST   initial dimension sizes                          default 1m
@@ -86,6 +94,9 @@ function parseArgs(argv) {
     sparkModes: undefined,
     sparkReps: undefined,
     sparkUrl: undefined,
+    peers: false,
+    peerBatches: undefined,
+    peerSource: 'table',
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -129,6 +140,9 @@ function parseArgs(argv) {
     else if (a === '--spark-modes') o.sparkModes = val();
     else if (a === '--spark-reps') o.sparkReps = Number(val());
     else if (a === '--spark-url') o.sparkUrl = val();
+    else if (a === '--peers') o.peers = true;
+    else if (a === '--peer-batches') o.peerBatches = val();
+    else if (a === '--peer-source') o.peerSource = val();
     else throw new Error(`unknown option ${a} (see --help)`);
   }
   const list = (s) => (s === 'none' || s === '' ? [] : String(s).split(',').map((x) => x.trim()).filter(Boolean));
@@ -155,6 +169,8 @@ function parseArgs(argv) {
   for (const m of o.sparkModes) if (m !== 'in' && m !== 'out') throw new Error(`--spark-modes: "${m}" is not in or out`);
   o.sparkReps = o.sparkReps ?? o.reps;
   if (!(o.sparkReps >= 1)) throw new Error('--spark-reps must be at least 1');
+  o.peerBatches = o.peerBatches === undefined ? (o.batches.length ? [Math.max(...o.batches)] : []) : list(o.peerBatches).map(parseSize);
+  if (!['table', 'batch'].includes(o.peerSource)) throw new Error(`--peer-source: "${o.peerSource}" is not table or batch`);
   o.settings = [];
   if (o.threads) o.settings.push(`SET threads = ${o.threads}`);
   if (o.memoryLimit) o.settings.push(`SET memory_limit = '${o.memoryLimit.replace(/'/g, '')}'`);
@@ -284,13 +300,16 @@ function pairedRatio(a, b) {
   return median(a.map((r, i) => (r.seconds != null && b[i]?.seconds ? r.seconds / b[i].seconds : null)));
 }
 
-async function batchCase(c, base, opts) {
+async function batchCase(c, base, opts, peerBases) {
   const s = path.join(workDir, 'scdkit.duckdb');
   const b = path.join(workDir, 'baseline.duckdb');
   const sRuns = [];
   const bRuns = [];
   const fl = floorRuns();
   const floorChecks = {};
+  const peers = Object.keys(peerBases ?? {});
+  const pRuns = Object.fromEntries(peers.map((t) => [t, []]));
+  const correctness = {};
   let check;
   for (let rep = 0; rep < opts.reps; rep++) {
     copyDb(base, s);
@@ -306,13 +325,29 @@ async function batchCase(c, base, opts) {
       else rmDb(f);
     };
     // alternate which side runs first, so slow drift of a shared machine hits each alike
-    const sides = caseSides(opts, runS, runB, floorSide);
+    const peerSide = (tool) => async () => pRuns[tool].push(await peerRun(tool, peerBases[tool], c.file, peerContext(opts)));
+    const sides = [...caseSides(opts, runS, runB, floorSide), ...peers.map(peerSide)];
     for (let k = 0; k < sides.length; k++) await sides[(k + rep) % sides.length]();
-    log(repLine(rep, opts, sRuns, bRuns, fl));
+    log(repLine(rep, opts, sRuns, bRuns, fl) + peers.map((t) => `, ${t} ${fmtPeerRun(pRuns[t].at(-1))}`).join(''));
     if (rep === 0 && c.mode === 'in' && opts.check && !sRuns[0].error && !bRuns[0].error) {
       check = await runChild({ kind: 'check', scdDb: s, baseDb: b }, opts);
       log(`  check: ${fmtCheck(check)}`);
     }
+    // What each side made of the batch (first repetition, untimed): the peers' correctness column.
+    if (rep === 0 && peers.length) {
+      const ok = !sRuns[0].error;
+      const sides = [
+        ['scdkit', s, { table: TARGET, from: '"__START_AT"', to: '"__END_AT"' }, null, !ok],
+        ['baseline', b, { table: BASE_TABLE, from: 'effective_from', to: 'effective_to', openEnd: "TIMESTAMP '9999-12-31'" }, ok ? s : null, bRuns[0].error],
+        ...peers.map((t) => [t, pRuns[t][0].db, PEERS[t].history, ok ? s : null, pRuns[t][0].error]),
+      ];
+      for (const [side, db, history, scdDb, failed] of sides) {
+        if (failed) continue;
+        correctness[side] = await runChild({ kind: 'correctness', db, history, file: c.file, scdDb }, opts);
+        log(`  correctness ${side}: ${fmtCorrectness(correctness[side])}`);
+      }
+    }
+    for (const t of peers) rmDb(pRuns[t].at(-1).db);
     for (const [kind, db] of Object.entries(floorChecks)) {
       const fc = await runChild({ kind: 'check', scdDb: db, baseDb: b, floor: true }, opts);
       log(`  check ${kind}: ${fmtCheck(fc)}`);
@@ -323,8 +358,38 @@ async function batchCase(c, base, opts) {
     if (!(opts.keepWork && rep === opts.reps - 1)) [s, b].forEach(rmDb);
     if (sRuns.at(-1).error && bRuns.at(-1).error) break;
   }
-  return { scdkit: sideSummary(sRuns), baseline: sideSummary(bRuns), pairedRatio: pairedRatio(sRuns, bRuns), check, ...floors(opts, sRuns, bRuns, fl) };
+  const out = { scdkit: sideSummary(sRuns), baseline: sideSummary(bRuns), pairedRatio: pairedRatio(sRuns, bRuns), check, ...floors(opts, sRuns, bRuns, fl) };
+  if (peers.length) out.peers = Object.fromEntries(peers.map((t) => [t, peerSummary(sRuns, pRuns[t])]));
+  if (peers.length) out.correctness = correctness;
+  return out;
 }
+
+/** What a peer run needs of the harness. */
+const peerContext = (opts) => ({ dataDir, genDir, log, runChild, opts, copyDb });
+
+/** A peer's runs: the whole process, the SQL alone, the landing; scdkit's ratio to each, paired by repetition. */
+function peerSummary(sRuns, runs) {
+  const sql = runs.map((r) => ({ seconds: r.error ? null : r.sqlSeconds }));
+  const withLanding = runs.map((r) => ({ seconds: r.error ? null : r.seconds + r.landingSeconds }));
+  return {
+    ...sideSummary(runs.map(({ db, ...r }) => r)),
+    sqlMedian: median(sql.map((r) => r.seconds)),
+    landingMedian: median(runs.map((r) => r.landingSeconds)),
+    sqlStatements: runs.find((r) => !r.error)?.sqlStatements,
+    ratio: pairedRatio(sRuns, runs),
+    sqlRatio: pairedRatio(sRuns, sql),
+    withLandingRatio: pairedRatio(sRuns, withLanding),
+  };
+}
+
+const fmtPeerRun = (r) =>
+  !r ? '-' : r.error ? `ERROR (${r.error.message})` : `${r.seconds.toFixed(2)} s (SQL ${r.sqlSeconds.toFixed(2)} s, landing ${r.landingSeconds.toFixed(2)} s) / ${r.rssMb?.toFixed(0)} MB`;
+const fmtCorrectness = (c) =>
+  c.error
+    ? `ERROR ${c.error.message}`
+    : `${c.versions} versions (${c.current} current); late placed ${c.late_placed}, made current ${c.late_made_current} (of ${c.late_events}); deletes at event time ${c.deletes_at_event_time}, at another time ${c.deletes_at_other_time}, still current ${c.deletes_still_current} (of ${c.deletes}); unchanged versions ${c.unchanged_versions}${
+        c.not_in_scdkit != null ? `; rows not in scdkit's ${c.not_in_scdkit}, scdkit's rows missing ${c.missing_from_scdkit}` : ''
+      }`;
 
 async function landingCase(c, opts) {
   const s = path.join(workDir, 'scdkit.duckdb');
@@ -520,6 +585,70 @@ function table(rows, { server = false } = {}) {
   return [line(head), '|' + w.map((n, i) => (i === 0 || i === 6 ? ':' : '-') + '-'.repeat(n) + (i === 0 || i === 6 ? '-' : ':')).join('|') + '|', ...cells.map(line)].join('\n');
 }
 
+/** The peers' figures: the whole process and the SQL alone of each, beside scdkit, with the ratios. */
+function peerTable(rows) {
+  const tools = Object.keys(rows[0].peers);
+  const sec = (x) => (x == null ? '-' : x.toFixed(2));
+  const rx = (x) => (x == null ? 'n/a' : `${x.toFixed(2)}×`);
+  const head = ['case', 'scdkit s', 'baseline s', ...tools.flatMap((t) => [`${t} process s`, `${t} SQL s`, `${t} landing s`, `${t} MB`, `÷ ${t} process`, `÷ ${t} SQL`])];
+  const cells = rows.map((r) => [
+    r.name,
+    sec(r.scdkit.median),
+    sec(r.baseline.median),
+    ...tools.flatMap((t) => {
+      const p = r.peers[t];
+      return [p.error ? 'ERROR' : sec(p.median), sec(p.sqlMedian), sec(p.landingMedian), p.peakRssMb == null ? '-' : p.peakRssMb.toFixed(0), rx(p.ratio), rx(p.sqlRatio)];
+    }),
+  ]);
+  return markdown(head, cells);
+}
+
+function correctnessTable(rows) {
+  const head = ['case', 'side', 'versions', 'late events placed / made current / dropped', 'deletes closed at the event', 'deletes closed at run time', 'deletes still current', 'versions that change nothing', 'rows ≠ scdkit (extra / missing)'];
+  const cells = rows.flatMap((r) =>
+    Object.entries(r.correctness ?? {}).map(([side, c]) =>
+      c.error
+        ? [r.name, side, 'ERROR', '', '', '', '', '', '']
+        : [
+            r.name,
+            side,
+            String(c.versions),
+            `${c.late_placed} / ${c.late_made_current} / ${c.late_events - c.late_placed - c.late_made_current}`,
+            String(c.deletes_at_event_time),
+            String(c.deletes_at_other_time),
+            String(c.deletes_still_current),
+            String(c.unchanged_versions),
+            c.not_in_scdkit == null ? '-' : `${c.not_in_scdkit} / ${c.missing_from_scdkit}`,
+          ],
+    ),
+  );
+  return markdown(head, cells);
+}
+
+function markdown(head, cells) {
+  const w = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i].length)));
+  const line = (c) => '| ' + c.map((x, i) => (i <= 1 ? x.padEnd(w[i]) : x.padStart(w[i]))).join(' | ') + ' |';
+  return [line(head), '|' + w.map((n, i) => (i <= 1 ? ':' + '-'.repeat(n + 1) : '-'.repeat(n + 1) + ':')).join('|') + '|', ...cells.map(line)].join('\n');
+}
+
+/** Issue 19's speed targets, from the DuckDB rows of this run: small commits against the 1M-event commit, scdkit against the peers. */
+function issue19Targets(rows) {
+  const out = [];
+  const x = (v) => `${v.toFixed(3)}×`;
+  for (const r of rows.filter((r) => r.kind === 'batch' && (r.B === 10 || r.B === 1000))) {
+    const big = rows.find((o) => o.kind === 'batch' && o.N === r.N && o.mode === r.mode && o.B === 1e6);
+    if (!big || r.scdkit.median == null || big.scdkit.median == null) continue;
+    const ratio = r.scdkit.median / big.scdkit.median;
+    const target = r.B === 10 ? 0.02 : 0.05;
+    out.push(`  ${r.name} ÷ ${big.name}: ${x(ratio)} (${r.scdkit.median.toFixed(2)} s ÷ ${big.scdkit.median.toFixed(2)} s; target ≤ ${target}×: ${ratio <= target ? 'met' : 'not met'})`);
+  }
+  for (const r of rows.filter((r) => r.peers))
+    for (const [t, p] of Object.entries(r.peers))
+      if (p.ratio != null)
+        out.push(`  ${r.name}: scdkit ÷ ${PEERS[t].label} ${x(p.ratio)} whole process, ${x(p.sqlRatio)} SQL alone (target ≤ 1.0×: ${p.ratio <= 1 ? 'met' : 'not met'} / ${p.sqlRatio <= 1 ? 'met' : 'not met'})`);
+  return out;
+}
+
 function machine() {
   const cpus = os.cpus();
   const git = (args) => spawnSync('git', args, { cwd: root, encoding: 'utf8' }).stdout?.trim();
@@ -575,6 +704,7 @@ async function main() {
 
   const setups = new Map();
   const pgSetups = new Map();
+  const peerSetups = [];
   const rows = [];
   const t0 = Date.now();
   const duck = opts.engines.includes('duckdb');
@@ -582,13 +712,21 @@ async function main() {
   for (const N of duck ? opts.sizes : []) {
     if (!opts.batches.length || !opts.modes.length) break;
     const base = await ensureBase(N, opts, fp, setups);
+    const peerBases = {};
+    if (opts.peers && opts.batches.some((B) => opts.peerBatches.includes(B))) {
+      const initialFile = await ensureFile(dataDir, 'initial', { N }, log);
+      for (const tool of Object.keys(PEERS)) {
+        peerBases[tool] = await ensurePeerBase(tool, N, { ...peerContext(opts), initialFile });
+        peerSetups.push(peerBases[tool].setup);
+      }
+    }
     for (const B of opts.batches) {
       for (const mode of opts.modes) {
         const file = await ensureFile(dataDir, 'batch', { N, B, mode }, log);
         const name = `${mode === 'in' ? 'in order' : 'out of order'}, ${sizeLabel(B)} onto ${sizeLabel(N)}`;
         log(`case: ${name}`);
         const load = os.loadavg()[0];
-        const r = await batchCase({ file, mode }, base, opts);
+        const r = await batchCase({ file, mode }, base, opts, opts.peerBatches.includes(B) ? peerBases : {});
         rows.push({ engine: 'duckdb', name, kind: 'batch', N, B, mode, mix: batchMix(B, mode), file: path.relative(root, file), loadavg: [load, os.loadavg()[0]], ...r });
       }
     }
@@ -651,7 +789,8 @@ async function main() {
     machine: { ...m, loadavgAtEnd: os.loadavg().map((x) => +x.toFixed(2)) },
     scdkitBuild: fp,
     options: { ...opts, settings: opts.settings, sparkUrl: opts.sparkUrl && SPARK.safeUrl(opts.sparkUrl) },
-    setups: [...[...setups.values()].map((x) => ({ engine: 'duckdb', ...x })), ...pgSetups.values(), ...(spark?.setups ?? [])],
+    setups: [...[...setups.values()].map((x) => ({ engine: 'duckdb', ...x })), ...pgSetups.values(), ...(spark?.setups ?? []), ...peerSetups.map((x) => ({ engine: 'duckdb', peer: x.tool, ...x }))],
+    peers: opts.peers ? { source: opts.peerSource, versions: peerSetups[0]?.versionsOfTools } : undefined,
     spark: spark ? { url: spark.url, version: spark.version, delta: spark.delta, own: spark.own } : undefined,
     postgres: pgServer ? { version: pgServer.version, conf: pgServer.conf, own: pgServer.own, chunk: opts.pgChunk || 'all' } : undefined,
     cases: rows,
@@ -694,11 +833,32 @@ async function main() {
         `\nsetup spark ${sizeLabel(s.N)}: scdkit initial load of ${s.events ?? '?'} events → ${s.versions} versions (${s.current} current): ${s.seconds.toFixed(1)} s${s.cached ? ' (the database of an earlier run of this build)' : ''}`,
       );
   }
+  const peerRows = duckRows.filter((r) => r.peers);
+  if (peerRows.length) {
+    const v = peerSetups[0]?.versionsOfTools ?? {};
+    console.log(`\nThe peers (bench/peers/): dbt-core ${v['dbt-core']} + dbt-duckdb ${v['dbt-duckdb']}, SQLMesh ${v.sqlmesh}, on DuckDB ${v.duckdb} (Python); source: ${opts.peerSource === 'table' ? 'the source table each batch is landed into first' : 'the batch file'}.`);
+    console.log(`process = the tool's command as a whole process (dbt snapshot / sqlmesh run); SQL = its statements' own times; ratios = scdkit ÷ that, paired by repetition.\n`);
+    console.log(peerTable(peerRows));
+    console.log(`\nWhat each side made of the batch (first repetition):\n`);
+    console.log(correctnessTable(peerRows));
+    for (const s of peerSetups)
+      console.log(
+        `\nsetup ${PEERS[s.tool].label} ${sizeLabel(s.N)}: ${s.steps.map((x, i) => `run ${i + 1} ${x.seconds.toFixed(1)} s (SQL ${x.sqlSeconds.toFixed(1)} s)`).join(', ')} → ${s.versions} versions (${s.current} current)${s.cached ? ' (cached)' : ''}`,
+      );
+  }
+  const targets = issue19Targets(duckRows);
+  if (targets.length) {
+    console.log(`\nIssue 19's targets (reported, not asserted):`);
+    for (const l of targets) console.log(l);
+  }
   if (opts.floor) {
     console.log(`\nThe floors (bench/floor.mjs): the least docs/SEMANTICS.md asks of a batch, hand-written; medians, ratios paired by repetition.\n`);
     printFloors(rows);
   }
-  const errors = rows.flatMap((r) => ['scdkit', 'baseline', ...FLOORS.map(([, key]) => key)].filter((k) => r[k]?.error).map((k) => [r.name, k, r[k].error]));
+  const errors = rows.flatMap((r) => [
+    ...['scdkit', 'baseline', ...FLOORS.map(([, key]) => key)].filter((k) => r[k]?.error).map((k) => [r.name, k, r[k].error]),
+    ...Object.entries(r.peers ?? {}).filter(([, p]) => p.error).map(([t, p]) => [r.name, t, p.error]),
+  ]);
   for (const [name, side, e] of errors) console.log(`\nERROR ${name} — ${side}: ${e.code ? `[${e.code}] ` : ''}${e.message}${e.stderr ? `\n${e.stderr}` : ''}`);
   console.log(`\nresults: ${path.relative(process.cwd(), out)}  (${(elapsed / 60).toFixed(1)} min)`);
 }
