@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { bindParams, sparkLiteral } from '../../src/dialects/spark/spark-params.js';
-import { againOnPlanValidation, SparkDriver, viewMadeBy } from '../../src/dialects/spark/spark-driver.js';
+import { SparkDriver, viewMadeBy } from '../../src/dialects/spark/spark-driver.js';
+import { againOnPlanValidation, planRefusal, PLAN_ATTEMPTS } from '../../src/dialects/spark/plan-refusals.js';
 import { LOCKS_TABLE } from '../../src/dialects/spark/spark-lock.js';
 import { freshSchema } from '../engines.js';
 
@@ -21,19 +22,33 @@ describe('the views a Spark commit makes, for dropping them newest first (unit: 
 });
 
 describe("Spark's intermittent plan validation failure (unit: always run)", () => {
-  const refused = () => new Error('query failed: [PLAN_VALIDATION_FAILED_RULE_IN_BATCH] Rule …PushDownPredicates… generated an invalid plan');
-  it('sends a statement that failed in compilation again, at most twice', async () => {
+  const refused = (rule = 'org.apache.spark.sql.catalyst.optimizer.PushDownPredicates') =>
+    new Error(`query failed: [PLAN_VALIDATION_FAILED_RULE_IN_BATCH] Rule ${rule} in batch Operator Optimization before Inferring Filters generated an invalid plan: The plan was previously resolved and now became unresolved. SQLSTATE: XXKD0`);
+  it('sends a statement that failed in compilation again, each time without the rules that made the invalid plans', async () => {
+    const seen: string[][] = [];
+    const rules = ['a.B', 'c.D'];
+    const ran = await againOnPlanValidation(async (excluded) => {
+      seen.push([...excluded]);
+      return seen.length < 3 ? Promise.reject(refused(rules[seen.length - 1])) : 'ran';
+    });
+    expect(ran).toBe('ran');
+    expect(seen).toEqual([[], ['a.B'], ['a.B', 'c.D']]);
+  });
+  it(`gives up after ${PLAN_ATTEMPTS} attempts, with Spark's error`, async () => {
     let calls = 0;
-    expect(await againOnPlanValidation(async () => (++calls < 3 ? Promise.reject(refused()) : 'ran'))).toBe('ran');
-    expect(calls).toBe(3);
-    calls = 0;
     await expect(againOnPlanValidation(async () => (++calls, Promise.reject(refused())))).rejects.toThrow(/PLAN_VALIDATION/);
-    expect(calls).toBe(3);
+    expect(calls).toBe(PLAN_ATTEMPTS);
   });
   it('never sends again a statement that failed for another reason', async () => {
     let calls = 0;
     await expect(againOnPlanValidation(async () => (++calls, Promise.reject(new Error('[TABLE_OR_VIEW_NOT_FOUND] x'))))).rejects.toThrow(/NOT_FOUND/);
     expect(calls).toBe(1);
+  });
+  it('reads the rule from the refusal, also from the cause of a wrapped error', () => {
+    expect(planRefusal(refused())).toEqual({ rule: 'org.apache.spark.sql.catalyst.optimizer.PushDownPredicates' });
+    expect(planRefusal(new Error('statement failed', { cause: refused('x.Y') }))).toEqual({ rule: 'x.Y' });
+    expect(planRefusal(new Error('[PLAN_VALIDATION_FAILED_RULE_IN_BATCH] something else'))).toEqual({});
+    expect(planRefusal(new Error('[PARSE_SYNTAX_ERROR] near Rule x in batch'))).toBeUndefined();
   });
 });
 
@@ -117,6 +132,29 @@ describe.skipIf(!url)('Spark driver on a live server (SCD_TEST_SPARK_URL; skippe
     ]);
     await a.discardScratch(['_scd_stage', '_scd_rejects'], []);
     expect(await a.columns('_scd_stage')).toBeUndefined();
+  });
+
+  it('a statement the optimizer refused is sent again without the rule it named, and only that statement is', async () => {
+    const client = (a as unknown as { client: { execute(sql: string): Promise<Array<Record<string, unknown>>> } }).client;
+    const execute = client.execute.bind(client);
+    const setting = async () => (await execute('SET spark.sql.optimizer.excludedRules'))[0]!.value;
+    const before = await setting();
+    let refusals = 0;
+    const seen: unknown[] = [];
+    client.execute = async (sql: string) => {
+      if (sql.startsWith('SELECT 42')) {
+        seen.push(await setting());
+        if (refusals++ === 0) throw new Error('[PLAN_VALIDATION_FAILED_RULE_IN_BATCH] Rule org.apache.spark.sql.catalyst.optimizer.PushDownPredicates in batch X generated an invalid plan');
+      }
+      return execute(sql);
+    };
+    try {
+      await a.run('SELECT 42 AS n');
+    } finally {
+      client.execute = execute;
+    }
+    expect(seen).toEqual([before, 'org.apache.spark.sql.catalyst.optimizer.PushDownPredicates']);
+    expect(await setting()).toBe(before);
   });
 
   it("judges a flow expression by Spark's own parser and analyzer, running nothing", async () => {

@@ -8,6 +8,7 @@ import { SparkConnectClient } from './spark-connect-client.js';
 import { sparkDialect, sparkString } from './spark-dialect.js';
 import { SparkLease } from './spark-lock.js';
 import { stageSparkFiles } from './spark-stage.js';
+import { againOnPlanValidation, EXCLUDED_RULES } from './plan-refusals.js';
 
 export interface SparkOptions {
   /** The Spark database (schema) of the flow's tables; created if missing. Default `default`. */
@@ -71,13 +72,29 @@ export class SparkDriver implements Driver {
   }
 
   async run(sql: string, params: unknown[] = []): Promise<void> {
-    await againOnPlanValidation(() => this.client.execute(bindParams(sql, params)));
+    const text = bindParams(sql, params);
+    await againOnPlanValidation((excluded) => this.excluding(excluded, () => this.client.execute(text)));
     const made = viewMadeBy(sql);
     if (made) this.made.push(made);
   }
 
   async query(sql: string, params: unknown[] = []): Promise<Row[]> {
-    return againOnPlanValidation(() => this.client.query(bindParams(sql, params)));
+    const text = bindParams(sql, params);
+    return againOnPlanValidation((excluded) => this.excluding(excluded, () => this.client.query(text)));
+  }
+
+  /**
+   * Run one statement with optimizer rules left out (plan-refusals.ts), and then put the session's
+   * setting back: the rules are left out of that statement only.
+   */
+  private async excluding<T>(rules: readonly string[], send: () => Promise<T>): Promise<T> {
+    if (!rules.length) return send();
+    await this.client.execute(`SET ${EXCLUDED_RULES} = ${rules.join(',')}`);
+    try {
+      return await send();
+    } finally {
+      await this.client.execute(`RESET ${EXCLUDED_RULES}`).catch(() => undefined);
+    }
   }
 
   async streamText(sql: string, params: unknown[], onRow: (text: string) => void | Promise<void>): Promise<void> {
@@ -295,25 +312,4 @@ export function viewMadeBy(sql: string): string | undefined {
   if (!m) return undefined;
   const n = m[1]!;
   return n.startsWith('`') ? n.slice(1, -1).replace(/``/g, '`') : n;
-}
-
-/**
- * Spark 4.2's optimizer now and then refuses a plan it compiles at other times
- * (PLAN_VALIDATION_FAILED_RULE_IN_BATCH, PushDownPredicates: seen in a MERGE whose source Delta
- * copies first, with other sessions at work). Such a statement failed while being compiled, so it
- * ran nothing (no Delta commit, nothing cached): it is sent again, at most twice.
- */
-export async function againOnPlanValidation<T>(send: () => Promise<T>): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await send();
-    } catch (e) {
-      if (attempt >= 2 || !isPlanValidationFailure(e)) throw e;
-    }
-  }
-}
-
-function isPlanValidationFailure(e: unknown): boolean {
-  const texts = [e instanceof Error ? e.message : String(e), e instanceof Error && e.cause instanceof Error ? e.cause.message : ''];
-  return texts.some((t) => t.includes('PLAN_VALIDATION_FAILED_RULE_IN_BATCH'));
 }

@@ -1,0 +1,47 @@
+/**
+ * Spark 4.2's optimizer now and then refuses a plan it compiles at other times:
+ * `[PLAN_VALIDATION_FAILED_RULE_IN_BATCH] Rule <rule> in batch <batch> generated an invalid plan`
+ * (seen with PushDownPredicates, in a MERGE whose source Delta copies first and in statements over
+ * a commit's cached views, with other sessions of the server at work: the cache is the server's,
+ * shared by every session). The statement failed while being compiled, so it ran nothing (no Delta
+ * commit, nothing cached) and may be sent again.
+ *
+ * Sending it again unchanged met the same refusal in a CI run (the cached plans it is compiled
+ * against had not changed), so each attempt after a refusal leaves out of the optimizer the rule
+ * that produced the invalid plan (`spark.sql.optimizer.excludedRules`, for that statement only).
+ * An optimizer rule only rewrites a plan into an equivalent one: leaving one out changes how fast
+ * the statement runs, never what it computes.
+ */
+
+/** At most this many attempts of one statement (each after a refusal leaves out one more rule). */
+export const PLAN_ATTEMPTS = 3;
+
+/**
+ * Send a statement; while Spark's optimizer refuses its plan, send it again with the rules it
+ * named left out (`send` receives the rules to leave out, none the first time).
+ */
+export async function againOnPlanValidation<T>(send: (excludedRules: readonly string[]) => Promise<T>): Promise<T> {
+  const excluded: string[] = [];
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await send([...excluded]);
+    } catch (e) {
+      const refusal = planRefusal(e);
+      if (!refusal || attempt >= PLAN_ATTEMPTS) throw e;
+      // A rule that cannot be named is not left out: the statement is only sent again.
+      if (refusal.rule && !excluded.includes(refusal.rule)) excluded.push(refusal.rule);
+    }
+  }
+}
+
+/** Whether an error is the optimizer's plan refusal, and the rule it names (fully qualified). */
+export function planRefusal(e: unknown): { rule?: string } | undefined {
+  const texts = [e instanceof Error ? e.message : String(e), e instanceof Error && e.cause instanceof Error ? e.cause.message : ''];
+  const text = texts.find((t) => t.includes('PLAN_VALIDATION_FAILED_RULE_IN_BATCH'));
+  if (text === undefined) return undefined;
+  const rule = /\bRule ([A-Za-z_$][\w$.]*) in batch\b/.exec(text)?.[1];
+  return rule ? { rule } : {};
+}
+
+/** The session setting that leaves optimizer rules out (a comma-separated list of rule class names). */
+export const EXCLUDED_RULES = 'spark.sql.optimizer.excludedRules';
