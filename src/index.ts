@@ -18,7 +18,7 @@ export type { AsOfJoinOptions } from './query/as-of-join.js';
 export { rebuild } from './plan/rebuild.js';
 export { asOfQuery, changesQuery, commitLogQuery, keyHistory, keyHistoryQuery, quarantineQuery, versionQuery, latestVersion } from './query/history.js';
 export type { CommitResult } from './store/commits.js';
-export { readCommitLog } from './query/commit-log.js';
+export { readCommitLog, type ReadCommitLogOptions } from './query/commit-log.js';
 export { commitRange } from './query/commit-range.js';
 export type { CommitBounds } from './query/commit-range.js';
 export { filtered } from './query/export.js';

@@ -6,15 +6,28 @@ import { eachRow } from './output.js';
 import { commitVersions, versionAfter } from '../store/engine-versions.js';
 import { storeNames } from '../store/names.js';
 
+export interface ReadCommitLogOptions {
+  /**
+   * On an engine that versions the target (Delta), give each commit its `deltaVersion`, read from
+   * the table's history: a round trip of its own. Default true; false where it is not shown.
+   */
+  engineVersions?: boolean;
+}
+
 /**
  * The commit log, newest first, each commit in the one schema a commit has everywhere: the
  * CommitResult that `apply()`, `rebuild()` and `scd apply --json` give (camelCase names, `inputs`
  * an array, `expectations` an object, `committedAt` ISO-8601 in UTC with milliseconds).
  * `scd log --json` prints exactly these objects (docs/DECISIONS.md "The CLI's commit schema").
  */
-export async function readCommitLog(driver: Driver, flow: Flow, onCommit?: (c: CommitResult) => void | Promise<void>): Promise<CommitResult[]> {
+export async function readCommitLog(
+  driver: Driver,
+  flow: Flow,
+  onCommit?: (c: CommitResult) => void | Promise<void>,
+  options: ReadCommitLogOptions = {},
+): Promise<CommitResult[]> {
   const out: CommitResult[] = [];
-  const versions = driver.tableHistory ? await commitVersions(driver, storeNames(flow.target)) : undefined;
+  const versions = driver.tableHistory && options.engineVersions !== false ? await commitVersions(driver, storeNames(flow.target)) : undefined;
   await eachRow(driver, await commitLogQuery(driver, flow), async (row) => {
     const c = commitOfRow(row);
     const deltaVersion = versions && versionAfter(versions, c.version);

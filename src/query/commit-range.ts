@@ -23,7 +23,7 @@ export async function commitRange(driver: Driver, flow: Flow, bounds: CommitBoun
     throw new ScdError('USAGE', 'give --from-version or --from-timestamp, not both', { fix: 'drop one of them' });
   if (bounds.toVersion !== undefined && bounds.toTimestamp !== undefined)
     throw new ScdError('USAGE', 'give --to-version or --to-timestamp, not both', { fix: 'drop one of them' });
-  const log = (await readCommitLog(driver, flow)).reverse(); // oldest first
+  const log = (await readCommitLog(driver, flow, undefined, { engineVersions: false })).reverse(); // oldest first
   const latest = log.length ? log[log.length - 1]!.version : 0;
   const first = log.length ? log[0]!.version : 0;
   const span = latest ? `commits are ${first}..${latest}, committed ${shortTime(log[0]!.committedAt)} .. ${shortTime(log[log.length - 1]!.committedAt)}` : 'there is no commit yet';

@@ -47,7 +47,7 @@ export async function flowStatus(driver: Driver, flow: Flow): Promise<FlowStatus
         ${await count(names.events)} AS events`,
     )
   )[0]!;
-  const log = await readCommitLog(driver, flow);
+  const log = await readCommitLog(driver, flow, undefined, { engineVersions: false });
   return {
     ...base,
     applied: true,

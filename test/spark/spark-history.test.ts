@@ -78,6 +78,10 @@ describe.skipIf(!sparkEngine)('history on Spark + Delta equals DuckDB (SCD_TEST_
     expect([...versions].reverse()).toEqual([...versions].reverse().sort((a, b) => a! - b!));
     expect(new Set(versions).size).toBe(5);
     expect((await readCommitLog(duck, flow))[0]!.deltaVersion).toBeUndefined();
+    // Where it is not shown (scd status, the range check of scd changes), the Delta history is not read.
+    const withoutHistory = await readCommitLog(spark, flow, undefined, { engineVersions: false });
+    expect(withoutHistory.map((c) => c.version)).toEqual([5, 4, 3, 2, 1]);
+    expect(withoutHistory.every((c) => c.deltaVersion === undefined)).toBe(true);
     const at2 = await spark.query(`SELECT count(*) AS n FROM dim_hist VERSION AS OF ${log.find((c) => c.version === 2)!.deltaVersion}`);
     expect(Number(at2[0]!.n)).toBe((await readRows(duck, await versionQuery(duck, flow, 2))).length);
   });

@@ -258,7 +258,10 @@ export class SparkDriver implements Driver {
   async discardScratch(tables: string[], views: string[]): Promise<void> {
     const newestFirst = [...new Set([...this.made].reverse())];
     this.made.length = 0;
-    const others = [...views, ...tables, ...(await this.sessionViews())].filter((n) => !newestFirst.includes(n) && !this.pinned.has(n));
+    // The commit's other scratch names go only where the session has such a view (a round trip
+    // each: most of a commit's possible scratch is never made); all of them if the list failed.
+    const existing = await this.sessionViews();
+    const others = [...views, ...tables, ...(existing ?? [])].filter((n) => (!existing || existing.includes(n)) && !newestFirst.includes(n) && !this.pinned.has(n));
     const order = [...newestFirst.filter((n) => !this.pinned.has(n)), ...new Set(others), ...this.pinned];
     this.pinned.clear();
     const failed: string[] = [];
@@ -270,9 +273,9 @@ export class SparkDriver implements Driver {
   }
 
   /** The session's temporary views that scdkit made (staging's per-file views among them). */
-  private async sessionViews(): Promise<string[]> {
-    const rows = await this.client.execute(`SHOW VIEWS IN ${q(this.schema)} LIKE '_scd_*'`).catch(() => [] as Row[]);
-    return rows.filter((r) => r.isTemporary === true).map((r) => String(r.viewName));
+  private async sessionViews(): Promise<string[] | undefined> {
+    const rows = await this.client.execute(`SHOW VIEWS IN ${q(this.schema)} LIKE '_scd_*'`).catch(() => undefined);
+    return rows?.filter((r) => r.isTemporary === true).map((r) => String(r.viewName));
   }
 
   async analyzeTemporary(): Promise<void> {}
