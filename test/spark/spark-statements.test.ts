@@ -10,12 +10,13 @@ import { applyRows, defineFlow, readTargetWith, type Driver } from '../../src/in
 import { sparkEngine } from '../engines.js';
 
 /**
- * Today's counts (session 13): 60 in order, 75 with late events; 3 more for a statement Spark's
+ * Today's counts (session 14): 45 in order, 67 with late events (session 13: 60 and 75; the
+ * commit's view drops now name only the views its session has); 3 more for a statement Spark's
  * optimizer refused once, sent again without the rule it named (plan-refusals.ts: the setting,
  * the statement, the setting put back).
  */
-const CEILING = 63;
-const LATE_CEILING = 78;
+const CEILING = 48;
+const LATE_CEILING = 70;
 
 const flow = defineFlow({ name: 'budget', target: 'dim', keys: ['id'], sequenceBy: 'ts', storedAs: 'scd2' });
 const base = Array.from({ length: 1000 }, (_, i) => ({ id: i, ts: 1, city: `c${i}` }));
