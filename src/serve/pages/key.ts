@@ -9,7 +9,7 @@ import { href, html, type Html } from '../html.js';
 import { narrow, pageNumber, pager, readPage, type Page } from '../paging.js';
 import { rowsTable } from '../rows-table.js';
 import { openEnd } from '../sequence-sql.js';
-import { timelineSvg, type TimelineVersion } from '../timeline.js';
+import { hasGaps, timelineSvg, type TimelineVersion } from '../timeline.js';
 
 const CHANGED = '_changed';
 const OPEN = '_open';
@@ -82,8 +82,8 @@ async function historyPage(ctx: PageContext, key: Record<string, string>, histor
   const commitLink = (v: number | undefined) => (v === undefined ? html`` : html`<a href="/commits/${v}">commit ${v}</a>`);
   const what = ctx.keyColumns.map((k) => `${k} = ${key[k]}`).join(', ');
   const body: Html = html`<h1>${flow.target}: ${what}</h1>
-<p>${history.rows.length} version${history.rows.length === 1 ? '' : 's'}${history.hasNext || history.page > 1 ? ` on page ${history.page}` : ''}, oldest first.${versions.some((v) => !v.open) && scd2 ? ' Hatched: where the key was deleted.' : ''}</p>
-${scd2 ? timelineSvg(versions) : ''}
+<p>${history.rows.length} version${history.rows.length === 1 ? '' : 's'}${history.hasNext || history.page > 1 ? ` on page ${history.page}` : ''}, oldest first.${scd2 && hasGaps(versions, history.hasNext) ? ' Hatched: where the key was deleted.' : ''}</p>
+${scd2 ? timelineSvg(versions, history.hasNext) : ''}
 <h2>Versions</h2>
 ${rowsTable(history.rows, {
   columns,
