@@ -325,4 +325,18 @@ describe.concurrent('scd as a new user meets it', () => {
     const missing = await scd(['init', 'x', '--from', 'nope.csv'], dir);
     expect(errorLines(missing.stderr)).toEqual([expect.stringMatching(/--from nope\.csv is not a file/)]);
   });
+
+  it('`scd init` on a sample with no time or sequence column guesses processing time, not a text column, and it runs', async () => {
+    const dir = path.join(tmp.dir, 'init-untimed');
+    mkdirSync(path.join(dir, 'landing'), { recursive: true });
+    writeFileSync(path.join(dir, 'landing', 'cities.csv'), 'customer_id,name,city\n1,Ada,Pune\n2,Bo,Delhi\n');
+    const r = await scdOk(['init', 'crm', '--from', 'landing/cities.csv'], dir);
+    expect(r.stdout).toMatch(/^wrote crm\/flow\.yaml: 3 columns, key customer_id and sequence \{ processingTime: true \} guessed/);
+    const text = readFileSync(path.join(dir, 'crm', 'flow.yaml'), 'utf8');
+    expect(text).toMatch(/^sequenceBy: \{ processingTime: true \} +# GUESS: no column looks like a time or a sequence, so each commit's time orders the changes/m);
+    expect(text).not.toMatch(/^sequenceBy: (name|city)/m);
+    await scdOk(['apply', 'crm/flow.yaml'], dir);
+    const rows = parseNdjson((await scdOk(['export', 'crm/flow.yaml', '--format', 'ndjson'], dir)).stdout);
+    expect(rows.map((x) => `${x.customer_id}:${x.city}:${x.__END_AT}`)).toEqual(['1:Pune:null', '2:Delhi:null']);
+  });
 });
