@@ -168,6 +168,8 @@ describe.concurrent('scd as a new user meets it', () => {
     for (const line of view) expect(line.length).toBeLessThanOrEqual(100);
     expect(view[3]).toMatch(/^4 .* apply +1 +1 +0 +0 +1 +1 +0 +0 +004_a_very_long.*…$/);
     expect(view[2]).toMatch(/^5 .* rebuild /);
+    // The time to the minute, in UTC (as log-view.ts says).
+    expect(view[2]).toMatch(/^5 +\d{4}-\d{2}-\d{2} \d{2}:\d{2} +rebuild /);
     // CSV: the same fields.
     const csv = (await scdOk(['log', 'flow.yaml', '--format', 'csv'], dir)).stdout.split('\n');
     expect(csv[0]).toBe('version,operation,committedAt,inputs,rowsRead,eventsApplied,duplicates,ties,quarantined,dropped,skipped,expectations,keysAffected,rowsInserted,rowsUpdated,rowsDeleted,versionsClosed,durationMs');
