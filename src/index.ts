@@ -1,6 +1,6 @@
 export { defineFlow, loadFlowFile } from './flow/load.js';
 export type { Flow, StoredAs } from './flow/flow.js';
-export type { FlowInput } from './flow/schema.js';
+export type { FlowInput, SourceInput, ExpectationInput } from './flow/flow-input.js';
 export { apply, applySource, applySourceWith, readTarget, exportTarget, withDatabase, databaseOf } from './api.js';
 export type { ApplyOptions, DatabaseOption, SourceOptions, SourceReport } from './api.js';
 export type { ApplyResult, Progress } from './plan/apply.js';

@@ -15,6 +15,7 @@ interface SampleColumn extends ColumnInfo {
 export interface InitResult {
   flowFile: string;
   key: string;
+  /** The sequence column guessed, or `{ processingTime: true }` when none looks like one. */
   sequence: string;
   columns: number;
 }
@@ -93,6 +94,14 @@ interface Guess {
   why: string;
 }
 
+/** The sequence guessed: a column, or (none looks like one) each commit's time. */
+interface SequenceGuess extends Guess {
+  processingTime?: boolean;
+}
+
+/** What the flow file says for `sequenceBy: { processingTime: true }` (and the CLI, for the guess). */
+const PROCESSING_TIME = '{ processingTime: true }';
+
 function guessKey(columns: SampleColumn[]): Guess {
   const named = columns.find((c) => /^(id|key)$|_(id|key)$|[a-z](Id|Key)$/.test(c.name) && c.nulls === 0);
   if (named) return { name: named.name, why: 'its name reads as an identifier' };
@@ -103,7 +112,12 @@ function guessKey(columns: SampleColumn[]): Guess {
 const TIME_TYPES = /^(TIMESTAMP|DATE|TIMESTAMP WITH TIME ZONE|TIMESTAMP_\w+)$/i;
 const INTEGER_TYPES = /^(BIGINT|INTEGER|SMALLINT|TINYINT|HUGEINT|UBIGINT|UINTEGER)$/i;
 
-function guessSequence(columns: SampleColumn[], key: string, op?: string): Guess {
+/**
+ * A column named like a time or a sequence, else the first time column, else the first integer
+ * column; else none is guessed (a text column's order is rarely the changes' order): each
+ * commit's time, which takes the order records arrive in as the order of truth.
+ */
+function guessSequence(columns: SampleColumn[], key: string, op?: string): SequenceGuess {
   const others = columns.filter((c) => c.name !== key && c.name !== op);
   const named = others.find((c) => /(^|_)(ts|ts_ms|timestamp|time|seq|sequence|version|lsn|offset)$|_at$|(updated|changed|modified)(_?on)?$|[a-z](At|Time|Ts)$/i.test(c.name));
   if (named) return { name: named.name, why: `its name reads as a time or a sequence (${named.type})` };
@@ -111,11 +125,14 @@ function guessSequence(columns: SampleColumn[], key: string, op?: string): Guess
   if (timed) return { name: timed.name, why: `the first ${timed.type} column` };
   const counted = others.find((c) => INTEGER_TYPES.test(c.type));
   if (counted) return { name: counted.name, why: `the first integer column; no column looks like a time` };
-  const any = others[0] ?? columns[0]!;
-  return { name: any.name, why: 'no column looks like a time or a sequence: give the one that orders the changes of a key' };
+  return {
+    name: PROCESSING_TIME,
+    processingTime: true,
+    why: "no column looks like a time or a sequence, so each commit's time orders the changes (arrival order taken as the truth); or name the column that does",
+  };
 }
 
-function flowText(s: { file: string; folder: string; rows: number; columns: SampleColumn[]; key: Guess; sequence: Guess; deleteValue?: { column: string; value: string } }): string {
+function flowText(s: { file: string; folder: string; rows: number; columns: SampleColumn[]; key: Guess; sequence: SequenceGuess; deleteValue?: { column: string; value: string } }): string {
   const rel = (p: string) => {
     const r = path.relative(s.folder, p).split(path.sep).join('/');
     return r === '' ? '.' : r;
@@ -134,7 +151,9 @@ function flowText(s: { file: string; folder: string; rows: number; columns: Samp
     `name: ${name}`,
     `target: ${name}`,
     `keys: [${yamlName(s.key.name)}]${pad(`keys: [${yamlName(s.key.name)}]`)}# GUESS: ${s.key.why}`,
-    `sequenceBy: ${yamlName(s.sequence.name)}${pad(`sequenceBy: ${yamlName(s.sequence.name)}`)}# GUESS: ${s.sequence.why}; the change with the greatest value wins`,
+    s.sequence.processingTime
+      ? `sequenceBy: ${PROCESSING_TIME}${pad(`sequenceBy: ${PROCESSING_TIME}`)}# GUESS: ${s.sequence.why}`
+      : `sequenceBy: ${yamlName(s.sequence.name)}${pad(`sequenceBy: ${yamlName(s.sequence.name)}`)}# GUESS: ${s.sequence.why}; the change with the greatest value wins`,
   ];
   if (s.deleteValue) {
     const expr = `${yamlName(s.deleteValue.column)} = '${s.deleteValue.value.replace(/'/g, "''")}'`;

@@ -9,7 +9,8 @@ export const LOG_WIDTH = 100;
 /**
  * The commit log for a person: one line a commit, at most LOG_WIDTH columns. The counts a commit
  * is read by (rows read = applied + duplicates + quarantined; rows inserted, updated, deleted),
- * the time to the second in UTC, and the inputs last (file names; cut with "…" to fit).
+ * the time to the minute in UTC (`--json` has it to the millisecond; seconds would leave the
+ * inputs too little of the width), and the inputs last (file names; cut with "…" to fit).
  */
 export function logView(commits: CommitResult[]): string {
   // A Delta target's commits show the target's Delta version after each (its time travel).

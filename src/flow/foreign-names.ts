@@ -5,9 +5,9 @@
  * "From Databricks and dbt" has the whole table).
  */
 export interface ForeignName {
-  /** The flow field that does the same. */
-  field: string;
-  /** How to write it, naming whose name it was. */
+  /** The flow field that does the same; none when a flow needs nothing in its place. */
+  field?: string;
+  /** How to write it (or why nothing replaces it), naming whose name it was. */
   hint: string;
 }
 
@@ -16,6 +16,7 @@ const DBT = 'dbt snapshots';
 
 /** Foreign names, normalized (lower case, letters and digits only), to the flow field. */
 const NAMES: Record<string, { field: string; from: string; write: string }> = {
+  flowname: { field: 'name', from: DATABRICKS, write: 'name: customers' },
   sequenceby: { field: 'sequenceBy', from: DATABRICKS, write: 'sequenceBy: updated_at, or a list [ts, lsn]' },
   storedasscdtype: { field: 'storedAs', from: DATABRICKS, write: 'storedAs: scd2 or storedAs: scd1' },
   storedas: { field: 'storedAs', from: DATABRICKS, write: 'storedAs: scd2 or storedAs: scd1' },
@@ -30,6 +31,8 @@ const NAMES: Record<string, { field: string; from: string; write: string }> = {
   applyastruncates: { field: 'applyAsTruncates', from: DATABRICKS, write: `applyAsTruncates: "op = 'TRUNCATE'"` },
   applyastruncatewhen: { field: 'applyAsTruncates', from: DATABRICKS, write: `applyAsTruncates: "op = 'TRUNCATE'"` },
   ignorenullupdates: { field: 'ignoreNullUpdates', from: DATABRICKS, write: 'ignoreNullUpdates: true' },
+  ignorenullupdatescolumnlist: { field: 'ignoreNullUpdates', from: DATABRICKS, write: 'ignoreNullUpdates: true, which holds for every column (not a list of them)' },
+  ignorenullupdatesexceptcolumnlist: { field: 'ignoreNullUpdates', from: DATABRICKS, write: 'ignoreNullUpdates: true, which holds for every column (no columns excepted)' },
   uniquekey: { field: 'keys', from: DBT, write: 'keys: [customer_id]' },
   updatedat: { field: 'sequenceBy', from: DBT, write: 'sequenceBy: updated_at' },
   checkcols: { field: 'trackHistory', from: DBT, write: 'trackHistory: [city, tier], with sequenceBy still naming what orders the changes' },
@@ -43,11 +46,23 @@ const NAMES: Record<string, { field: string; from: string; write: string }> = {
   dbtisdeleted: { field: 'deletedColumn', from: DBT, write: 'deletes: tombstone, deletedColumn: dbt_is_deleted' },
   snapshotmetacolumnnames: { field: 'startAtColumn', from: DBT, write: 'startAtColumn, endAtColumn, surrogateKey, deletedColumn name the added columns' },
   targetschema: { field: 'schema', from: DBT, write: 'schema: analytics' },
+  targetdatabase: { field: 'database', from: DBT, write: 'database: postgres://user@host/analytics (the schema in it is schema:)' },
 };
 
-/** The flow field a Databricks or dbt name stands for, or undefined. */
+/** Foreign names a flow has no field for, because scdkit does what they ask anyway: why. */
+const NEEDLESS: Record<string, { from: string; why: string }> = {
+  once: {
+    from: DATABRICKS,
+    why: 'there is no such field: each apply is one batch, reading what is pending once, and a landing folder applies each file exactly once anyway; remove it',
+  },
+};
+
+/** The flow field a Databricks or dbt name stands for (or why none is needed), or undefined. */
 export function foreignName(name: string): ForeignName | undefined {
-  const n = NAMES[name.toLowerCase().replace(/[^a-z0-9]/g, '')];
+  const normal = name.toLowerCase().replace(/[^a-z0-9]/g, '');
+  const needless = NEEDLESS[normal];
+  if (needless) return { hint: `${name} is a ${needless.from} option; ${needless.why}` };
+  const n = NAMES[normal];
   if (!n) return undefined;
   return { field: n.field, hint: `${name} is what ${n.from} call it; write ${n.write}` };
 }

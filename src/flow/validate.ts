@@ -164,11 +164,14 @@ function toScdError(error: z.ZodError, origin: string, raw: Record<string, unkno
     const known = issue.path[0] === 'source' ? Object.keys(sourceSchema.shape) : issue.path[0] === 'expect' ? ['sql', 'action'] : FLOW_FIELDS;
     // A Databricks or dbt name of a flow field: the field, and how it is written here.
     const foreign = issue.path.length === 0 ? foreignName(key) : undefined;
-    const near = foreign?.field ?? closest(key, known);
+    const near = foreign ? foreign.field : closest(key, known);
     return new ScdError('FLOW_INVALID', `"${key}" is not a ${issue.path[0] === 'source' ? 'source' : issue.path[0] === 'expect' ? 'expectation' : 'flow'} field`, {
       file: origin,
       field: [...issue.path, key].join('.'),
-      fix: near ? `did you mean "${near}"?${foreign ? ` (${foreign.hint})` : ''}` : `remove it; the fields are ${known.join(', ')}`,
+      fix:
+        foreign && !near ? foreign.hint
+        : near ? `did you mean "${near}"?${foreign ? ` (${foreign.hint})` : ''}`
+        : `remove it; the fields are ${known.join(', ')}`,
     });
   }
   const field = issue.path.join('.') || '(flow)';

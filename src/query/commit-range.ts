@@ -32,18 +32,23 @@ export async function commitRange(driver: Driver, flow: Flow, bounds: CommitBoun
     if (v !== undefined && v > latest) throw new ScdError('USAGE', `${flag} ${v} is beyond the last commit (${span})`, { fix: `use ${flag} ${first}..${latest}` });
   let from = bounds.fromVersion ?? first;
   let to = bounds.toVersion ?? latest;
-  if (bounds.fromTimestamp !== undefined) {
-    const t = instant('--from-timestamp', bounds.fromTimestamp);
-    const c = log.find((x) => Date.parse(x.committedAt) >= t);
+  const fromT = bounds.fromTimestamp === undefined ? undefined : instant('--from-timestamp', bounds.fromTimestamp);
+  const toT = bounds.toTimestamp === undefined ? undefined : instant('--to-timestamp', bounds.toTimestamp);
+  if (fromT !== undefined && toT !== undefined && fromT > toT)
+    throw new ScdError('USAGE', `the range is inverted: --from-timestamp ${bounds.fromTimestamp} is after --to-timestamp ${bounds.toTimestamp}`, { fix: 'give a start at or before the end' });
+  if (fromT !== undefined) {
+    const c = log.find((x) => Date.parse(x.committedAt) >= fromT);
     if (!c) throw new ScdError('USAGE', `no commit was made at or after --from-timestamp ${bounds.fromTimestamp} (${span})`, { fix: 'give an earlier time' });
     from = c.version;
   }
-  if (bounds.toTimestamp !== undefined) {
-    const t = instant('--to-timestamp', bounds.toTimestamp);
-    const c = [...log].reverse().find((x) => Date.parse(x.committedAt) <= t);
+  if (toT !== undefined) {
+    const c = [...log].reverse().find((x) => Date.parse(x.committedAt) <= toT);
     if (!c) throw new ScdError('USAGE', `no commit was made at or before --to-timestamp ${bounds.toTimestamp} (${span})`, { fix: 'give a later time' });
     to = c.version;
   }
+  // Two times in order that find from > to: every commit is before the start or after the end.
+  if (from > to && fromT !== undefined && toT !== undefined)
+    throw new ScdError('USAGE', `no commit was made between ${bounds.fromTimestamp} and ${bounds.toTimestamp} (${span})`, { fix: 'widen the times' });
   if (from > to)
     throw new ScdError('USAGE', `the range is inverted: from commit ${from} to commit ${to} (${span})`, { fix: 'give a start at or before the end' });
   return { from, to };

@@ -74,24 +74,48 @@ function positions(versions: TimelineVersion[]): { start: number[]; end: number[
   return { start, end: end.map((e) => (e < 0 ? max : e)), max };
 }
 
+interface Gap {
+  from: number;
+  to: number;
+  text: string;
+}
+
+/**
+ * Where the key was deleted, on the axis: a stretch between one version's end and the next one's
+ * start, or after the last closed version. `more`: later versions exist (on a next page), so the
+ * last one here ending is no deletion.
+ */
+function gapsOf(versions: TimelineVersion[], { start, end, max }: ReturnType<typeof positions>, more: boolean): Gap[] {
+  const gaps: Gap[] = [];
+  versions.forEach((v, i) => {
+    if (v.open) return;
+    const next = versions[i + 1];
+    if (!next) {
+      if (!more) gaps.push({ from: end[i]!, to: max, text: `deleted from ${valueText(v.end)}` });
+    } else if (start[i + 1]! > end[i]!) gaps.push({ from: end[i]!, to: start[i + 1]!, text: `deleted from ${valueText(v.end)} to ${valueText(next.start)}` });
+  });
+  return gaps;
+}
+
+/** The timeline of these versions shows a deletion (a hatched gap); `more` as for timelineSvg. */
+export function hasGaps(versions: TimelineVersion[], more = false): boolean {
+  return gapsOf(versions, positions(versions), more).length > 0;
+}
+
 /**
  * The versions of one key as bars on the sequence axis, one row each, oldest first: a bar runs
  * from its start to its end (the open one to the right edge, with an arrow); a stretch between
  * one version's end and the next one's start (or after the last closed one) is a gap, where the
- * key was deleted. Every text is escaped by the html template.
+ * key was deleted, hatched. `more`: the key has later versions than these (a next page). Every
+ * text is escaped by the html template.
  */
-export function timelineSvg(versions: TimelineVersion[]): Html {
-  const { start, end, max } = positions(versions);
+export function timelineSvg(versions: TimelineVersion[], more = false): Html {
+  const pos = positions(versions);
+  const { start, end, max } = pos;
   const plot = WIDTH - GUTTER - RIGHT;
   const x = (p: number) => GUTTER + (max > 0 ? (p / max) * plot : 0);
   const height = TOP + versions.length * ROW + AXIS;
-  const gaps: Array<{ from: number; to: number; text: string }> = [];
-  versions.forEach((v, i) => {
-    if (v.open) return;
-    const next = versions[i + 1];
-    if (!next) gaps.push({ from: end[i]!, to: max, text: `deleted from ${valueText(v.end)}` });
-    else if (start[i + 1]! > end[i]!) gaps.push({ from: end[i]!, to: start[i + 1]!, text: `deleted from ${valueText(v.end)} to ${valueText(next.start)}` });
-  });
+  const gaps = gapsOf(versions, pos, more);
   // Axis labels at each boundary, skipping one too close to the previous.
   const ticks: Array<{ at: number; text: string }> = [];
   versions.forEach((v, i) => {

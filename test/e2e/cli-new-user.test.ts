@@ -168,6 +168,8 @@ describe.concurrent('scd as a new user meets it', () => {
     for (const line of view) expect(line.length).toBeLessThanOrEqual(100);
     expect(view[3]).toMatch(/^4 .* apply +1 +1 +0 +0 +1 +1 +0 +0 +004_a_very_long.*…$/);
     expect(view[2]).toMatch(/^5 .* rebuild /);
+    // The time to the minute, in UTC (as log-view.ts says).
+    expect(view[2]).toMatch(/^5 +\d{4}-\d{2}-\d{2} \d{2}:\d{2} +rebuild /);
     // CSV: the same fields.
     const csv = (await scdOk(['log', 'flow.yaml', '--format', 'csv'], dir)).stdout.split('\n');
     expect(csv[0]).toBe('version,operation,committedAt,inputs,rowsRead,eventsApplied,duplicates,ties,quarantined,dropped,skipped,expectations,keysAffected,rowsInserted,rowsUpdated,rowsDeleted,versionsClosed,durationMs');
@@ -324,5 +326,19 @@ describe.concurrent('scd as a new user meets it', () => {
     expect(errorLines(again.stderr)).toEqual([expect.stringMatching(/crm\/flow\.yaml exists already \(fix: .*--force/)]);
     const missing = await scd(['init', 'x', '--from', 'nope.csv'], dir);
     expect(errorLines(missing.stderr)).toEqual([expect.stringMatching(/--from nope\.csv is not a file/)]);
+  });
+
+  it('`scd init` on a sample with no time or sequence column guesses processing time, not a text column, and it runs', async () => {
+    const dir = path.join(tmp.dir, 'init-untimed');
+    mkdirSync(path.join(dir, 'landing'), { recursive: true });
+    writeFileSync(path.join(dir, 'landing', 'cities.csv'), 'customer_id,name,city\n1,Ada,Pune\n2,Bo,Delhi\n');
+    const r = await scdOk(['init', 'crm', '--from', 'landing/cities.csv'], dir);
+    expect(r.stdout).toMatch(/^wrote crm\/flow\.yaml: 3 columns, key customer_id and sequence \{ processingTime: true \} guessed/);
+    const text = readFileSync(path.join(dir, 'crm', 'flow.yaml'), 'utf8');
+    expect(text).toMatch(/^sequenceBy: \{ processingTime: true \} +# GUESS: no column looks like a time or a sequence, so each commit's time orders the changes/m);
+    expect(text).not.toMatch(/^sequenceBy: (name|city)/m);
+    await scdOk(['apply', 'crm/flow.yaml'], dir);
+    const rows = parseNdjson((await scdOk(['export', 'crm/flow.yaml', '--format', 'ndjson'], dir)).stdout);
+    expect(rows.map((x) => `${x.customer_id}:${x.city}:${x.__END_AT}`)).toEqual(['1:Pune:null', '2:Delhi:null']);
   });
 });

@@ -1,5 +1,5 @@
 /**
- * docs/QUERYING.md's SQL runs as written on every engine (but Spark's block) against a target
+ * docs/QUERYING.md's SQL runs as written on every engine (but Spark's blocks) against a target
  * scdkit built, and answers what the page says: the current state, the state at a point in time,
  * and the tier changes of the last 30 days — with LAG over every version (a change whose previous
  * version is older than 30 days keeps its previous tier), no first version, no return after a
@@ -14,7 +14,10 @@ import { engines } from '../engines.js';
 
 const DOC = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'docs', 'QUERYING.md');
 const blocks = [...readFileSync(DOC, 'utf8').matchAll(/```sql\n([\s\S]*?)```/g)].map((m) => m[1]!);
-const [current, pointInTime, lagDoneRight, , fromPreviousValues] = blocks;
+/** Spark's blocks quote names in backticks (`__START_AT`); the others run on DuckDB and PostgreSQL. */
+const isSpark = (sql: string) => sql.includes('`');
+const [current, pointInTime, lagDoneRight, fromPreviousValues] = blocks.filter((b) => !isSpark(b));
+const sparkBlocks = blocks.filter(isSpark);
 
 /** A date `n` days from today (UTC), as ISO text. */
 const day = (n: number) => new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate() + n)).toISOString().slice(0, 10);
@@ -43,8 +46,21 @@ const plain = (rows: Array<Record<string, unknown>>) =>
 
 for (const engine of engines) {
   describe(`${engine.name}: docs/QUERYING.md`, () => {
-    it('has the five SQL blocks the page describes', () => {
-      expect(blocks).toHaveLength(5);
+    it('has the SQL blocks the page describes: four for DuckDB and PostgreSQL, three for Spark, the same questions', () => {
+      expect(blocks).toHaveLength(7);
+      expect(sparkBlocks).toHaveLength(3);
+      // Spark's blocks are the portable ones with backticks for double quotes (and Spark's functions in the LAG query).
+      const asSpark = (sql: string) => sql.replaceAll('"', '`');
+      expect(sparkBlocks[0]).toBe(asSpark(current!));
+      expect(sparkBlocks[1]).toBe(asSpark(pointInTime!));
+      for (const b of sparkBlocks) expect(b).not.toContain('"');
+    });
+
+    it('opens each database as the queries need: the schema for the psql session (psql -c runs one command and quits), DuckDB read-only', () => {
+      const open = /```sh\n([\s\S]*?)```/.exec(readFileSync(DOC, 'utf8'))?.[1] ?? '';
+      expect(open).toContain("PGOPTIONS='-c search_path=public' psql");
+      expect(open).not.toMatch(/psql .*-c/);
+      expect(open).toContain('duckdb -readonly scd.duckdb');
     });
 
     it('the current state, the state at a point in time, and the tier changes done right', async () => {

@@ -117,6 +117,13 @@ for (const engine of engines) {
         expect((await refusal(commitRange(driver, FLOW, { fromTimestamp: '2999-01-01' }))).message).toMatch(/no commit was made at or after/);
         expect((await refusal(commitRange(driver, FLOW, { toTimestamp: '2000-01-01' }))).message).toMatch(/no commit was made at or before/);
         expect((await refusal(commitRange(driver, FLOW, { fromTimestamp: 'yesterday' }))).message).toMatch(/is not a time/);
+        // Two times in order with no commit between them: said so, not "inverted".
+        const t1 = new Date(Date.parse(at[0]!) + 1).toISOString();
+        const t2 = new Date(Date.parse(at[1]!) - 1).toISOString();
+        const none = (await refusal(commitRange(driver, FLOW, { fromTimestamp: t1, toTimestamp: t2 }))).message;
+        expect(none.startsWith(`no commit was made between ${t1} and ${t2} (commits are 1..3`), none).toBe(true);
+        expect(none).not.toContain('\n');
+        expect((await refusal(commitRange(driver, FLOW, { fromTimestamp: t2, toTimestamp: t1 }))).message).toMatch(/^the range is inverted: --from-timestamp .* is after --to-timestamp/);
         expect((await refusal(commitRange(driver, FLOW, { fromVersion: 1, fromTimestamp: at[0] }))).message).toMatch(/not both/);
       }));
 

@@ -99,6 +99,9 @@ for (const engine of engines) {
       const key = await get('/key?customer_id=501');
       expect((key.text.match(/class="version/g) ?? []).length).toBe(2);
       expect(key.text).toContain('href="/key?customer_id=501&amp;page=2"');
+      // Both versions on page 1 are closed, but later ones follow on page 2: no deletion drawn.
+      expect(key.text).not.toContain('class="gap"');
+      expect(key.text).not.toContain('Hatched');
       const rest = await get('/key?customer_id=501&page=2');
       expect((rest.text.match(/class="version/g) ?? []).length).toBe(1);
       expect(rest.text).toContain('Pune');

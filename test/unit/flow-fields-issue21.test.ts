@@ -51,6 +51,10 @@ describe('Databricks and dbt names get "did you mean" the flow field', () => {
     ['dbt_valid_to_current', '9999-12-31', 'endSentinel'],
     ['hard_deletes', 'new_record', 'deletes'],
     ['target_schema', 'analytics', 'schema'],
+    ['flow_name', 'customers', 'name'],
+    ['ignore_null_updates_column_list', ['city'], 'ignoreNullUpdates'],
+    ['ignore_null_updates_except_column_list', ['city'], 'ignoreNullUpdates'],
+    ['target_database', 'analytics', 'database'],
   ];
   for (const [name, value, field] of cases) {
     it(`${name} → ${field}, in a flow file and in defineFlow alike`, () => {
@@ -67,6 +71,22 @@ describe('Databricks and dbt names get "did you mean" the flow field', () => {
   it("says how to write it (Databricks' SCD type number is storedAs: scd2)", () => {
     expect(errorOf(define({ stored_as_scd_type: 2 })).fix).toContain('storedAs: scd2');
     expect(errorOf(define({ updated_at: 'ts' })).fix).toContain('did you mean "sequenceBy"?');
+  });
+
+  it('a list of columns to ignore nulls in says ignoreNullUpdates holds for every column', () => {
+    expect(errorOf(define({ ignore_null_updates_column_list: ['city'] })).fix).toContain('every column');
+  });
+
+  it("Databricks' once: no such field, and why none is needed (no \"did you mean\" to an unrelated field)", () => {
+    const e = errorOf(define({ once: true }));
+    expect(e.field).toBe('once');
+    expect(e.message).toBe('"once" is not a flow field');
+    expect(e.fix).not.toContain('did you mean');
+    expect(e.fix).toContain('no such field');
+    expect(e.fix).toContain('one batch');
+    expect(e.fix).toContain('exactly once');
+    const fromFile = errorOf(loadText('target: t\nkeys: [id]\nsequenceBy: ts\nonce: true\n'));
+    expect(fromFile.fix).toBe(e.fix);
   });
 
   it('an unknown name without a foreign meaning still gets the closest field', () => {

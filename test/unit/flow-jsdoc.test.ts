@@ -1,17 +1,18 @@
 /**
  * Every flow field explains itself in an editor: hovering a field of what defineFlow takes
- * (FlowInput, inferred from the zod schema) shows its JSDoc. Asked of TypeScript's language
- * service, as an editor asks it, for every field of the schema and of `source`.
+ * (FlowInput, as the package ships it: dist/index.d.ts, built by `npm run build`) shows its JSDoc.
+ * Asked of TypeScript's language service, as an editor asks it, for every field of the schema,
+ * of `source` and of an expectation.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import { flowSchema, sourceSchema } from '../../src/flow/schema.js';
+import { expectationSchema, flowSchema, sourceSchema } from '../../src/flow/schema.js';
 
-const SRC = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'src');
+const DIST = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'dist');
 
 /** The hover text of each `probe.<field>` access in `code`. */
 function hovers(code: string, fields: string[]): Record<string, string> {
@@ -45,15 +46,21 @@ function hovers(code: string, fields: string[]): Record<string, string> {
 }
 
 describe('flow fields have JSDoc', () => {
-  it('every field of a flow and of its source shows what it means on hover', () => {
-    const schema = JSON.stringify(path.join(SRC, 'flow', 'schema.ts'));
+  it('every field of a flow, of its source and of an expectation shows what it means on hover, from dist/index.d.ts', () => {
+    const index = path.join(DIST, 'index.js');
+    if (!existsSync(path.join(DIST, 'index.d.ts'))) throw new Error('dist/index.d.ts is missing: run npm run build first');
+    const from = `import type { FlowInput } from ${JSON.stringify(index)};\n`;
+    const probe = (type: string, fields: string[]) => hovers(`${from}declare const probe: ${type};\n${fields.map((f) => `probe.${f};`).join('\n')}\n`, fields);
     const flowFields = Object.keys(flowSchema.shape);
-    const sourceFields = Object.keys(sourceSchema.shape);
-    const flow = hovers(`import type { FlowInput } from ${schema};\ndeclare const probe: FlowInput;\n${flowFields.map((f) => `probe.${f};`).join('\n')}\n`, flowFields);
+    const flow = probe('FlowInput', flowFields);
     expect(flowFields.filter((f) => !flow[f])).toEqual([]);
     expect(flow.previousValues).toContain('previous version');
     expect(flow.sequenceBy).toContain('processingTime');
-    const source = hovers(`import type { SourceSpec } from ${schema};\ndeclare const probe: SourceSpec;\n${sourceFields.map((f) => `probe.${f};`).join('\n')}\n`, sourceFields);
+    const sourceFields = Object.keys(sourceSchema.shape);
+    const source = probe(`NonNullable<FlowInput['source']>`, sourceFields);
     expect(sourceFields.filter((f) => !source[f])).toEqual([]);
+    const expectationFields = Object.keys(expectationSchema.shape);
+    const expectation = probe(`NonNullable<FlowInput['expect']>[string]`, expectationFields);
+    expect(expectationFields.filter((f) => !expectation[f])).toEqual([]);
   }, 60_000);
 });

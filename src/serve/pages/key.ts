@@ -1,5 +1,5 @@
 import type { Driver } from '../../dialects/driver.js';
-import { keyHistoryQuery } from '../../query/history.js';
+import { changesQuery, keyHistoryQuery } from '../../query/history.js';
 import { readRows, selectOf, type RowQuery } from '../../query/output.js';
 import { storeNames } from '../../store/names.js';
 import { CLOSE_TYPE } from '../../store/feed.js';
@@ -9,7 +9,7 @@ import { href, html, type Html } from '../html.js';
 import { narrow, pageNumber, pager, readPage, type Page } from '../paging.js';
 import { rowsTable } from '../rows-table.js';
 import { openEnd } from '../sequence-sql.js';
-import { timelineSvg, type TimelineVersion } from '../timeline.js';
+import { hasGaps, timelineSvg, type TimelineVersion } from '../timeline.js';
 
 const CHANGED = '_changed';
 const OPEN = '_open';
@@ -60,7 +60,7 @@ async function historyPage(ctx: PageContext, key: Record<string, string>, histor
   const { flow, driver, record } = ctx;
   const scd2 = flow.storedAs === 'scd2';
   const columns = history.query.columns.map((c) => c.name).filter((n) => n !== CHANGED && n !== OPEN);
-  const made = await commitsOfVersions(driver, ctx, key, history.query.columns.find((c) => c.name === flow.startAtColumn)?.type);
+  const made = await commitsOfVersions(driver, ctx, key);
   const identity = (row: Record<string, unknown>) => (scd2 ? JSON.stringify(row[flow.startAtColumn] ?? null) : '');
   const changedOf = (row: Record<string, unknown>) => (row[CHANGED] === '(first)' ? [] : String(row[CHANGED] ?? '').split(', ').filter(Boolean));
   const sequence = new Set(record.model.seq.map((c) => c.name));
@@ -82,8 +82,8 @@ async function historyPage(ctx: PageContext, key: Record<string, string>, histor
   const commitLink = (v: number | undefined) => (v === undefined ? html`` : html`<a href="/commits/${v}">commit ${v}</a>`);
   const what = ctx.keyColumns.map((k) => `${k} = ${key[k]}`).join(', ');
   const body: Html = html`<h1>${flow.target}: ${what}</h1>
-<p>${history.rows.length} version${history.rows.length === 1 ? '' : 's'}${history.hasNext || history.page > 1 ? ` on page ${history.page}` : ''}, oldest first.${versions.some((v) => !v.open) && scd2 ? ' Hatched: where the key was deleted.' : ''}</p>
-${scd2 ? timelineSvg(versions) : ''}
+<p>${history.rows.length} version${history.rows.length === 1 ? '' : 's'}${history.hasNext || history.page > 1 ? ` on page ${history.page}` : ''}, oldest first.${scd2 && hasGaps(versions, history.hasNext) ? ' Hatched: where the key was deleted.' : ''}</p>
+${scd2 ? timelineSvg(versions, history.hasNext) : ''}
 <h2>Versions</h2>
 ${rowsTable(history.rows, {
   columns,
@@ -101,34 +101,37 @@ ${pager(ctx.url, history)}
 
 /**
  * Per version of the key (by its start; scd1: the one row), the last commit that wrote its values
- * (an insert or an update's post-image) and the last that only changed its end (a close), read from
- * the change feed's identity columns, which every feed row keeps in full (store/feed.ts).
+ * (an insert, or a post-image whose values differ from its pre-image's) and the last that only
+ * changed its end (a close: a pre- and post-image of the same version differing in the end and
+ * is-current columns alone). Read from the change feed as `scd changes` reads it (changesQuery:
+ * scdkit's own feed, or the engine's, e.g. Delta's change data feed), so it is the same on every
+ * engine.
  */
-async function commitsOfVersions(driver: Driver, ctx: PageContext, key: Record<string, string>, startType: string | undefined): Promise<Map<string, { made?: number; ended?: number }>> {
+async function commitsOfVersions(driver: Driver, ctx: PageContext, key: Record<string, string>): Promise<Map<string, { made?: number; ended?: number }>> {
   const { flow, record } = ctx;
   const d = driver.dialect;
   const q = d.quote;
-  const names = storeNames(flow.target);
-  if (!(await driver.columns(names.changes))) return new Map();
-  const scd2 = flow.storedAs === 'scd2' && startType !== undefined;
-  const start = scd2 ? [{ name: flow.startAtColumn, type: startType! }] : [];
-  const byKey: RowQuery = narrow(
-    { columns: [], from: q(names.changes) },
-    (p) => record.model.keys.map((k) => `${d.toText(q(k.name))} = CAST(${p(key[k.name])} AS ${d.types.text})`),
+  if (!d.capabilities.changeFeed && !(await driver.columns(storeNames(flow.target).changes))) return new Map();
+  const scd2 = flow.storedAs === 'scd2';
+  const feed = narrow(await changesQuery(driver, flow, 1), (p) =>
+    record.model.keys.map((k) => `${d.toText(q(k.name))} = CAST(${p(key[k.name])} AS ${d.types.text})`),
   );
-  const groups = [...start.map((c) => q(c.name)), q('_change_type')].join(', ');
-  const rows = await readRows(driver, {
-    columns: [...start, { name: '_change_type', type: d.types.text }, { name: 'v', type: d.types.int }],
-    from: `(SELECT ${groups}, max(${q('_commit_version')}) AS v FROM ${byKey.from} WHERE ${byKey.where} GROUP BY ${groups}) mv`,
-    params: byKey.params,
-  });
+  const rows = await readRows(driver, feed);
+  // The columns a close changes, and the feed's own: the rest are the version's values.
+  const notValues = new Set([flow.endAtColumn, flow.isCurrentColumn, '_change_type', '_commit_version', '_commit_timestamp']);
+  const values = (row: Record<string, unknown>) =>
+    JSON.stringify(Object.entries(row).filter(([c]) => !notValues.has(c)), (_k, v) => (typeof v === 'bigint' ? v.toString() : v));
+  const identity = (row: Record<string, unknown>) => (scd2 ? JSON.stringify(row[flow.startAtColumn] ?? null) : '');
+  const preimages = new Map<string, string>();
+  for (const r of rows) if (r._change_type === 'update_preimage') preimages.set(`${Number(r._commit_version)} ${identity(r)}`, values(r));
   const out = new Map<string, { made?: number; ended?: number }>();
   for (const r of rows) {
-    const id = scd2 ? JSON.stringify(r[flow.startAtColumn] ?? null) : '';
+    const id = identity(r);
+    const v = Number(r._commit_version);
     const entry = out.get(id) ?? {};
-    const v = Number(r.v);
-    if (r._change_type === 'insert' || r._change_type === 'update_postimage') entry.made = Math.max(entry.made ?? 0, v);
-    if (r._change_type === CLOSE_TYPE) entry.ended = Math.max(entry.ended ?? 0, v);
+    const closes = r._change_type === CLOSE_TYPE || (scd2 && r._change_type === 'update_postimage' && preimages.get(`${v} ${id}`) === values(r));
+    if (closes) entry.ended = Math.max(entry.ended ?? 0, v);
+    else if (r._change_type === 'insert' || r._change_type === 'update_postimage') entry.made = Math.max(entry.made ?? 0, v);
     out.set(id, entry);
   }
   for (const e of out.values()) if (e.ended !== undefined && e.made !== undefined && e.ended < e.made) delete e.ended;

@@ -26,7 +26,8 @@ export async function quarantinePage(ctx: PageContext): Promise<PageResult> {
   if (!(await driver.columns(names.quarantine)))
     return { title: 'Quarantine', body: html`<h1>Quarantine</h1>${form([])}<p>No record of ${flow.target} was quarantined.</p>` };
   let query = await quarantineQuery(driver, flow, commit);
-  if (reason) query = narrow(query, (p) => [`strpos(reason, CAST(${p(reason)} AS ${t.text})) > 0`]);
+  // Standard SQL's position(… IN …): DuckDB, PostgreSQL and Spark have it (Spark has no strpos).
+  if (reason) query = narrow(query, (p) => [`position(CAST(${p(reason)} AS ${t.text}) IN reason) > 0`]);
   const page = await readPage(driver, query, pageNumber(url), ctx.pageSize);
   const reasons = (
     await driver.query(`SELECT reason, count(*) AS n FROM ${q(names.quarantine)} GROUP BY reason ORDER BY n DESC, reason LIMIT CAST($1 AS ${t.bigint})`, [REASON_SUGGESTIONS])
