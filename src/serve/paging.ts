@@ -21,10 +21,13 @@ export interface Page {
   hasNext: boolean;
 }
 
-/** The page number a URL asks for (1 when absent or not a positive integer). */
+/** The last page number a URL may ask for: its OFFSET stays an INT (2^31 - 1) for any page size up to 1,000. */
+const MAX_PAGE = 2_000_000;
+
+/** The page number a URL asks for (1 when absent, not a positive integer, or beyond MAX_PAGE). */
 export function pageNumber(url: URL, name = 'page'): number {
   const n = Number(url.searchParams.get(name));
-  return Number.isSafeInteger(n) && n >= 1 ? n : 1;
+  return Number.isSafeInteger(n) && n >= 1 && n <= MAX_PAGE ? n : 1;
 }
 
 /**
@@ -34,10 +37,11 @@ export function pageNumber(url: URL, name = 'page'): number {
 export async function readPage(driver: Driver, query: RowQuery, page: number, size: number): Promise<Page> {
   const params = [...(query.params ?? [])];
   const n = params.length;
-  const bigint = driver.dialect.types.bigint;
+  // An INT, not a BIGINT: Spark takes only an integer of type INT in LIMIT and OFFSET.
+  const int = driver.dialect.types.int;
   const rows = await readRows(driver, {
     columns: query.columns,
-    from: `(${selectOf(driver, query)} LIMIT CAST($${n + 1} AS ${bigint}) OFFSET CAST($${n + 2} AS ${bigint})) pg`,
+    from: `(${selectOf(driver, query)} LIMIT CAST($${n + 1} AS ${int}) OFFSET CAST($${n + 2} AS ${int})) pg`,
     params: [...params, size + 1, (page - 1) * size],
     orderBy: query.orderBy,
   });

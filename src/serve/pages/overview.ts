@@ -57,7 +57,7 @@ async function chartCommits(ctx: PageContext, from: string, where: string, param
        SELECT version, rows_read, rows_inserted + rows_updated + rows_deleted AS changes,
          sum(rows_inserted - rows_deleted) OVER (ORDER BY version) AS target_rows
        FROM ${from} WHERE ${where}) c
-     ORDER BY version DESC LIMIT CAST($${params.length + 1} AS ${t.bigint})`,
+     ORDER BY version DESC LIMIT CAST($${params.length + 1} AS ${t.int})`,
     [...params, CHART_COMMITS],
   );
   return rows.reverse().map((r) => ({

@@ -30,7 +30,7 @@ export async function quarantinePage(ctx: PageContext): Promise<PageResult> {
   if (reason) query = narrow(query, (p) => [`position(CAST(${p(reason)} AS ${t.text}) IN reason) > 0`]);
   const page = await readPage(driver, query, pageNumber(url), ctx.pageSize);
   const reasons = (
-    await driver.query(`SELECT reason, count(*) AS n FROM ${q(names.quarantine)} GROUP BY reason ORDER BY n DESC, reason LIMIT CAST($1 AS ${t.bigint})`, [REASON_SUGGESTIONS])
+    await driver.query(`SELECT reason, count(*) AS n FROM ${q(names.quarantine)} GROUP BY reason ORDER BY n DESC, reason LIMIT CAST($1 AS ${t.int})`, [REASON_SUGGESTIONS])
   ).map((r) => String(r.reason));
   const rows = page.rows;
   return {
