@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { bindParams, sparkLiteral } from '../../src/dialects/spark/spark-params.js';
 import { SparkDriver, viewMadeBy } from '../../src/dialects/spark/spark-driver.js';
-import { againOnPlanValidation, planRefusal, PLAN_ATTEMPTS } from '../../src/dialects/spark/plan-refusals.js';
+import { againOnPlanValidation, planRefusal, PLAN_ATTEMPTS, rulesToLeaveOut } from '../../src/dialects/spark/plan-refusals.js';
 import { LOCKS_TABLE } from '../../src/dialects/spark/spark-lock.js';
 import { freshSchema } from '../engines.js';
 
@@ -33,6 +33,17 @@ describe("Spark's intermittent plan validation failure (unit: always run)", () =
     });
     expect(ran).toBe('ran');
     expect(seen).toEqual([[], ['a.B'], ['a.B', 'c.D']]);
+  });
+  it('a refusal by one of the predicate pushdown rules leaves out all three (seen: PushDownPredicates, then PushPredicateThroughNonJoin)', async () => {
+    const seen: string[][] = [];
+    await againOnPlanValidation(async (excluded) => {
+      seen.push([...excluded]);
+      return seen.length < 2 ? Promise.reject(refused()) : 'ran';
+    });
+    const family = ['PushDownPredicates', 'PushPredicateThroughNonJoin', 'PushPredicateThroughJoin'].map((r) => `org.apache.spark.sql.catalyst.optimizer.${r}`);
+    expect(seen).toEqual([[], family]);
+    expect(rulesToLeaveOut(family[1]!)).toEqual(family);
+    expect(rulesToLeaveOut('x.Other')).toEqual(['x.Other']);
   });
   it(`gives up after ${PLAN_ATTEMPTS} attempts, with Spark's error`, async () => {
     let calls = 0;
@@ -153,7 +164,7 @@ describe.skipIf(!url)('Spark driver on a live server (SCD_TEST_SPARK_URL; skippe
     } finally {
       client.execute = execute;
     }
-    expect(seen).toEqual([before, 'org.apache.spark.sql.catalyst.optimizer.PushDownPredicates']);
+    expect(seen).toEqual([before, ['PushDownPredicates', 'PushPredicateThroughNonJoin', 'PushPredicateThroughJoin'].map((r) => `org.apache.spark.sql.catalyst.optimizer.${r}`).join(',')]);
     expect(await setting()).toBe(before);
   });
 

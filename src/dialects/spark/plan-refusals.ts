@@ -13,8 +13,23 @@
  * the statement runs, never what it computes.
  */
 
-/** At most this many attempts of one statement (each after a refusal leaves out one more rule). */
-export const PLAN_ATTEMPTS = 3;
+/** At most this many attempts of one statement (each after a refusal leaves out more rules). */
+export const PLAN_ATTEMPTS = 4;
+
+const OPTIMIZER = 'org.apache.spark.sql.catalyst.optimizer.';
+/**
+ * Rules that do one job under several names: PushDownPredicates is CombineFilters with the two
+ * PushPredicateThrough… rules, and PushPredicateThroughNonJoin also runs alone in a later batch
+ * ("Extract Python UDFs"). Seen on Spark 4.2: with PushDownPredicates left out, the same statement
+ * was refused by PushPredicateThroughNonJoin; with both left out it ran. So a refusal by one of
+ * them leaves out all of them.
+ */
+const FAMILIES: readonly (readonly string[])[] = [['PushDownPredicates', 'PushPredicateThroughNonJoin', 'PushPredicateThroughJoin'].map((r) => OPTIMIZER + r)];
+
+/** The rules to leave out after a refusal by `rule`: the rule and the rules of its family. */
+export function rulesToLeaveOut(rule: string): string[] {
+  return [...(FAMILIES.find((f) => f.includes(rule)) ?? [rule])];
+}
 
 /**
  * Send a statement; while Spark's optimizer refuses its plan, send it again with the rules it
@@ -29,7 +44,7 @@ export async function againOnPlanValidation<T>(send: (excludedRules: readonly st
       const refusal = planRefusal(e);
       if (!refusal || attempt >= PLAN_ATTEMPTS) throw e;
       // A rule that cannot be named is not left out: the statement is only sent again.
-      if (refusal.rule && !excluded.includes(refusal.rule)) excluded.push(refusal.rule);
+      if (refusal.rule) for (const r of rulesToLeaveOut(refusal.rule)) if (!excluded.includes(r)) excluded.push(r);
     }
   }
 }
