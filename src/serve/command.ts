@@ -41,9 +41,9 @@ export async function serveCommand(flowFile: string, opts: ServeCommandOptions):
     throw e;
   }
   const running = await startServer({ flow, source, port, host: opts.host });
-  process.stdout.write(`scd: serving ${flow.target} at ${running.url} (read-only; Ctrl-C stops)\n`);
-  if (opts.open) openBrowser(running.url);
-  await new Promise<void>((resolve) => {
+  // The signals are handled before the URL is printed: whoever reads the URL may stop the server
+  // at once (before, Node's default for SIGTERM would end the process without closing it).
+  const stopped = new Promise<void>((resolve) => {
     const stop = () => {
       process.off('SIGINT', stop);
       process.off('SIGTERM', stop);
@@ -52,6 +52,9 @@ export async function serveCommand(flowFile: string, opts: ServeCommandOptions):
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
   });
+  process.stdout.write(`scd: serving ${flow.target} at ${running.url} (read-only; Ctrl-C stops)\n`);
+  if (opts.open) openBrowser(running.url);
+  await stopped;
   await running.close();
   process.stderr.write('scd: stopped\n');
 }

@@ -3,7 +3,7 @@
  * a database that does not exist, or a wrong port, is one line and no file is created.
  */
 import { spawn } from 'node:child_process';
-import { cpSync, existsSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT, SCD, scd, scdOk, tempDir } from '../e2e/fixtures/cli.js';
@@ -43,5 +43,35 @@ describe('scd serve (command)', () => {
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
     expect(out).toContain('scd: stopped');
+  });
+
+  it.skipIf(process.platform !== 'linux')('--open hands the URL to the desktop opener (xdg-open), and says so in one line when there is none', async () => {
+    if (!existsSync(path.join(project, 'scd.duckdb'))) await scdOk(['apply', 'flow.yaml', '--each'], project);
+    // A stand-in opener on PATH that writes down the URL it was given.
+    const bin = path.join(tmp.dir, 'bin');
+    mkdirSync(bin, { recursive: true });
+    const opened = path.join(tmp.dir, 'opened.txt');
+    writeFileSync(path.join(bin, 'xdg-open'), `#!/bin/sh\nprintf '%s' "$1" > '${opened}'\n`);
+    chmodSync(path.join(bin, 'xdg-open'), 0o755);
+    const serve = async (PATH: string) => {
+      const child = spawn(process.execPath, [SCD, 'serve', 'flow.yaml', '--port', '0', '--open'], { cwd: project, env: { ...process.env, PATH } });
+      let out = '';
+      child.stdout.on('data', (d) => (out += String(d)));
+      child.stderr.on('data', (d) => (out += String(d)));
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+      for (let i = 0; i < 200 && !/http:\/\//.test(out); i++) await new Promise((r) => setTimeout(r, 50));
+      const url = /serving dim_customer at (http:\/\/127\.0\.0\.1:\d+\/)/.exec(out)?.[1];
+      for (let i = 0; i < 100 && !existsSync(opened) && !/could not open/.test(out); i++) await new Promise((r) => setTimeout(r, 50));
+      child.kill('SIGTERM');
+      expect(await exited, out).toBe(0);
+      return { url, out };
+    };
+    const withOpener = await serve(`${bin}${path.delimiter}${process.env.PATH ?? ''}`);
+    expect(withOpener.url, withOpener.out).toBeDefined();
+    expect(readFileSync(opened, 'utf8')).toBe(withOpener.url);
+    // No opener at all: the server still serves, and one line says to open the URL by hand.
+    const without = await serve(path.join(tmp.dir, 'empty'));
+    expect(without.url, without.out).toBeDefined();
+    expect(without.out).toMatch(/could not open a browser .*; open http:\/\/127\.0\.0\.1:\d+\/ yourself/);
   });
 });
