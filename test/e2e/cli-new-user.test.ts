@@ -66,13 +66,13 @@ describe.concurrent('scd as a new user meets it', () => {
     const seen: string[] = [];
     expect(JSON.parse(await lineOf(watcher.stdout, /"version":1/, seen))).toMatchObject({ version: 1, rowsRead: 3 });
 
-    // Idle between rounds: other processes open the file at once (no 5 s wait, no DB_IN_USE).
+    // Idle between rounds: other processes open the file (a watcher that held it would have them
+    // wait 5 s and then fail with DB_IN_USE). No timing is asserted: on a loaded machine a process
+    // alone may take seconds to start.
     for (const args of [['export', 'flow.yaml', '--format', 'ndjson'], ['log', 'flow.yaml', '--json'], ['status', 'flow.yaml', '--json']]) {
-      const started = Date.now();
       const r = await scd(args, dir);
       expect(r.stderr, args.join(' ')).not.toMatch(/in use/);
       expect(r.code, args.join(' ')).toBe(0);
-      expect(Date.now() - started, args.join(' ')).toBeLessThan(4000);
     }
     expect(parseNdjson((await scdOk(['export', 'flow.yaml', '--format', 'ndjson'], dir)).stdout)).toHaveLength(3);
 
