@@ -27,22 +27,35 @@ describe('scd serve (command)', () => {
     expect(port.stderr).toContain('--port http is not a port');
   });
 
-  it('prints its URL on loopback, serves, and stops on SIGTERM', async () => {
-    await scdOk(['apply', 'flow.yaml', '--each'], project);
-    const child = spawn(process.execPath, [SCD, 'serve', 'flow.yaml', '--port', '0'], { cwd: project });
+  /** Polls until `done` holds, for up to 10 s. */
+  const until = async (done: () => boolean) => {
+    for (let i = 0; i < 200 && !done(); i++) await new Promise((r) => setTimeout(r, 50));
+  };
+
+  /** `scd serve flow.yaml --port 0 …` as a process: its URL once printed, what it wrote so far, and a stop (SIGTERM) giving its exit code. */
+  const serveProcess = async (args: string[] = [], env: NodeJS.ProcessEnv = process.env) => {
+    const child = spawn(process.execPath, [SCD, 'serve', 'flow.yaml', '--port', '0', ...args], { cwd: project, env });
     let out = '';
     child.stdout.on('data', (d) => (out += String(d)));
     child.stderr.on('data', (d) => (out += String(d)));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
-    for (let i = 0; i < 200 && !/http:\/\//.test(out); i++) await new Promise((r) => setTimeout(r, 50));
-    const url = /serving dim_customer at (http:\/\/127\.0\.0\.1:\d+\/)/.exec(out)?.[1];
-    expect(url, out).toBeDefined();
-    const page = await fetch(new URL('/key?customer_id=501', url));
+    await until(() => /http:\/\//.test(out));
+    return {
+      url: /serving dim_customer at (http:\/\/127\.0\.0\.1:\d+\/)/.exec(out)?.[1],
+      out: () => out,
+      stop: async () => (child.kill('SIGTERM'), exited),
+    };
+  };
+
+  it('prints its URL on loopback, serves, and stops on SIGTERM', async () => {
+    await scdOk(['apply', 'flow.yaml', '--each'], project);
+    const served = await serveProcess();
+    expect(served.url, served.out()).toBeDefined();
+    const page = await fetch(new URL('/key?customer_id=501', served.url));
     expect(page.status).toBe(200);
     expect(await page.text()).toContain('Mysuru');
-    child.kill('SIGTERM');
-    expect(await exited).toBe(0);
-    expect(out).toContain('scd: stopped');
+    expect(await served.stop()).toBe(0);
+    expect(served.out()).toContain('scd: stopped');
   });
 
   it.skipIf(process.platform !== 'linux')('--open hands the URL to the desktop opener (xdg-open), and says so in one line when there is none', async () => {
@@ -53,25 +66,16 @@ describe('scd serve (command)', () => {
     const opened = path.join(tmp.dir, 'opened.txt');
     writeFileSync(path.join(bin, 'xdg-open'), `#!/bin/sh\nprintf '%s' "$1" > '${opened}'\n`);
     chmodSync(path.join(bin, 'xdg-open'), 0o755);
-    const serve = async (PATH: string) => {
-      const child = spawn(process.execPath, [SCD, 'serve', 'flow.yaml', '--port', '0', '--open'], { cwd: project, env: { ...process.env, PATH } });
-      let out = '';
-      child.stdout.on('data', (d) => (out += String(d)));
-      child.stderr.on('data', (d) => (out += String(d)));
-      const exited = new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
-      for (let i = 0; i < 200 && !/http:\/\//.test(out); i++) await new Promise((r) => setTimeout(r, 50));
-      const url = /serving dim_customer at (http:\/\/127\.0\.0\.1:\d+\/)/.exec(out)?.[1];
-      for (let i = 0; i < 100 && !existsSync(opened) && !/could not open/.test(out); i++) await new Promise((r) => setTimeout(r, 50));
-      child.kill('SIGTERM');
-      expect(await exited, out).toBe(0);
-      return { url, out };
-    };
-    const withOpener = await serve(`${bin}${path.delimiter}${process.env.PATH ?? ''}`);
-    expect(withOpener.url, withOpener.out).toBeDefined();
+    const withOpener = await serveProcess(['--open'], { ...process.env, PATH: `${bin}${path.delimiter}${process.env.PATH ?? ''}` });
+    expect(withOpener.url, withOpener.out()).toBeDefined();
+    await until(() => existsSync(opened));
+    expect(await withOpener.stop(), withOpener.out()).toBe(0);
     expect(readFileSync(opened, 'utf8')).toBe(withOpener.url);
     // No opener at all: the server still serves, and one line says to open the URL by hand.
-    const without = await serve(path.join(tmp.dir, 'empty'));
-    expect(without.url, without.out).toBeDefined();
-    expect(without.out).toMatch(/could not open a browser .*; open http:\/\/127\.0\.0\.1:\d+\/ yourself/);
+    const without = await serveProcess(['--open'], { ...process.env, PATH: path.join(tmp.dir, 'empty') });
+    expect(without.url, without.out()).toBeDefined();
+    await until(() => /could not open/.test(without.out()));
+    expect(await without.stop(), without.out()).toBe(0);
+    expect(without.out()).toMatch(/could not open a browser .*; open http:\/\/127\.0\.0\.1:\d+\/ yourself/);
   });
 });

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyRows, defineFlow, sharedDriver, startServer, type Driver, type RunningServer } from '../../src/index.js';
 import { engines } from '../engines.js';
+import { README_BATCHES } from './readme-pages.js';
 
 const customersInput = {
   target: 'dim_customer',
@@ -20,21 +21,9 @@ const customers = defineFlow(customersInput);
 
 const HOSTILE = `<script>alert("x")</script><img src=x onerror=alert(1)>'&`;
 
-/** The README example, one batch per commit, plus a hostile name and a record that is quarantined. */
+/** The README example, one batch per commit (readme-pages.ts), plus a hostile name and a record that is quarantined. */
 const BATCHES = [
-  [
-    { customer_id: 501, customer_name: 'Rahul Mehta', city: 'Bengaluru', op: 'UPSERT', changed_at: '2024-01-01' },
-    { customer_id: 502, customer_name: 'Anita Sharma', city: 'Pune', op: 'UPSERT', changed_at: '2023-06-15' },
-  ],
-  [
-    { customer_id: 501, customer_name: 'Rahul Mehta', city: 'Pune', op: 'UPSERT', changed_at: '2025-03-10' },
-    { customer_id: 504, customer_name: 'Priya Nair', city: 'Chennai', op: 'UPSERT', changed_at: '2025-03-10' },
-  ],
-  [
-    { customer_id: 501, customer_name: 'Rahul Mehta', city: 'Mysuru', op: 'UPSERT', changed_at: '2024-08-01' },
-    { customer_id: 504, customer_name: 'Priya Nair', city: 'Chennai', op: 'UPSERT', changed_at: '2025-03-10' },
-    { customer_id: 502, op: 'DELETE', changed_at: '2025-06-30' },
-  ],
+  ...README_BATCHES.slice(0, 3),
   [
     { customer_id: 666, customer_name: HOSTILE, city: HOSTILE, op: 'UPSERT', changed_at: '2025-01-01' },
     { customer_id: null, customer_name: HOSTILE, city: 'x', op: 'UPSERT', changed_at: '2025-01-01' },
