@@ -1,10 +1,10 @@
 /**
  * Spark 4.2's optimizer now and then refuses a plan it compiles at other times:
  * `[PLAN_VALIDATION_FAILED_RULE_IN_BATCH] Rule <rule> in batch <batch> generated an invalid plan`
- * (seen with PushDownPredicates, in a MERGE whose source Delta copies first and in statements over
- * a commit's cached views, with other sessions of the server at work: the cache is the server's,
- * shared by every session). The statement failed while being compiled, so it ran nothing (no Delta
- * commit, nothing cached) and may be sent again.
+ * (seen with PushDownPredicates in `CACHE TABLE … AS SELECT` over a commit's cached views and in
+ * the target's MERGE, whose source Delta copies first, while other sessions of the server were at
+ * work; the cause inside Spark is not known). The statement failed while being compiled, so it ran
+ * nothing (no Delta commit, nothing cached) and may be sent again.
  *
  * Sending it again unchanged met the same refusal in a CI run (the cached plans it is compiled
  * against had not changed), so each attempt after a refusal leaves out of the optimizer the rule
