@@ -12,8 +12,8 @@ import { PostgresDriver } from '../src/dialects/postgres/index.js';
  * - postgres: a real server when SCD_TEST_POSTGRES_URL is set; each open() a fresh schema.
  *
  * - spark: a Spark Connect server with Delta when SCD_TEST_SPARK_URL is set; each open() a fresh
- *   database, dropped at close. Every statement is a remote job: only the behavioural suite
- *   (`behaviouralEngines`: the scenarios and the properties, with fewer cases) runs on it.
+ *   database, dropped at close. Every statement is a remote job: only the scenarios (fewer of
+ *   them) and the Spark tests run on it, all from one test file (spark/server.test.ts says why).
  *
  * SCD_TEST_ENGINES=duckdb,pglite narrows the list.
  */
@@ -64,5 +64,5 @@ export const sparkEngine: TestEngine | undefined = spark
     }
   : undefined;
 
-/** The engines of the behavioural suite: every engine, Spark included where a server is given. */
-export const behaviouralEngines: TestEngine[] = [...engines, ...(sparkEngine && (!only || only.includes('spark')) ? [sparkEngine] : [])];
+/** Whether the scenarios run on Spark: a server is given and SCD_TEST_ENGINES, if set, names spark. */
+export const scenariosOnSpark = !!sparkEngine && (!only || only.includes('spark'));

@@ -1,7 +1,7 @@
 /**
  * `scd serve` over the README example on DuckDB and PostgreSQL (PGlite): every page answers
  * without an error, and the key page names the commit that made each version (readme-pages.ts;
- * spark-serve.test.ts runs the same checks on Spark).
+ * spark-serve.suite.ts runs the same checks on Spark).
  */
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import type { Driver } from '../../src/index.js';

@@ -1,6 +1,6 @@
 /**
  * The README example served, page by page, with the same assertions on every engine (DuckDB and
- * PGlite in readme-pages.test.ts, Spark in spark-serve.test.ts): each page answers 200 without an
+ * PGlite in readme-pages.test.ts, Spark in spark-serve.suite.ts): each page answers 200 without an
  * error, and 501's key page names the commit that made each of its versions and the one that set
  * its end, read from the change feed the engine keeps.
  */
