@@ -6,8 +6,8 @@
  * at a time), CI runs met Spark 4.2 refusing plans it compiles at other times
  * (PLAN_VALIDATION_FAILED_RULE_IN_BATCH, then "Invalid call to exprId on unresolved object" on the
  * statement sent again) and, once, a commit whose late delete did not reach the target; each test
- * passed in the other runs. docs/SPARK.md ("One commit at a time on a server") has the evidence and what it
- * means for users.
+ * passed in the other runs. docs/SPARK.md ("One commit at a time on a server") has the evidence
+ * and what it means for users.
  *
  * Each suite lives in its own `*.suite.ts` file; run one with `-t`, e.g.
  * `npx vitest run test/spark/server.test.ts -t history`.

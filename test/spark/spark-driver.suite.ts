@@ -61,6 +61,19 @@ describe("Spark's intermittent plan validation failure (unit: always run)", () =
     expect(planRefusal(new Error('[PLAN_VALIDATION_FAILED_RULE_IN_BATCH] something else'))).toEqual({});
     expect(planRefusal(new Error('[PARSE_SYNTAX_ERROR] near Rule x in batch'))).toBeUndefined();
   });
+  it('sends again a statement met by an unresolved object in compilation (seen after a refusal), with the rules already left out', async () => {
+    const unresolved = new Error('query failed', { cause: new Error('[INTERNAL_ERROR] Invalid call to exprId on unresolved object SQLSTATE: XX000') });
+    expect(planRefusal(unresolved)).toEqual({});
+    expect(planRefusal(new Error('[INTERNAL_ERROR] something else SQLSTATE: XX000'))).toBeUndefined();
+    const seen: string[][] = [];
+    const ran = await againOnPlanValidation(async (excluded) => {
+      seen.push([...excluded]);
+      return seen.length === 1 ? Promise.reject(refused()) : seen.length === 2 ? Promise.reject(unresolved) : 'ran';
+    });
+    expect(ran).toBe('ran');
+    const family = rulesToLeaveOut('org.apache.spark.sql.catalyst.optimizer.PushDownPredicates');
+    expect(seen).toEqual([[], family, family]);
+  });
 });
 
 describe('Spark parameters (unit: always run)', () => {

@@ -49,11 +49,20 @@ export async function againOnPlanValidation<T>(send: (excludedRules: readonly st
   }
 }
 
-/** Whether an error is the optimizer's plan refusal, and the rule it names (fully qualified). */
+/**
+ * The same plan's other face, seen on the attempt after a refusal (a MERGE, in a CI run): an
+ * unresolved expression met while the plan was compiled, so again nothing ran.
+ */
+const UNRESOLVED = /\bInvalid call to \w+ on unresolved object\b/;
+
+/**
+ * Whether an error is the optimizer's plan refusal, and the rule it names (fully qualified); an
+ * unresolved object met in compilation is one that names no rule.
+ */
 export function planRefusal(e: unknown): { rule?: string } | undefined {
   const texts = [e instanceof Error ? e.message : String(e), e instanceof Error && e.cause instanceof Error ? e.cause.message : ''];
   const text = texts.find((t) => t.includes('PLAN_VALIDATION_FAILED_RULE_IN_BATCH'));
-  if (text === undefined) return undefined;
+  if (text === undefined) return texts.some((t) => UNRESOLVED.test(t)) ? {} : undefined;
   const rule = /\bRule ([A-Za-z_$][\w$.]*) in batch\b/.exec(text)?.[1];
   return rule ? { rule } : {};
 }
