@@ -1,4 +1,4 @@
-/** countLines: the lines of a file and its blank ones, whatever the chunk boundaries. */
+/** countLines: the lines of a file, its blank ones and a CSV's continued ones, whatever the chunk boundaries. */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -18,7 +18,7 @@ function file(text: string): string {
 function expected(text: string) {
   const parts = text.split('\n');
   if (parts.at(-1) === '') parts.pop();
-  return { lines: parts.length, blanks: parts.flatMap((p, i) => (/^[ \t\r]*$/.test(p) ? [i + 1] : [])) };
+  return { lines: parts.length, blanks: parts.flatMap((p, i) => (/^[ \t\r]*$/.test(p) ? [i + 1] : [])), continued: [] };
 }
 
 describe('countLines', () => {
@@ -34,6 +34,17 @@ describe('countLines', () => {
   for (const [name, text] of Object.entries(cases))
     it(`${name}: as splitting the text gives, at every chunk size`, () => {
       const f = file(text);
-      for (const chunk of [1, 2, 3, 5, 8, 1024]) expect(countLines(f, chunk), `chunk ${chunk}`).toEqual(expected(text));
+      for (const chunk of [1, 2, 3, 5, 8, 1024]) expect(countLines(f, { chunk }), `chunk ${chunk}`).toEqual(expected(text));
     });
+});
+
+describe('countLines of a CSV', () => {
+  it('lines a quoted value continues onto are neither records nor blank; doubled quotes do not end the value', () => {
+    const text = ['id,note', '1,"two', 'lines"', '', '2,"a ""q"" one"', '3,"three', '', '  ', 'lines ""x""', 'end"', '4,y', '5,"open'].join('\n') + '\n';
+    const f = file(text);
+    for (const chunk of [1, 2, 3, 7, 1024])
+      expect(countLines(f, { csv: true, chunk }), `chunk ${chunk}`).toEqual({ lines: 12, blanks: [4], continued: [3, 7, 8, 9, 10] });
+    // Read as lines, the same file has no continued lines, and its blank ones are all blank.
+    expect(countLines(f)).toEqual({ lines: 12, blanks: [4, 7, 8], continued: [] });
+  });
 });

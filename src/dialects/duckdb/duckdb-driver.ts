@@ -358,20 +358,21 @@ export class DuckDBDriver implements Driver {
   /**
    * Records numbered in read order are off their physical line after a line that holds none: a
    * CSV's header and its rejected lines, and blank lines (the readers skip them). Number each
-   * record past those before it (the j-th such line b has b - j records before it). Blank lines
-   * count only when every other line is one record: a record spread over lines (a quoted CSV
-   * newline, a pretty-printed object) cannot be placed by them.
+   * record past those before it (the j-th such line b has b - j records before it). In a CSV,
+   * the lines a quoted value continues onto hold no record either (a record spread over lines is
+   * placed on its first). Blank and continued lines count only when every other line is one
+   * record (else, as for a pretty-printed object, records keep their numbers).
    */
   private async skipNonRecordLines(file: string, part: string, scratch: string, i: number, csv?: { rejects: string }): Promise<void> {
     const q = this.dialect.quote;
-    const { lines, blanks } = countLines(file);
+    const { lines, blanks, continued } = countLines(file, { csv: !!csv });
     const rejected = csv ? Number((await this.query(`SELECT count(DISTINCT line) AS n FROM ${q(csv.rejects)}`))[0]!.n) : 0;
-    if (!blanks.length && !rejected) return;
+    if (!blanks.length && !continued.length && !rejected) return;
     const records = Number((await this.query(`SELECT count(*) AS n FROM ${q(part)}`))[0]!.n);
-    const placed = lines - blanks.length - rejected - (csv ? 1 : 0) === records;
+    const placed = lines - blanks.length - continued.length - rejected - (csv ? 1 : 0) === records;
     if (!placed && !rejected) return;
     const list = path.join(scratch, `blank_${i}.csv`);
-    writeFileSync(list, `b\n${[...(csv ? [1] : []), ...(placed ? blanks : [])].join('\n')}\n`);
+    writeFileSync(list, `b\n${[...(csv ? [1] : []), ...(placed ? [...blanks, ...continued] : [])].join('\n')}\n`);
     const nonRecord = `SELECT b FROM read_csv($1, header = true, columns = {'b': 'BIGINT'})${csv ? ` UNION SELECT DISTINCT line FROM ${q(csv.rejects)}` : ''}`;
     const L = q(LINE_COLUMN);
     await this.run(
