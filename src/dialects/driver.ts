@@ -77,9 +77,10 @@ export interface Driver {
   tableHistory?(table: string): Promise<TableVersion[]>;
   /**
    * Inside a transaction: hold the flow target's lock until the transaction ends, so that two
-   * applies of one target never interleave (the second waits, or fails with `noWait`).
+   * applies of one target never interleave (the second waits, or fails with `noWait`). `waiting`
+   * is told once, before a wait begins, that another commit holds the target (targetHeld).
    */
-  lockTarget(target: string): Promise<void>;
+  lockTarget(target: string, waiting?: (message: string) => void): Promise<void>;
   /**
    * Load files into a new temporary table with the files' own columns, plus
    * `__scd_file` (path) and `__scd_line` (line or record number in the file); and records that
@@ -143,6 +144,11 @@ export function targetInUse(target: string, location: string): ScdError {
   return new ScdError('DB_IN_USE', `target "${target}" in ${location} is being changed by another scdkit commit (of this process or another)`, {
     fix: 'wait for it to finish and run again, or run without --no-wait to wait for it',
   });
+}
+
+/** What a commit that waits for its target says while it waits (`until`: when the wait ends at the latest). */
+export function targetHeld(target: string, location: string, until?: string): string {
+  return `waiting for target "${target}" in ${location}: another scdkit commit is changing it${until ? ` (${until})` : ''}`;
 }
 
 /** The stored tables of the current schema, from the SQL standard's information schema (DuckDB, PostgreSQL). */

@@ -131,7 +131,7 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
   // deletes): its commit's results are small too (Driver.transaction's `small`).
   const small = records !== undefined && records < LARGE_COMMIT && !spec.prepare && flow.applyAsTruncates === undefined;
   return driver.transaction(async () => {
-    await driver.lockTarget(flow.target);
+    await driver.lockTarget(flow.target, progress);
     await spec.claim?.(driver);
     const stagedTable = stagedColumns ?? (await driver.columns(TMP.stage)) ?? [];
     // The flow record, this commit's number, whether an earlier commit counted ties, and what was staged.

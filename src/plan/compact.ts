@@ -41,7 +41,7 @@ export async function compact(driver: Driver, flow: Flow, given: string, progres
   // A full disk undoes the compaction whole, and says so in one line (disk-full.ts).
   return withScratch(driver, () => reportDiskFull(driver, flow, 'compaction', () => driver.transaction(async () => {
     // A compaction is a commit: it takes its turn with the target's applies and rebuilds.
-    await driver.lockTarget(flow.target);
+    await driver.lockTarget(flow.target, progress);
     const { record, version } = await readTargetRecords(driver, names);
     if (!record)
       throw new ScdError('NOT_APPLIED', `target "${flow.target}" does not exist in ${driver.location} yet`, { file: flow.origin, fix: 'run `scd apply` first' });

@@ -33,7 +33,7 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
   await ensureCatalog(driver, names);
   // A full disk undoes the rebuild whole, and says so in one line (disk-full.ts).
   return withScratch(driver, () => reportDiskFull(driver, flow, 'rebuild', () => driver.transaction(async () => {
-    await driver.lockTarget(flow.target);
+    await driver.lockTarget(flow.target, progress);
     // The flow record, this commit's number, and whether an earlier commit counted ties.
     const { record, version, hadTies } = await readTargetRecords(driver, names);
     if (!record)

@@ -112,12 +112,15 @@ describe('one DuckDB file, one process', () => {
       expect((e as ScdError).code).toBe('DB_IN_USE');
       expect((e as ScdError).message).toMatch(/^target "t" in .* is being changed by another scdkit commit \(of this process or another\)$/);
       let finished = false;
-      const folding = compact(driver, flow, '3').then((r) => {
+      const said: string[] = [];
+      const folding = compact(driver, flow, '3', (m) => said.push(m)).then((r) => {
         finished = true;
         return r;
       });
       await new Promise((r) => setTimeout(r, 500));
       expect(finished, 'the compaction must wait while another driver holds the target').toBe(false);
+      // Its progress says why it waits, once.
+      expect(said.filter((m) => m.startsWith('waiting'))).toEqual([`waiting for target "t" in ${driver.location}: another scdkit commit is changing it`]);
       await held.release();
       expect(await folding).toMatchObject({ version: 2, operation: 'compact', eventsFolded: 2 });
     } finally {

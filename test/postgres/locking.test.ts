@@ -44,12 +44,14 @@ describe.skipIf(!url)('postgres: one apply at a time per target', () => {
       let release!: () => void;
       const { done } = await holdLock(schema, new Promise<void>((r) => (release = r)));
       let finished = false;
-      const second = applyRows(a, flow, [{ id: 1, v: 'b', seq: 2 }]).then((r) => {
+      const said: string[] = [];
+      const second = applyRows(a, flow, [{ id: 1, v: 'b', seq: 2 }], (m) => said.push(m)).then((r) => {
         finished = true;
         return r;
       });
       await sleep(700);
       expect(finished, 'the apply must wait while another transaction holds the target').toBe(false);
+      expect(said.filter((m) => m.startsWith('waiting'))).toEqual([`waiting for target "dim_lock" in ${a.location}: another scdkit commit is changing it`]);
       release();
       await done;
       const r = await second;

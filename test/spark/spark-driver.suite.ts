@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { bindParams, sparkLiteral } from '../../src/dialects/spark/spark-params.js';
 import { SparkDriver, viewMadeBy } from '../../src/dialects/spark/spark-driver.js';
 import { againOnPlanValidation, planRefusal, PLAN_ATTEMPTS, rulesToLeaveOut } from '../../src/dialects/spark/plan-refusals.js';
-import { LOCKS_TABLE } from '../../src/dialects/spark/spark-lock.js';
+import { LOCKS_TABLE, SparkLease } from '../../src/dialects/spark/spark-lock.js';
 import { freshSchema } from '../engines.js';
 
 describe('the views a Spark commit makes, for dropping them newest first (unit: always run)', () => {
@@ -73,6 +73,28 @@ describe("Spark's intermittent plan validation failure (unit: always run)", () =
     expect(ran).toBe('ran');
     const family = rulesToLeaveOut('org.apache.spark.sql.catalyst.optimizer.PushDownPredicates');
     expect(seen).toEqual([[], family, family]);
+  });
+});
+
+describe("a Spark target's lease (unit: always run)", () => {
+  it('a commit that finds the lease held says so once, with when the lease runs out, and asks again until it is free', async () => {
+    const sent: string[] = [];
+    let merges = 0;
+    const lease = new SparkLease(
+      {
+        execute: async (sql) => {
+          sent.push(sql.split(/\s/)[0]!);
+          if (sql.startsWith('MERGE')) return [{ num_affected_rows: ++merges < 3 ? 0 : 1 }];
+          if (sql.startsWith('SELECT')) return [{ at: '2026-12-03 19:30:00.123456' }];
+          return [];
+        },
+      },
+      'sc://spark/db',
+    );
+    const said: string[] = [];
+    await lease.acquire('dim', false, (m) => said.push(m));
+    expect(said).toEqual(['waiting for target "dim" in sc://spark/db: another scdkit commit is changing it (at the latest until 2026-12-03 19:30:00 UTC, when its lease runs out if its holder stopped)']);
+    expect(sent).toEqual(['CREATE', 'MERGE', 'SELECT', 'MERGE', 'MERGE']);
   });
 });
 

@@ -7,7 +7,7 @@ import type { Lexical } from '../../typing/lexical.js';
 import { countLines } from '../../files/blank-lines.js';
 import type { DuckDBConnection, DuckDBPreparedStatement } from '@duckdb/node-api';
 import { QueryError, ScdError, firstLine } from '../../errors.js';
-import { informationSchemaTables, targetInUse, type ColumnInfo, type Driver, type InputFile, type Row, type StagedFiles, type TransactionOptions } from '../driver.js';
+import { informationSchemaTables, targetHeld, targetInUse, type ColumnInfo, type Driver, type InputFile, type Row, type StagedFiles, type TransactionOptions } from '../driver.js';
 import { FILE_COLUMN, LINE_COLUMN, RAW_COLUMN } from '../driver.js';
 import { duckdbDialect } from './duckdb-dialect.js';
 import { checkDuckDBExpression } from './duckdb-expression.js';
@@ -254,15 +254,16 @@ export class DuckDBDriver implements Driver {
    * `noWait` a target another driver of the process holds (or waits for) fails at once, as a
    * target locked by another process does on PostgreSQL.
    */
-  async lockTarget(target: string): Promise<void> {
+  async lockTarget(target: string, waiting?: (message: string) => void): Promise<void> {
     if (!this.inTransaction) throw new Error('lockTarget runs inside a transaction (its end releases the target)');
     if (this.held.has(target)) return;
-    if (this.noWait) {
-      const release = this.shared.targets.tryAcquire(target);
-      if (!release) throw targetInUse(target, this.location);
-      this.held.set(target, release);
+    const now = this.shared.targets.tryAcquire(target);
+    if (now) {
+      this.held.set(target, now);
       return;
     }
+    if (this.noWait) throw targetInUse(target, this.location);
+    waiting?.(targetHeld(target, this.location));
     this.held.set(target, await this.shared.targets.acquire(target));
   }
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { QueryError, ScdError, firstLine } from '../../errors.js';
 import { DISK_FULL, sqlState } from './postgres-errors.js';
-import { informationSchemaTables, targetInUse, type ColumnInfo, type Driver, type InputFile, type Row, type StagedFiles } from '../driver.js';
+import { informationSchemaTables, targetHeld, targetInUse, type ColumnInfo, type Driver, type InputFile, type Row, type StagedFiles } from '../driver.js';
 import { NodePgClient, PGliteClient, TEXT_TYPES, type CopySource, type PGliteLike, type PgClient } from './postgres-client.js';
 import { postgresDialect, registerStruct, structFields, tryCastFunctionSql } from './postgres-dialect.js';
 import { csvToParquet } from './postgres-parquet.js';
@@ -277,13 +277,13 @@ export class PostgresDriver implements Driver {
     }
   }
 
-  async lockTarget(target: string): Promise<void> {
+  /** One statement when the target is free (the try); the waiting lock only when it is not. */
+  async lockTarget(target: string, waiting?: (message: string) => void): Promise<void> {
     const key = `${this.schema}.${target}`;
-    if (this.options.noWait) {
-      const r = await this.query(`SELECT pg_try_advisory_xact_lock(${LOCK_CLASS}, hashtext($1)) AS ok`, [key]);
-      if (!r[0]?.ok) throw targetInUse(target, this.location);
-      return;
-    }
+    const r = await this.query(`SELECT pg_try_advisory_xact_lock(${LOCK_CLASS}, hashtext($1)) AS ok`, [key]);
+    if (r[0]?.ok) return;
+    if (this.options.noWait) throw targetInUse(target, this.location);
+    waiting?.(targetHeld(target, this.location));
     await this.run(`SELECT pg_advisory_xact_lock(${LOCK_CLASS}, hashtext($1))`, [key]);
   }
 

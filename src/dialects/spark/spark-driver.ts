@@ -223,8 +223,8 @@ export class SparkDriver implements Driver {
       .sort((a, b) => a.version - b.version);
   }
 
-  async lockTarget(target: string): Promise<void> {
-    await this.lease.acquire(target, !!this.options.noWait);
+  async lockTarget(target: string, waiting?: (message: string) => void): Promise<void> {
+    await this.lease.acquire(target, !!this.options.noWait, waiting);
   }
 
   async stageFiles(files: InputFile[], table: string, rejects: string): Promise<StagedFiles> {

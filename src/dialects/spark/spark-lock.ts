@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { targetInUse, type Row } from '../driver.js';
+import { targetHeld, targetInUse, type Row } from '../driver.js';
 import { sparkString } from './spark-dialect.js';
 
 /** The Delta table that holds the targets' leases, in the flow's database. */
@@ -29,19 +29,29 @@ export class SparkLease {
     private readonly location: string,
   ) {}
 
-  async acquire(target: string, noWait: boolean): Promise<void> {
+  /** Take the target's lease, asking again every second while another holds it (`waiting` is told once). */
+  async acquire(target: string, noWait: boolean, waiting?: (message: string) => void): Promise<void> {
     if (!this.ready) {
       await this.db.execute(`CREATE TABLE IF NOT EXISTS ${LOCKS_TABLE} (target STRING NOT NULL, holder STRING NOT NULL, expires_at TIMESTAMP NOT NULL) USING delta`);
       this.ready = true;
     }
-    for (;;) {
+    for (let told = false; ; ) {
       if (await this.tryTake(target)) {
         this.held = target;
         return;
       }
       if (noWait) throw targetInUse(target, this.location);
+      if (!told && waiting) waiting(targetHeld(target, this.location, await this.expiry(target)));
+      told = true;
       await new Promise((r) => setTimeout(r, RETRY_MS));
     }
+  }
+
+  /** When the holder's lease runs out, said for a person ('' when it just went). */
+  private async expiry(target: string): Promise<string> {
+    const rows = await this.db.execute(`SELECT CAST(expires_at AS STRING) AS at FROM ${LOCKS_TABLE} WHERE target = ${sparkString(target)}`);
+    const at = rows[0]?.at;
+    return typeof at === 'string' ? `at the latest until ${at.slice(0, 19)} UTC, when its lease runs out if its holder stopped` : '';
   }
 
   /** Give the lease back (nothing when none is held). */
