@@ -48,6 +48,8 @@ export async function evolveModel(
           fix: 'every input must carry the key and sequence columns',
         });
   }
+  /** The tables with the target's columns: the target, and scdkit's own feed where the engine keeps none. */
+  const withTargetColumns = [names.target, ...(d.capabilities.changeFeed ? [] : [names.changes])];
   let changed = false;
   /** A payload column changed type: the log's payload hashes are computed again, over the new type. */
   let rehash = false;
@@ -65,9 +67,7 @@ export async function evolveModel(
     for (const c of fresh) await driver.run(`ALTER TABLE ${q(names.events)} ADD COLUMN ${q(c.name)} ${c.type}`);
     for (const c of targetColumns(flow, next, d)) {
       if (before.some((b) => b.name === c.name)) continue;
-      await driver.run(`ALTER TABLE ${q(names.target)} ADD COLUMN ${q(c.name)} ${c.type}`);
-      // scdkit's own feed (an engine that records the target's changes itself has none).
-      if (!d.capabilities.changeFeed) await driver.run(`ALTER TABLE ${q(names.changes)} ADD COLUMN ${q(c.name)} ${c.type}`);
+      for (const t of withTargetColumns) await driver.run(`ALTER TABLE ${q(t)} ADD COLUMN ${q(c.name)} ${c.type}`);
     }
     model = next;
     changed = true;
@@ -94,7 +94,7 @@ export async function evolveModel(
     if (d.sameType(stored.type, c.type) || d.widens(c.type, stored.type) || d.sameType(stored.type, d.types.json)) continue;
     if (!fixed.has(c.name) && d.widens(stored.type, c.type)) {
       const inTarget = targetColumns(flow, model, d).some((t) => t.name === c.name);
-      const tables = [names.events, ...(inTarget ? [names.target, ...(d.capabilities.changeFeed ? [] : [names.changes])] : [])];
+      const tables = [names.events, ...(inTarget ? withTargetColumns : [])];
       if (inTarget) await driver.run(`DROP VIEW IF EXISTS ${q(names.current)}`);
       for (const t of tables) await driver.run(`ALTER TABLE ${q(t)} ALTER COLUMN ${q(c.name)} TYPE ${c.type}`);
       const widen = (cols: ColumnInfo[]) => cols.map((m) => (m.name === c.name ? { ...m, type: c.type } : m));
