@@ -198,9 +198,9 @@ export class SparkDriver implements Driver {
   async undoLabelled(tables: string[], label: string): Promise<string[]> {
     const restored: string[] = [];
     for (const table of tables) {
-      const history = await this.client.execute(`DESCRIBE HISTORY ${q(table)} LIMIT 20`);
-      const labelled = history.filter((h) => h.userMetadata === label).map((h) => Number(h.version));
-      if (!labelled.length || Number(history[0]!.version) !== Math.max(...labelled)) continue;
+      const history = await this.tableHistory(table);
+      const labelled = history.filter((h) => h.label === label).map((h) => h.version);
+      if (!labelled.length || history.at(-1)!.version !== Math.max(...labelled)) continue;
       const before = Math.min(...labelled) - 1;
       if (before < 0) continue;
       await this.client.execute(`RESTORE TABLE ${q(table)} TO VERSION AS OF ${before}`);
