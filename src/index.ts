@@ -9,7 +9,7 @@ export { ScdError, QueryError } from './errors.js';
 export { openDriver, duckdbDialect, postgresDialect } from './dialects/index.js';
 export type { Driver, Dialect, ColumnInfo, InputFile, FileFormat } from './dialects/index.js';
 // Driver-level API: reuse one open database for many calls (tests, long-running programs).
-export { applyFiles, applyRows } from './plan/apply.js';
+export { applyFiles, applyRows } from './sources/apply-files.js';
 export { readTarget as readTargetWith, exportTarget as exportTargetWith, targetQuery } from './query/export.js';
 export { readRows, writeRows } from './query/output.js';
 export { resolveInputs } from './sources/files.js';

@@ -1,16 +1,11 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { ScdError } from '../errors.js';
-import type { ColumnInfo, Driver, InputFile } from '../dialects/driver.js';
+import type { ColumnInfo, Driver } from '../dialects/driver.js';
 import { FILE_COLUMN, hasRow, LINE_COLUMN } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
 import { ensureCatalog, readTargetRecords, writeFlowRecord } from '../store/catalog.js';
 import { recordCommit, type CommitResult } from '../store/commits.js';
 import { PINNED_TABLES, storeNames, TMP, type StoreNames } from '../store/names.js';
-import { claimFiles, ensureFilesTable, recordFiles, type FileRecord } from '../sources/landing.js';
 import { settleDebezium } from '../flow/debezium-positions.js';
-import { stageInputs } from '../sources/stage.js';
 import { DIFF_VIEWS, diffSql, WALKED, wholeDiffSql } from './diff-sql.js';
 import { ensureFeedColumns, FEED_OWN_COLUMNS } from '../store/feed.js';
 import { evolveModel } from './evolve.js';
@@ -73,30 +68,6 @@ export interface CommitSpec {
   /** Inside the transaction, after the target is written and before the commit is recorded (file records, watermarks). */
   finish?(driver: Driver, version: number): Promise<void>;
   progress?: Progress;
-}
-
-export interface ApplyFilesOptions {
-  progress?: Progress;
-  /** Files to record as applied, in the same transaction (landing folders: exactly once). */
-  record?: FileRecord[];
-}
-
-/** Apply input files to the flow's target as ONE atomic commit (SEMANTICS §3, §5). */
-export async function applyFiles(driver: Driver, flow: Flow, files: InputFile[], options: ApplyFilesOptions | Progress = {}): Promise<ApplyResult> {
-  const { progress, record = [] } = typeof options === 'function' ? { progress: options, record: [] } : options;
-  const names = storeNames(flow.target);
-  return applyCommit(driver, flow, {
-    inputs: files.map((f) => f.label ?? f.path),
-    stage: (drv) => stageInputs(drv, flow, files),
-    claim: record.length ? (drv) => claimFiles(drv, names, record, flow.origin) : undefined,
-    finish: record.length
-      ? async (drv, version) => {
-          await ensureFilesTable(drv, names);
-          await recordFiles(drv, names, record, version);
-        }
-      : undefined,
-    progress,
-  });
 }
 
 /**
@@ -461,18 +432,6 @@ export async function walkInto(driver: Driver, flow: Flow, model: ColumnModel, e
 /** Whether the walk's events have no ties (then it orders them without their payloads). */
 export async function tieFree(driver: Driver, model: ColumnModel, events: string = TMP.events): Promise<boolean> {
   return Number((await driver.query(tieCountSql(model, driver.dialect, events)))[0]!.n) === 0;
-}
-
-/** Apply records given in code (library use): they are written to a temporary NDJSON file. */
-export async function applyRows(driver: Driver, flow: Flow, rows: Array<Record<string, unknown>>, progress?: Progress): Promise<ApplyResult> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'scdkit-'));
-  const file = path.join(dir, 'rows.ndjson');
-  try {
-    writeFileSync(file, rows.map((r) => JSON.stringify(r)).join('\n') + (rows.length ? '\n' : ''));
-    return await applyFiles(driver, flow, [{ path: file, format: 'ndjson', label: '(rows)' }], progress);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
 }
 
 /**
