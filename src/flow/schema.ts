@@ -54,7 +54,7 @@ export const flowSchema = z
     schema: z
       .string()
       .min(1)
-      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'use letters, digits and _ only (a plain schema name)')
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$/, 'use letters, digits and _ only: a plain schema name, or catalog.schema on Spark')
       .optional(),
     source: sourceSchema.optional(),
     expect: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'name expectations with letters, digits and _'), expectationSchema).optional(),

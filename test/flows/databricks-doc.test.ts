@@ -4,7 +4,8 @@
  *   as committed, with the fields the mapping table gives for Databricks' arguments;
  * - each row of the AUTO CDC mapping table names a flow field that exists, the same field scdkit's
  *   refusal of that Databricks name points to, and every argument the page promises is in it;
- * - `catalog.schema` is refused, and a flow without `schema` names none (each engine's default: Spark's `default`, PostgreSQL's `public`);
+ * - `catalog.schema` is a flow schema (for Spark; PostgreSQL refuses it), and a flow without
+ *   `schema` names none (each engine's default: Spark's `default`, PostgreSQL's `public`);
  * - the example, applied in several cuts and orders on every engine, gives the page's two tables
  *   (Databricks' SCD type 2 history, then the same after a late truncate).
  */
@@ -13,7 +14,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { applyFiles, defineFlow, loadFlowFile, readTargetWith, resolveInputs, type Driver, type FlowInput } from '../../src/index.js';
+import { applyFiles, defineFlow, loadFlowFile, openDriver, readTargetWith, resolveInputs, ScdError, type Driver, type FlowInput } from '../../src/index.js';
+import { sparkSchemaName } from '../../src/dialects/spark/spark-driver.js';
 import { foreignName } from '../../src/flow/foreign-names.js';
 import { flowSchema } from '../../src/flow/schema.js';
 import { engines } from '../engines.js';
@@ -70,11 +72,17 @@ describe('docs/DATABRICKS.md: its flows', () => {
     });
   });
 
-  it('catalog.schema is refused (not supported yet), and a flow without schema names none (the engine default)', () => {
+  it('catalog.schema is a flow schema (Spark names it `catalog`.`schema`; PostgreSQL refuses it at connect), a dotted target is not, and a flow without schema names none (the engine default)', async () => {
     const base: FlowInput = { target: 'users', keys: 'userId', sequenceBy: 'sequenceNum' };
-    expect(() => defineFlow({ ...base, schema: 'main.analytics' })).toThrow(/plain schema name/);
+    expect(defineFlow({ ...base, schema: 'main.analytics' }).schema).toBe('main.analytics');
+    expect(sparkSchemaName('main.analytics')).toBe('`main`.`analytics`');
+    expect(sparkSchemaName('cdc_data')).toBe('`cdc_data`');
+    expect(() => defineFlow({ ...base, schema: 'a.b.c' })).toThrow(/a plain schema name, or catalog.schema on Spark/);
     expect(() => defineFlow({ ...base, target: 'main.analytics.users' })).toThrow(/plain table name/);
     expect(defineFlow(base).schema).toBeUndefined();
+    const e = await openDriver('pglite://memory', { schema: 'main.analytics' }).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(ScdError);
+    expect((e as ScdError).message).toBe(`schema "main.analytics" is a catalog and a schema, which only Spark has; PostgreSQL's schema is one name`);
   });
 });
 

@@ -6,6 +6,7 @@ import { bindParams, sparkLiteral } from '../../src/dialects/spark/spark-params.
 import { SparkDriver, viewMadeBy } from '../../src/dialects/spark/spark-driver.js';
 import { againOnPlanValidation, planRefusal, PLAN_ATTEMPTS, rulesToLeaveOut } from '../../src/dialects/spark/plan-refusals.js';
 import { LOCKS_TABLE, SparkLease } from '../../src/dialects/spark/spark-lock.js';
+import { applyRows, defineFlow, readTargetWith } from '../../src/index.js';
 import { freshSchema } from '../engines.js';
 
 describe('the views a Spark commit makes, for dropping them newest first (unit: always run)', () => {
@@ -154,6 +155,22 @@ describe.skipIf(!url)('Spark driver on a live server (SCD_TEST_SPARK_URL; skippe
     await a.run(`UPDATE ${LOCKS_TABLE} SET expires_at = current_timestamp() - INTERVAL 1 MINUTES WHERE target = 'gone'`);
     await b.transaction(async () => b.lockTarget('gone'));
     expect(await a.query(`SELECT * FROM ${LOCKS_TABLE} WHERE target = 'gone'`)).toEqual([]);
+  });
+
+  it('a catalog.schema flow (Unity Catalog names) keeps its tables in that catalog and schema', async () => {
+    const own = freshSchema();
+    const flow = defineFlow({ target: 'dim_uc', keys: 'id', sequenceBy: 'ts', schema: `spark_catalog.${own}` });
+    const uc = await SparkDriver.connect(url!, { schema: flow.schema, dropSchemaOnClose: true });
+    try {
+      expect(uc.location).toMatch(new RegExp(`/spark_catalog\\.${own}$`));
+      await applyRows(uc, flow, [{ id: 1, ts: 1, v: 'a' }, { id: 1, ts: 2, v: 'b' }]);
+      expect((await readTargetWith(uc, flow)).map((r) => r.v)).toEqual(['a', 'b']);
+      const tables = (await a.query(`SHOW TABLES IN spark_catalog.${own}`)).map((r) => String(r.tableName));
+      expect(tables).toContain('dim_uc');
+    } finally {
+      await uc.close();
+    }
+    expect((await a.query(`SHOW DATABASES LIKE '${own}'`)).length).toBe(0);
   });
 
   // BIGINT values come back as text (as every driver gives them: no number beyond 2^53 is rounded).

@@ -91,6 +91,12 @@ export class PostgresDriver implements Driver {
 
   private static async start(client: PgClient, location: string, options: PostgresOptions): Promise<PostgresDriver> {
     const schema = options.schema ?? 'public';
+    if (schema.includes('.')) {
+      await client.close().catch(() => undefined);
+      throw new ScdError('USAGE', `schema "${schema}" is a catalog and a schema, which only Spark has; PostgreSQL's schema is one name`, {
+        fix: `name the schema alone (schema: ${schema.split('.').at(-1)}), or run the flow on Spark (database: sc://…)`,
+      });
+    }
     const driver = new PostgresDriver(client, location, schema, options);
     try {
       await driver.run(`SET TimeZone = 'UTC'`);

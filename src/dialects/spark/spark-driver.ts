@@ -41,13 +41,16 @@ export class SparkDriver implements Driver {
   private readonly pinned = new Set<string>();
   /** The temporary views this session made through run(), oldest first (discardScratch drops them newest first). */
   private readonly made: string[] = [];
+  /** The schema as SQL names it: `schema`, or `catalog`.`schema` (Unity Catalog). */
+  private readonly schemaName: string;
 
   private constructor(
     private readonly client: SparkConnectClient,
-    private readonly schema: string,
+    schema: string,
     private readonly options: SparkOptions,
   ) {
     this.location = `${client.location}/${schema}`;
+    this.schemaName = sparkSchemaName(schema);
     this.lease = new SparkLease({ execute: (sql) => this.client.execute(sql) }, this.location);
   }
 
@@ -62,8 +65,8 @@ export class SparkDriver implements Driver {
       // A temporary view keeps its analyzed plan: a commit's scratch reads scratch, and re-analyzing
       // the text of every view below it at each statement costs seconds for a few rows.
       await client.execute(`SET spark.sql.legacy.storeAnalyzedPlanForView = true`);
-      await client.execute(`CREATE DATABASE IF NOT EXISTS ${q(schema)}`);
-      await client.execute(`USE ${q(schema)}`);
+      await client.execute(`CREATE DATABASE IF NOT EXISTS ${sparkSchemaName(schema)}`);
+      await client.execute(`USE ${sparkSchemaName(schema)}`);
     } catch (e) {
       await client.close().catch(() => undefined);
       throw e;
@@ -125,8 +128,8 @@ export class SparkDriver implements Driver {
   }
 
   async tables(): Promise<Array<{ name: string; view: boolean }>> {
-    const views = new Set((await this.client.execute(`SHOW VIEWS IN ${q(this.schema)}`)).filter((r) => r.isTemporary !== true).map((r) => String(r.viewName)));
-    const rows = await this.client.execute(`SHOW TABLES IN ${q(this.schema)}`);
+    const views = new Set((await this.client.execute(`SHOW VIEWS IN ${this.schemaName}`)).filter((r) => r.isTemporary !== true).map((r) => String(r.viewName)));
+    const rows = await this.client.execute(`SHOW TABLES IN ${this.schemaName}`);
     return rows.filter((r) => r.isTemporary !== true).map((r) => ({ name: String(r.tableName), view: views.has(String(r.tableName)) }));
   }
 
@@ -188,7 +191,7 @@ export class SparkDriver implements Driver {
    */
   async pinReads(tables: string[]): Promise<Record<string, string>> {
     const versions = await Promise.all(tables.map(async (t) => Number((await this.client.execute(`DESCRIBE HISTORY ${q(t)} LIMIT 1`))[0]!.version)));
-    const qualified = (t: string) => `${q(this.schema)}.${q(t)}`;
+    const qualified = (t: string) => `${this.schemaName}.${q(t)}`;
     await Promise.all(tables.map((t, i) => this.client.execute(`CREATE OR REPLACE TEMP VIEW ${q(t)} AS SELECT * FROM ${qualified(t)} VERSION AS OF ${versions[i]}`)));
     for (const t of tables) this.pinned.add(t);
     return Object.fromEntries(tables.map((t) => [t, qualified(t)]));
@@ -274,7 +277,7 @@ export class SparkDriver implements Driver {
 
   /** The session's temporary views that scdkit made (staging's per-file views among them). */
   private async sessionViews(): Promise<string[] | undefined> {
-    const rows = await this.client.execute(`SHOW VIEWS IN ${q(this.schema)} LIKE '_scd_*'`).catch(() => undefined);
+    const rows = await this.client.execute(`SHOW VIEWS IN ${this.schemaName} LIKE '_scd_*'`).catch(() => undefined);
     return rows?.filter((r) => r.isTemporary === true).map((r) => String(r.viewName));
   }
 
@@ -293,11 +296,19 @@ export class SparkDriver implements Driver {
   async close(): Promise<void> {
     try {
       await this.lease.release().catch(() => undefined);
-      if (this.options.dropSchemaOnClose) await this.client.execute(`DROP DATABASE IF EXISTS ${q(this.schema)} CASCADE`).catch(() => undefined);
+      if (this.options.dropSchemaOnClose) await this.client.execute(`DROP DATABASE IF EXISTS ${this.schemaName} CASCADE`).catch(() => undefined);
     } finally {
       await this.client.close();
     }
   }
+}
+
+/**
+ * A flow's schema as Spark SQL names it: one quoted name, or for `catalog.schema` (Unity Catalog;
+ * the flow's schema allows one dot) the catalog's and the schema's. `USE catalog.schema` sets both.
+ */
+export function sparkSchemaName(schema: string): string {
+  return schema.split('.').map(q).join('.');
 }
 
 /** A value of DESCRIBE HISTORY's operationParameters (a map, read as key/value entries). */
