@@ -113,11 +113,10 @@ describe.skipIf(!url)('Spark Connect client on a live server (SCD_TEST_SPARK_URL
 
   it('stops a running statement when its signal aborts, and the session goes on', async () => {
     const abort = new AbortController();
-    const started = Date.now();
     setTimeout(() => abort.abort(), 1000);
+    // Uninterrupted, the statement would sleep its minute and answer: interrupted, it is refused.
     const slow = client.query(`SELECT reflect('java.lang.Thread', 'sleep', 60000L) AS slept`, { signal: abort.signal });
     await expect(slow).rejects.toThrow(/interrupted/);
-    expect(Date.now() - started).toBeLessThan(30_000);
     expect(await client.query('SELECT 3 AS three')).toEqual([{ three: 3 }]);
   });
 
