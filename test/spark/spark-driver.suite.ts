@@ -51,6 +51,11 @@ describe("Spark's intermittent plan validation failure (unit: always run)", () =
     await expect(againOnPlanValidation(async () => (++calls, Promise.reject(refused())))).rejects.toThrow(/PLAN_VALIDATION/);
     expect(calls).toBe(PLAN_ATTEMPTS);
   });
+  it('never sends again a statement its caller may not repeat (a streamed read that delivered rows)', async () => {
+    let calls = 0;
+    await expect(againOnPlanValidation(async () => (++calls, Promise.reject(refused())), () => false)).rejects.toThrow(/PLAN_VALIDATION/);
+    expect(calls).toBe(1);
+  });
   it('never sends again a statement that failed for another reason', async () => {
     let calls = 0;
     await expect(againOnPlanValidation(async () => (++calls, Promise.reject(new Error('[TABLE_OR_VIEW_NOT_FOUND] x'))))).rejects.toThrow(/NOT_FOUND/);

@@ -33,16 +33,17 @@ export function rulesToLeaveOut(rule: string): string[] {
 
 /**
  * Send a statement; while Spark's optimizer refuses its plan, send it again with the rules it
- * named left out (`send` receives the rules to leave out, none the first time).
+ * named left out (`send` receives the rules to leave out, none the first time). `mayRetry`: false
+ * once sending again would repeat what the caller already has (a streamed read's delivered rows).
  */
-export async function againOnPlanValidation<T>(send: (excludedRules: readonly string[]) => Promise<T>): Promise<T> {
+export async function againOnPlanValidation<T>(send: (excludedRules: readonly string[]) => Promise<T>, mayRetry: () => boolean = () => true): Promise<T> {
   const excluded: string[] = [];
   for (let attempt = 1; ; attempt++) {
     try {
       return await send([...excluded]);
     } catch (e) {
       const refusal = planRefusal(e);
-      if (!refusal || attempt >= PLAN_ATTEMPTS) throw e;
+      if (!refusal || attempt >= PLAN_ATTEMPTS || !mayRetry()) throw e;
       // A rule that cannot be named is not left out: the statement is only sent again.
       if (refusal.rule) for (const r of rulesToLeaveOut(refusal.rule)) if (!excluded.includes(r)) excluded.push(r);
     }

@@ -100,12 +100,19 @@ export class SparkDriver implements Driver {
     }
   }
 
+  /** A refused plan is sent again only while no row has reached `onRow` (it would see rows twice). */
   async streamText(sql: string, params: unknown[], onRow: (text: string) => void | Promise<void>): Promise<void> {
-    for await (const batch of this.client.stream(bindParams(sql, params)))
-      for (const row of batch) {
-        const v = Object.values(row)[0];
-        await onRow(v === null || v === undefined ? 'null' : typeof v === 'object' ? JSON.stringify(v) : String(v));
-      }
+    const text = bindParams(sql, params);
+    let delivered = false;
+    const stream = async () => {
+      for await (const batch of this.client.stream(text))
+        for (const row of batch) {
+          delivered = true;
+          const v = Object.values(row)[0];
+          await onRow(v === null || v === undefined ? 'null' : typeof v === 'object' ? JSON.stringify(v) : String(v));
+        }
+    };
+    await againOnPlanValidation((excluded) => this.excluding(excluded, stream), () => !delivered);
   }
 
   async columns(table: string): Promise<ColumnInfo[] | undefined> {
