@@ -63,6 +63,12 @@ export interface Dialect {
    */
   readonly computeOnce: string;
   /**
+   * A window function numbering a query's rows 1, 2, … in the order the engine reads them
+   * (DuckDB and PostgreSQL: `row_number() OVER ()`; Spark requires an ordered window, and orders
+   * by the id it gives each row as read).
+   */
+  readonly rowNumberAsRead: string;
+  /**
    * The one statement that makes a commit's named scratch relation from `select`: `materialized`
    * (the default) holds its rows as they are now, otherwise a view reads them when used. Scratch
    * lives as long as the session, and only it sees it (discarded after each commit).

@@ -65,8 +65,15 @@ export interface CommitSpec {
    * roll back.
    */
   claim?(driver: Driver): Promise<void>;
-  /** Inside the transaction, after the target is written and before the commit is recorded (file records, watermarks). */
+  /** Inside the transaction, after the target is written and before the commit is recorded (landing file records). */
   finish?(driver: Driver, version: number): Promise<void>;
+  /**
+   * Inside the transaction, right after the commit is recorded: a write that an engine without
+   * transactions may lose to a crash without losing an event (a table source's watermark: left
+   * behind, the rows above it are read again, and the ones applied count as duplicates). Written
+   * before the record, a crash would leave it ahead of a commit that recovery undoes.
+   */
+  afterRecord?(driver: Driver, version: number): Promise<void>;
   progress?: Progress;
 }
 
@@ -309,9 +316,11 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
       versionsClosed: counts.closed,
       durationMs: Date.now() - started,
     };
-    // The commit record is the last write (store/recovery.ts: a commit is done when it is there).
+    // The commit record is the last write of the commit proper (store/recovery.ts: a commit is
+    // done when it is there); only a write whose loss loses no event comes after it.
     await spec.finish?.(driver, version);
     await recordCommit(driver, names, result);
+    await spec.afterRecord?.(driver, version);
     return result;
   }, { small });
 }

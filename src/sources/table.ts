@@ -29,7 +29,7 @@ function tableRef(driver: Driver, name: string): string {
  * above the last applied value are read (and the new maximum is recorded in the same commit);
  * without one, every row is read each time, and rows already applied count as duplicates.
  */
-export async function tableSpec(driver: Driver, flow: Flow, names: StoreNames): Promise<Pick<CommitSpec, 'inputs' | 'stage' | 'finish'>> {
+export async function tableSpec(driver: Driver, flow: Flow, names: StoreNames): Promise<Pick<CommitSpec, 'inputs' | 'stage' | 'afterRecord'>> {
   const src = flow.source!;
   const q = driver.dialect.quote;
   const label = src.table ? `table ${src.table}` : 'query';
@@ -64,7 +64,7 @@ export async function tableSpec(driver: Driver, flow: Flow, names: StoreNames): 
       );
       try {
         await drv.run(
-          drv.dialect.scratch(TMP.stage, `SELECT *, CAST($${where ? 2 : 1} AS ${drv.dialect.types.text}) AS ${q(FILE_COLUMN)}, CAST(row_number() OVER () AS ${drv.dialect.types.bigint}) AS ${q(LINE_COLUMN)} FROM ${from}${where}`),
+          drv.dialect.scratch(TMP.stage, `SELECT *, CAST($${where ? 2 : 1} AS ${drv.dialect.types.text}) AS ${q(FILE_COLUMN)}, CAST(${drv.dialect.rowNumberAsRead} AS ${drv.dialect.types.bigint}) AS ${q(LINE_COLUMN)} FROM ${from}${where}`),
           where ? [last, label] : [label],
         );
       } catch (e) {
@@ -74,7 +74,7 @@ export async function tableSpec(driver: Driver, flow: Flow, names: StoreNames): 
       if (src.watermark) reached = (await drv.query(`SELECT CAST(max(${q(src.watermark)}) AS ${drv.dialect.types.text}) AS v FROM ${q(TMP.stage)}`))[0]!.v as string | null;
       return { skipped: 0 };
     },
-    finish: src.watermark
+    afterRecord: src.watermark
       ? async (drv, version) => {
           if (reached === null) return;
           await drv.run(`DELETE FROM ${q(names.watermarks)} WHERE target = $1`, [names.target]);

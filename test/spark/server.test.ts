@@ -19,6 +19,7 @@ import './spark-dialect.suite.js';
 import './spark-driver.suite.js';
 import './spark-statements.suite.js';
 import './spark-history.suite.js';
+import './spark-sources.suite.js';
 import './spark-crash.suite.js';
 import '../serve/spark-serve.suite.js';
 

@@ -43,7 +43,7 @@ export async function stageSparkFiles(db: SparkStatements, files: InputFile[], t
       checkSourceKeys(columns.map((c) => c.name), sparkDialect.nameKey);
       records += Number((await db.query(`SELECT count(*) AS n FROM ${rows}`))[0]!.n);
       parts.push({
-        select: `SELECT ${columns.map((c) => q(c.name)).join(', ')}, ${label} AS ${q(FILE_COLUMN)}, CAST(row_number() OVER (ORDER BY monotonically_increasing_id()) AS BIGINT) AS ${q(LINE_COLUMN)}, CAST(NULL AS STRING) AS ${q(RAW_COLUMN)} FROM ${rows}`,
+        select: `SELECT ${columns.map((c) => q(c.name)).join(', ')}, ${label} AS ${q(FILE_COLUMN)}, CAST(${sparkDialect.rowNumberAsRead} AS BIGINT) AS ${q(LINE_COLUMN)}, CAST(NULL AS STRING) AS ${q(RAW_COLUMN)} FROM ${rows}`,
         columns,
       });
       continue;

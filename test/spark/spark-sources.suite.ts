@@ -1,0 +1,93 @@
+/**
+ * Sources on Spark + Delta beyond files:
+ * - a table source (`source: { table, watermark }`): rows of a Delta table in the flow's database,
+ *   the second apply reading only the rows above the watermark, as on DuckDB
+ *   (test/sources/tables.test.ts). The watermark is written after the commit record: a failure
+ *   between the two leaves it behind, and the next apply reads those rows again as duplicates,
+ *   never skipping one;
+ * - a Debezium folder (test/sources/debezium.test.ts's PostgreSQL connector): DuckDB's target and
+ *   counts.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import path from 'node:path';
+import { applySourceWith, defineFlow, readTargetWith, type Driver } from '../../src/index.js';
+import { engines, sparkEngine } from '../engines.js';
+import { FIXTURES } from '../sources/fixtures/util.js';
+
+const flow = defineFlow({
+  target: 'people',
+  keys: ['id'],
+  sequenceBy: 'ts',
+  applyAsDeletes: "op = 'delete'",
+  exceptColumns: ['change_id', 'op'],
+  source: { table: 'raw_changes', watermark: 'change_id' },
+});
+type Change = [number, number, number, string, string];
+const values = (rows: Change[]) => rows.map((r) => `(${r[0]}, ${r[1]}, ${r[2]}, '${r[3]}', '${r[4]}')`).join(', ');
+const plain = (rows: Array<Record<string, unknown>>) => rows.map((r) => ({ id: Number(r.id), name: r.name, start: Number(r.__START_AT), end: r.__END_AT === null ? null : Number(r.__END_AT) }));
+
+describe.skipIf(!sparkEngine)('a table source on Spark + Delta (SCD_TEST_SPARK_URL)', { timeout: 900_000 }, () => {
+  let spark: Driver;
+  beforeAll(async () => {
+    spark = await sparkEngine!.open();
+    await spark.run(`CREATE TABLE raw_changes (change_id INT, id INT, ts INT, op STRING, name STRING) USING delta`);
+    await spark.run(`INSERT INTO raw_changes VALUES ${values([[1, 1, 1, 'upsert', 'ann'], [2, 2, 1, 'upsert', 'bob'], [3, 1, 2, 'upsert', 'anne']])}`);
+  }, 300_000);
+  afterAll(async () => spark?.close());
+
+  it('the second apply reads only the rows above the watermark', async () => {
+    const [r1] = (await applySourceWith(spark, flow)).results;
+    expect(r1).toMatchObject({ version: 1, rowsRead: 3, eventsApplied: 3, inputs: ['table raw_changes'] });
+    await spark.run(`INSERT INTO raw_changes VALUES ${values([[4, 2, 3, 'delete', 'bob'], [5, 3, 3, 'upsert', 'cy']])}`);
+    const [r2] = (await applySourceWith(spark, flow)).results;
+    expect(r2).toMatchObject({ version: 2, rowsRead: 2, eventsApplied: 2, duplicates: 0 });
+    expect(plain(await readTargetWith(spark, flow))).toEqual([
+      { id: 1, name: 'ann', start: 1, end: 2 },
+      { id: 1, name: 'anne', start: 2, end: null },
+      { id: 2, name: 'bob', start: 1, end: 3 },
+      { id: 3, name: 'cy', start: 3, end: null },
+    ]);
+  });
+
+  it('a failure after the commit record leaves the watermark behind: the next apply reads those rows again as duplicates', async () => {
+    await spark.run(`INSERT INTO raw_changes VALUES ${values([[6, 3, 4, 'upsert', 'cyd']])}`);
+    const target = spark as unknown as { run: (sql: string, params?: unknown[]) => Promise<void> };
+    const run = target.run.bind(spark);
+    target.run = async (sql, params) => {
+      // The watermark's write is refused: the commit before it stands.
+      if (/^DELETE FROM `_scd_watermarks`|^INSERT INTO `_scd_watermarks`/.test(sql)) throw new Error('simulated failure before the watermark');
+      return run(sql, params);
+    };
+    try {
+      await expect(applySourceWith(spark, flow)).rejects.toThrow(/simulated failure before the watermark/);
+    } finally {
+      target.run = run;
+    }
+    const [again] = (await applySourceWith(spark, flow)).results;
+    expect(again).toMatchObject({ version: 4, rowsRead: 1, eventsApplied: 0, duplicates: 1 });
+    const rows = plain(await readTargetWith(spark, flow));
+    expect(rows.filter((r) => r.id === 3)).toEqual([
+      { id: 3, name: 'cy', start: 3, end: 4 },
+      { id: 3, name: 'cyd', start: 4, end: null },
+    ]);
+  });
+
+  it('a Debezium folder (snapshot, stream, tombstones, an unknown op, a truncate, a key change) gives the target and counts DuckDB gives', async () => {
+    const debezium = defineFlow({ target: 'customers', keys: ['id'], source: { path: path.join(FIXTURES, 'debezium', 'postgres'), format: 'debezium' } });
+    const duck = await engines.find((e) => e.name === 'duckdb')!.open();
+    try {
+      const counts = (r: object) => {
+        const { rowsRead, skipped, quarantined, eventsApplied, duplicates, ties, keysAffected, rowsInserted, versionsClosed } = r as Record<string, number>;
+        return { rowsRead, skipped, quarantined, eventsApplied, duplicates, ties, keysAffected, rowsInserted, versionsClosed };
+      };
+      const [onSpark] = (await applySourceWith(spark, debezium)).results;
+      const [onDuck] = (await applySourceWith(duck, debezium)).results;
+      expect(counts(onSpark!)).toEqual(counts(onDuck!));
+      expect(onSpark).toMatchObject({ rowsRead: 17, skipped: 2, quarantined: 1, eventsApplied: 14 });
+      const rows = async (d: Driver) => (await readTargetWith(d, debezium)).map((r) => JSON.stringify(r, (_, v) => (typeof v === 'bigint' ? Number(v) : v)));
+      expect(await rows(spark)).toEqual(await rows(duck));
+    } finally {
+      await duck.close();
+    }
+  });
+});
