@@ -22,5 +22,6 @@ import './spark-history.suite.js';
 import './spark-sources.suite.js';
 import './spark-crash.suite.js';
 import '../serve/spark-serve.suite.js';
+import './spark-properties.suite.js';
 
 if (scenariosOnSpark) scenarioSuite(sparkEngine!);
