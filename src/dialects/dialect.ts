@@ -22,6 +22,14 @@ export interface DialectCapabilities {
   changeFeed: boolean;
 }
 
+/** A dotted name as written (`raw.customer_changes`, `main.analytics`), each part quoted. */
+export function quoteDotted(d: Pick<Dialect, 'quote'>, name: string): string {
+  return name
+    .split('.')
+    .map((p) => d.quote(p))
+    .join('.');
+}
+
 /** The SQL of a step the plan needs a capability for; a dialect without it is refused by name. */
 export function requireCapability(d: Dialect, capability: keyof DialectCapabilities, step: string): void {
   if (!d.capabilities[capability])

@@ -1,5 +1,6 @@
 import { ScdError } from '../errors.js';
 import type { Driver } from '../dialects/driver.js';
+import { quoteDotted } from '../dialects/dialect.js';
 import { FILE_COLUMN, LINE_COLUMN } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
 import type { CommitSpec } from '../plan/apply.js';
@@ -16,14 +17,6 @@ export async function ensureWatermarks(driver: Driver, names: StoreNames): Promi
   );
 }
 
-/** A table name as written in the flow ("raw.customer_changes"), each part quoted. */
-function tableRef(driver: Driver, name: string): string {
-  return name
-    .split('.')
-    .map((p) => driver.dialect.quote(p))
-    .join('.');
-}
-
 /**
  * Changes read from a table or query of the same database. With a watermark column, only rows
  * above the last applied value are read (and the new maximum is recorded in the same commit);
@@ -37,7 +30,7 @@ export async function tableSpec(driver: Driver, flow: Flow, names: StoreNames): 
     if (src.query.includes(';'))
       throw new ScdError('FLOW_INVALID', 'source.query must be one SELECT without ";"', { file: flow.origin, field: 'source.query', fix: 'remove the ";"' });
   }
-  const from = src.table ? tableRef(driver, src.table) : `(${src.query}) src`;
+  const from = src.table ? quoteDotted(driver.dialect, src.table) : `(${src.query}) src`;
   await ensureWatermarks(driver, names);
   const last = (await driver.query(`SELECT value FROM ${q(names.watermarks)} WHERE target = $1`, [names.target]))[0]?.value ?? null;
   let where = '';

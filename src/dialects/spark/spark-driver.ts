@@ -3,6 +3,7 @@ import type { ExpressionProblem } from '../expression.js';
 import { spliced } from '../expression.js';
 import type { ColumnInfo, Driver, InputFile, Row, StagedFiles, TableVersion } from '../driver.js';
 import { FILE_COLUMN, LINE_COLUMN } from '../driver.js';
+import { quoteDotted } from '../dialect.js';
 import { bindParams } from './spark-params.js';
 import { SparkConnectClient } from './spark-connect-client.js';
 import { sparkDialect, sparkString } from './spark-dialect.js';
@@ -318,7 +319,7 @@ export class SparkDriver implements Driver {
  * the flow's schema allows one dot) the catalog's and the schema's. `USE catalog.schema` sets both.
  */
 export function sparkSchemaName(schema: string): string {
-  return schema.split('.').map(q).join('.');
+  return quoteDotted(sparkDialect, schema);
 }
 
 /** A value of DESCRIBE HISTORY's operationParameters (a map, read as key/value entries). */
