@@ -115,6 +115,11 @@ export interface Dialect {
    * (an engine may keep it, where other scratch reads it by name).
    */
   renameScratch(from: string, to: string): string;
+  /**
+   * The statement that moves a scratch relation to the name `to` and frees the name `from`, for a
+   * step that makes `from` anew from what it held (read from `to`). Nothing made before reads `from`.
+   */
+  moveScratch(from: string, to: string): string;
   /** Quote an identifier (always used; never splice a raw name). */
   quote(identifier: string): string;
   /** Internal column types. */

@@ -166,6 +166,13 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
       for (const sql of createStoreSql(flow, model, d, names)) await driver.run(sql);
       await writeFlowRecord(driver, names, { model, settings }, at);
     }
+    // Where scratch may be recomputed from what it read (Spark), the target's tables are read as
+    // they are now for the rest of the commit (a snapshot's comparison with the live rows too),
+    // and written by the names the driver gives.
+    if (driver.pinReads) {
+      const writes = await driver.pinReads(PINNED_TABLES.map((t) => names[t]));
+      names = { ...names, writes: Object.fromEntries(PINNED_TABLES.map((t) => [t, writes[names[t]]!])) };
+    }
     let unchanged = 0;
     if (spec.prepare) {
       const p = await spec.prepare(driver, model, names, !!record, stagedAs);
@@ -180,12 +187,6 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
       stagedRows > 0 || spec.prepare
         ? stagedColumnsNow(spec.prepare ? await driver.columns(TMP.stage) : stagedTable, stagedAs)
         : new Map<string, StagedColumn>();
-    // Where scratch may be recomputed from what it read (Spark), the target's tables are read as
-    // they are now for the rest of the commit, and written by the names the driver gives.
-    if (driver.pinReads) {
-      const writes = await driver.pinReads(PINNED_TABLES.map((t) => names[t]));
-      names = { ...names, writes: Object.fromEntries(PINNED_TABLES.map((t) => [t, writes[names[t]]!])) };
-    }
     const compactedBefore = record?.compactedBefore;
     await driver.run(batchSql(flow, model, d, stagedNow, compactedBefore), compactedBefore === undefined ? [] : [compactedBefore]);
     const expectations = await countExpectations(driver, flow);

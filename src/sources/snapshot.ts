@@ -11,6 +11,9 @@ import type { CommitSpec } from '../plan/apply.js';
 
 export const SNAPSHOT_VERSION = '_snapshot_version';
 export const SNAPSHOT_DELETED = '_snapshot_deleted';
+/** Scratch names of the snapshot as read, where scratch is made anew instead of changed in place. */
+const SNAPSHOT_READ = '_scd_snapshot_read';
+const SNAPSHOT_LIVE = '_scd_snapshot_live';
 
 /** The snapshot version a file name carries: its last run of digits (snapshot_0003.csv → 3). */
 export function versionFromName(file: string): number | undefined {
@@ -43,13 +46,18 @@ export function snapshotSpec(flow: Flow, driver: Driver, file: InputFile, stageF
   return {
     stage: async () => {
       const out = await stageFile();
-      if (!flow.source?.versionColumn) {
-        const v = versionFromName(file.path)!;
-        await driver.run(`ALTER TABLE ${q(TMP.stage)} ADD COLUMN ${q(SNAPSHOT_VERSION)} ${d.types.bigint} DEFAULT ${Math.trunc(v)}`);
+      const version = flow.source?.versionColumn ? undefined : Math.trunc(versionFromName(file.path)!);
+      if (d.capabilities.temporaryTables) {
+        if (version !== undefined) await driver.run(`ALTER TABLE ${q(TMP.stage)} ADD COLUMN ${q(SNAPSHOT_VERSION)} ${d.types.bigint} DEFAULT ${version}`);
+        // DEFAULT 'false', not false: DuckDB's parser turns ADD COLUMN … DEFAULT false into five
+        // statements (which a prepared statement refuses), a quoted constant into one.
+        await driver.run(`ALTER TABLE ${q(TMP.stage)} ADD COLUMN ${q(SNAPSHOT_DELETED)} ${d.types.bool} DEFAULT 'false'`);
+      } else {
+        // Scratch that cannot change in place is made anew with the two columns.
+        await driver.run(d.moveScratch(TMP.stage, SNAPSHOT_READ));
+        const versionItem = version === undefined ? '' : `, CAST(${version} AS ${d.types.bigint}) AS ${q(SNAPSHOT_VERSION)}`;
+        await driver.run(d.scratch(TMP.stage, `SELECT s.*${versionItem}, false AS ${q(SNAPSHOT_DELETED)} FROM ${q(SNAPSHOT_READ)} s`));
       }
-      // DEFAULT 'false', not false: DuckDB's parser turns ADD COLUMN … DEFAULT false into five
-      // statements (which a prepared statement refuses), a quoted constant into one.
-      await driver.run(`ALTER TABLE ${q(TMP.stage)} ADD COLUMN ${q(SNAPSHOT_DELETED)} ${d.types.bool} DEFAULT 'false'`);
       // The staged table has columns the reader did not make: the commit looks them up.
       return { ...out, columns: undefined };
     },
@@ -97,21 +105,35 @@ export function snapshotSpec(flow: Flow, driver: Driver, file: InputFile, stageF
       const sameRow = compared
         .map((c) => (stagedCols.some((s) => s.name === c.name) ? `t.${q(c.name)} IS NOT DISTINCT FROM ${typed(c.name, c.type)}` : `t.${q(c.name)} IS NULL`))
         .join(' AND ');
-      // Live keys missing from the snapshot are deleted at its version (before unchanged rows go).
-      await drv.run(
-        `INSERT INTO ${q(TMP.stage)} (${[...keys, versionCol, SNAPSHOT_DELETED, FILE_COLUMN].map(q).join(', ')})
-         SELECT ${keys.map((k) => asStaged(k, `t.${q(k)}`)).join(', ')}, ${asStaged(versionCol, `CAST($1 AS ${seqType})`)}, true, $2 FROM ${q(names.target)} t
-         WHERE ${live} AND NOT EXISTS (SELECT 1 FROM ${q(TMP.stage)} s WHERE ${sameKey})`,
-        [range.hi, file.label ?? file.path],
-      );
+      // Live keys missing from the snapshot are deleted at its version: the keys, the version, the
+      // mark and the file (before unchanged rows go).
+      const given = [...keys, versionCol, SNAPSHOT_DELETED, FILE_COLUMN];
+      const impliedItems = [...keys.map((k) => asStaged(k, `t.${q(k)}`)), asStaged(versionCol, `CAST($1 AS ${seqType})`), 'true', '$2'];
+      const impliedFrom = (staged: string) => `FROM ${q(names.target)} t WHERE ${live} AND NOT EXISTS (SELECT 1 FROM ${q(staged)} s WHERE ${sameKey})`;
+      // Rows equal to the live version of their key change nothing: they cost nothing further.
+      const unchangedRow = `EXISTS (SELECT 1 FROM ${q(names.target)} t WHERE ${live} AND ${sameKey} AND ${sameRow})`;
+      const params = [range.hi, file.label ?? file.path];
+      if (!d.capabilities.temporaryTables) {
+        // Scratch that cannot change in place is made anew: its changed rows and the implied deletes
+        // (in the staged table's column order, every other column null), both counts in one query.
+        await drv.run(d.moveScratch(TMP.stage, SNAPSHOT_LIVE));
+        const items = stagedCols.map((c) => `CAST(${given.includes(c.name) ? impliedItems[given.indexOf(c.name)] : 'NULL'} AS ${c.type}) AS ${q(c.name)}`);
+        await drv.run(
+          d.scratch(TMP.stage, `SELECT * FROM ${q(SNAPSHOT_LIVE)} s WHERE NOT ${unchangedRow} UNION ALL SELECT ${items.join(', ')} ${impliedFrom(SNAPSHOT_LIVE)}`),
+          params,
+        );
+        const n = (await drv.query(
+          `SELECT (SELECT count(*) FROM ${q(TMP.stage)} WHERE ${q(SNAPSHOT_DELETED)}) AS implied,
+                  (SELECT count(*) FROM ${q(SNAPSHOT_LIVE)}) - (SELECT count(*) FROM ${q(TMP.stage)} WHERE NOT ${q(SNAPSHOT_DELETED)}) AS unchanged`,
+        ))[0]!;
+        return { implied: Number(n.implied), unchanged: Number(n.unchanged) };
+      }
+      await drv.run(`INSERT INTO ${q(TMP.stage)} (${given.map(q).join(', ')}) SELECT ${impliedItems.join(', ')} ${impliedFrom(TMP.stage)}`, params);
       const count = async (where: string) =>
         Number((await drv.query(`SELECT CAST(count(*) AS INTEGER) AS n FROM ${q(TMP.stage)} WHERE ${where}`))[0]!.n);
       const implied = await count(q(SNAPSHOT_DELETED));
       const before = await count(`NOT ${q(SNAPSHOT_DELETED)}`);
-      // Rows equal to the live version of their key change nothing: they cost nothing further.
-      await drv.run(
-        `DELETE FROM ${q(TMP.stage)} s WHERE NOT s.${q(SNAPSHOT_DELETED)} AND EXISTS (SELECT 1 FROM ${q(names.target)} t WHERE ${live} AND ${sameKey} AND ${sameRow})`,
-      );
+      await drv.run(`DELETE FROM ${q(TMP.stage)} s WHERE NOT s.${q(SNAPSHOT_DELETED)} AND ${unchangedRow}`);
       const after = await count(`NOT ${q(SNAPSHOT_DELETED)}`);
       return { implied, unchanged: before - after };
     },

@@ -20,6 +20,7 @@ import './spark-driver.suite.js';
 import './spark-statements.suite.js';
 import './spark-history.suite.js';
 import './spark-sources.suite.js';
+import './spark-snapshots.suite.js';
 import './spark-crash.suite.js';
 import '../serve/spark-serve.suite.js';
 import './spark-properties.suite.js';

@@ -26,6 +26,7 @@ export const duckdbDialect: Dialect = {
   quote: (id) => `"${id.replace(/"/g, '""')}"`,
   scratch: temporaryScratch((id) => `"${id.replace(/"/g, '""')}"`),
   renameScratch: (from, to) => `ALTER TABLE "${from.replace(/"/g, '""')}" RENAME TO "${to.replace(/"/g, '""')}"`,
+  moveScratch: (from, to) => `ALTER TABLE "${from.replace(/"/g, '""')}" RENAME TO "${to.replace(/"/g, '""')}"`,
   createTable: sqlTables((id) => `"${id.replace(/"/g, '""')}"`),
   types: {
     int: 'INTEGER',

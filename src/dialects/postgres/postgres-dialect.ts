@@ -120,6 +120,7 @@ export const postgresDialect: Dialect = {
   scratch: temporaryScratch(quote),
   createTable: sqlTables(quote),
   renameScratch: (from, to) => `ALTER TABLE ${quote(from)} RENAME TO ${quote(to)}`,
+  moveScratch: (from, to) => `ALTER TABLE ${quote(from)} RENAME TO ${quote(to)}`,
   types: {
     int: 'integer',
     bigint: 'bigint',

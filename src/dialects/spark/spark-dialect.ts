@@ -132,6 +132,8 @@ export const sparkDialect: Dialect = {
   // Spark resolves a temporary view's names when it is read: renaming one would break the views
   // that read it, so the rows get a second name instead.
   renameScratch: (from, to) => `CREATE TEMP VIEW ${quote(to)} AS SELECT * FROM ${quote(from)}`,
+  // Nothing reads the moved view by name: its cache goes with it under the new name.
+  moveScratch: (from, to) => `ALTER VIEW ${quote(from)} RENAME TO ${quote(to)}`,
   scratch: (name, select, materialized = true) => `${materialized ? 'CACHE TABLE' : 'CREATE TEMP VIEW'} ${quote(name)} AS ${select}`,
   types: {
     int: 'INT',
