@@ -12,6 +12,7 @@ import { COMMIT, HASH, OP, OP_DELETE, OP_TRUNCATE, OP_UPSERT } from './target.js
 import { walkSql } from './walk-sql.js';
 import { greater } from './incremental.js';
 import { checkedSequenceValue } from './sequence-value.js';
+import { refuseWithoutTransactions } from './whole-log-commit.js';
 
 const VS = `${INTERNAL_PREFIX}vs`;
 const VE = `${INTERNAL_PREFIX}ve`;
@@ -37,6 +38,7 @@ export async function compact(driver: Driver, flow: Flow, given: string, progres
   const names = storeNames(flow.target);
   const d = driver.dialect;
   const q = d.quote;
+  refuseWithoutTransactions(driver, 'compact');
   await ensureCatalog(driver, names);
   // A full disk undoes the compaction whole, and says so in one line (disk-full.ts).
   return withScratch(driver, () => reportDiskFull(driver, flow, 'compaction', () => driver.transaction(async () => {

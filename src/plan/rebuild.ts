@@ -17,6 +17,7 @@ import { checkColumnNames } from './name-clashes.js';
 import { reportDiskFull } from './disk-full.js';
 import { ensureFeedColumns, materializeFeed, writtenShape } from '../store/feed.js';
 import type { FlowRecord } from '../store/catalog.js';
+import { refuseWithoutTransactions } from './whole-log-commit.js';
 
 /**
  * Recompute the whole target from the kept events under the flow as it is now (a full refresh):
@@ -30,6 +31,7 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
   const d = driver.dialect;
   const q = d.quote;
   checkSpelling(flow);
+  refuseWithoutTransactions(driver, 'rebuild');
   await ensureCatalog(driver, names);
   // A full disk undoes the rebuild whole, and says so in one line (disk-full.ts).
   return withScratch(driver, () => reportDiskFull(driver, flow, 'rebuild', () => driver.transaction(async () => {
