@@ -18,7 +18,7 @@ import type { LexicalColumns } from '../typing/lexical.js';
 import { sourceColumnsOf, typeStagedColumns } from '../typing/staged-types.js';
 import { deriveModel, INTERNAL_PREFIX, type ColumnModel } from './model.js';
 import { changedSettings, semanticSettings } from './settings.js';
-import { commitLabel, undoInterruptedCommit } from '../store/recovery.js';
+import { commitLabel, dropUnfinishedCreation, undoInterruptedCommit } from '../store/recovery.js';
 import { checkEndSentinel, COMMIT, createStoreSql, OP, OP_TRUNCATE, targetColumns } from './target.js';
 import { checkColumnNames, checkNewTarget } from './name-clashes.js';
 import { reportDiskFull } from './disk-full.js';
@@ -162,6 +162,8 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
     checkColumnNames(flow, model, d);
     await checkEndSentinel(driver, flow, model);
     if (!record) {
+      // Without transactions, an interrupted first commit may have left its tables (store/recovery.ts).
+      if (!d.capabilities.transactions) await dropUnfinishedCreation(driver, names, version);
       await checkNewTarget(driver, flow, names);
       for (const sql of createStoreSql(flow, model, d, names)) await driver.run(sql);
       await writeFlowRecord(driver, names, { model, settings }, at);

@@ -48,3 +48,27 @@ export async function undoInterruptedCommit(driver: Driver, names: StoreNames, v
   if (await driver.columns(names.files)) await driver.run(`DELETE FROM ${q(names.files)} WHERE target = $1 AND version >= $2`, [names.target, version]);
   return restored;
 }
+
+/**
+ * A target's first commit makes its tables before it writes the flow record; interrupted between
+ * the two, the tables are there and no record names them. A table of the target whose every
+ * engine version carries that first commit's label was made by it (nothing else writes under the
+ * label) and goes, the target's live view with the target, so that the commit starts over.
+ * A table with any other version is someone's, and is left for the new-target check to refuse.
+ * Returns the tables dropped.
+ */
+export async function dropUnfinishedCreation(driver: Driver, names: StoreNames, version: number): Promise<string[]> {
+  if (!driver.tableHistory) throw new Error(`the ${driver.dialect.name} driver commits in transactions: no creation is left unfinished`);
+  const label = commitLabel(names.target, version);
+  const q = driver.dialect.quote;
+  const dropped: string[] = [];
+  for (const table of targetTables(names)) {
+    if (!(await driver.columns(table))) continue;
+    const history = await driver.tableHistory(table);
+    if (!history.length || !history.every((h) => h.label === label)) continue;
+    if (table === names.target) await driver.run(`DROP VIEW IF EXISTS ${q(names.current)}`);
+    await driver.run(`DROP TABLE ${q(table)}`);
+    dropped.push(table);
+  }
+  return dropped;
+}

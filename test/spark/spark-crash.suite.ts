@@ -116,3 +116,46 @@ describe.skipIf(!sparkEngine)('a failure between any two writes of a Spark commi
     expect(await count(spark, names.quarantine)).toBe(await count(duck, names.quarantine));
   });
 });
+
+describe.skipIf(!sparkEngine)("a failure between any two writes of a target's first Spark commit (SCD_TEST_SPARK_URL)", { timeout: 1_800_000 }, () => {
+  const first = defineFlow({ target: 'dim_first', keys: 'id', sequenceBy: 'seq', applyAsDeletes: "op = 'D'", exceptColumns: ['op'] });
+  let spark: Driver;
+  let duck: Driver;
+  const failedAt: number[] = [];
+  beforeAll(async () => {
+    spark = await sparkEngine!.open();
+    duck = await engines.find((e) => e.name === 'duckdb')!.open();
+    await applyRows(duck, first, [...base, ...batch(1)]);
+    // Attempt k fails right after its k-th write: scdkit's catalog, the target's tables, its flow
+    // record. Until the record is there, the next attempt starts the creation over (the tables an
+    // interrupted first commit made are dropped); after it, the target exists and the attempt is
+    // an ordinary commit, whose failures the suite above covers: it has no k-th write, and ends.
+    for (let k = 1; ; k++) {
+      const { run } = spark as unknown as { run: Driver['run'] };
+      const probe = failAfterWrite(spark, k);
+      let error: unknown;
+      try {
+        await applyRows(spark, first, [...base, ...batch(1)]);
+      } catch (e) {
+        error = e;
+      }
+      (spark as unknown as { run: Driver['run'] }).run = run;
+      if (!probe.failed()) {
+        if (error) throw error;
+        break;
+      }
+      expect(String(error)).toContain(`simulated failure after write ${k}`);
+      failedAt.push(k);
+    }
+  }, 1_800_000);
+  afterAll(async () => {
+    await spark?.close();
+    await duck?.close();
+  });
+
+  it('fails after each write that makes the target (catalog, tables, flow record), and the next apply completes the commit', async () => {
+    expect(failedAt.length).toBeGreaterThanOrEqual(5);
+    expect(sorted(await readTargetWith(spark, first))).toEqual(sorted(await readTargetWith(duck, first)));
+    expect((await readCommitLog(spark, first)).map((c) => c.version)).toEqual([1]);
+  });
+});
