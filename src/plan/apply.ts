@@ -10,7 +10,7 @@ import { DIFF_VIEWS, diffSql, WALKED, wholeDiffSql } from './diff-sql.js';
 import { ensureFeedColumns, FEED_OWN_COLUMNS } from '../store/feed.js';
 import { evolveModel } from './evolve.js';
 import { appendEventsSql, batchSql, DROP, expectationColumn, expectationReason, logColumns, quarantineSql, REASON } from './events-sql.js';
-import { sqlString } from '../dialects/dialect.js';
+import { sqlString, type Dialect } from '../dialects/dialect.js';
 import { eventsSql, freshSql, knownSql, LOG_VIEW, keysSql, prevSql, rebuiltStateSql, SIMPLE, SLOW, slowLogSql, stateSql, tiesSql, validSql } from './incremental.js';
 import { checkExpressions, checkSpelling, shown } from './expression.js';
 import type { StagedColumn } from '../typing/cast.js';
@@ -252,22 +252,35 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
     ))[0]!;
     // The log's events of the slow keys, read once (the walk and the deduplication read them);
     // a batch of simple keys reads nothing of the log.
+    const inPlace = d.capabilities.temporaryTables;
+    // Only a walked (not simple) key's events, or a truncate, can tie.
+    const mayTie = truncated || Number(keyCounts.walked) > 0;
+    // Where scratch cannot change in place (Spark), a batch with slow keys makes its new events
+    // anew and counts them, their ties and the keys with news in one query (madeAnew).
+    const madeAnew = !inPlace && !truncated && Number(keyCounts.slow) > 0 ? { ties: 0, keys: 0 } : undefined;
     let logged = 0;
     if (truncated || Number(keyCounts.walked) > 0) {
       await driver.run(slowLogSql(model, d, names));
-      if (Number(keyCounts.slow) > 0) logged = await num(`SELECT count(*) FROM ${q(TMP.slowLog)}`);
+      if (Number(keyCounts.slow) > 0 && !madeAnew) logged = await num(`SELECT count(*) FROM ${q(TMP.slowLog)}`);
     }
     // Without truncates the valid events are new but those of slow keys the log holds already
     // (a fast key's events all come after what was applied): those go, and the valid events
     // become the new ones by a rename, not a copy.
     // Where scratch cannot change in place, the new events are made anew from the valid ones.
-    const inPlace = d.capabilities.temporaryTables;
-    if (truncated || (!inPlace && logged > 0)) await driver.run(freshSql(model, d, names, flow.applyAsTruncates !== undefined));
+    if (truncated || madeAnew) await driver.run(freshSql(model, d, names, flow.applyAsTruncates !== undefined));
     else {
       if (logged > 0) await driver.run(knownSql(model, d));
       await driver.run(d.renameScratch(TMP.valid, TMP.fresh));
     }
-    const eventsApplied = truncated || logged > 0 ? await num(`SELECT count(*) FROM ${q(TMP.fresh)}`) : validEvents.n;
+    if (madeAnew) {
+      const row = (await driver.query(
+        `SELECT (SELECT count(*) FROM ${q(TMP.fresh)}) AS applied, ${mayTie ? `(${tiesSql(model, d, names, flow.applyAsTruncates !== undefined)})` : '0'} AS ties, (${keysWithNewsSql(d, model)}) AS keys`,
+      ))[0]!;
+      logged = Number(row.applied);
+      madeAnew.ties = Number(row.ties);
+      madeAnew.keys = Number(row.keys);
+    }
+    const eventsApplied = madeAnew ? logged : truncated || logged > 0 ? await num(`SELECT count(*) FROM ${q(TMP.fresh)}`) : validEvents.n;
     if (truncated && large) await dropTables(driver, [TMP.valid]);
     // Duplicates, counted: records equal to another of the batch, events the log already holds,
     // and a snapshot's unchanged rows.
@@ -278,13 +291,10 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
         fix: 'this is a bug in scdkit: please report it with the input file',
       });
     if (eventsApplied > 0) await driver.run(appendEventsSql(model, d, names), [version]);
-    // Only a walked (not simple) key's events, or a truncate, can tie.
-    const mayTie = truncated || Number(keyCounts.walked) > 0;
-    const ties = eventsApplied && mayTie ? await num(tiesSql(model, d, names, flow.applyAsTruncates !== undefined)) : 0;
+    const ties = madeAnew ? madeAnew.ties : eventsApplied && mayTie ? await num(tiesSql(model, d, names, flow.applyAsTruncates !== undefined)) : 0;
     // Only a slow key can have no new event (a fast key's events are all new).
     // (Where scratch cannot change in place, they are only counted, and recomputed to no change.)
-    const keysAffected =
-      !truncated && Number(keyCounts.slow) > 0 ? (inPlace ? await dropKeysWithoutNews(driver, model) : await keysWithNews(driver, model)) : Number(keyCounts.keys);
+    const keysAffected = madeAnew ? madeAnew.keys : !truncated && Number(keyCounts.slow) > 0 ? await dropKeysWithoutNews(driver, model) : Number(keyCounts.keys);
 
     let counts = NO_CHANGES;
     if (keysAffected > 0) {
@@ -341,14 +351,13 @@ function stagedColumnsNow(columns: ColumnInfo[] | undefined, known: Map<string, 
   return out;
 }
 
-/** The keys of TMP.keys that have a new event (a slow key may have none). */
-async function keysWithNews(driver: Driver, model: ColumnModel): Promise<number> {
-  const q = driver.dialect.quote;
+/** A query of how many keys of TMP.keys have a new event (a slow key may have none). */
+function keysWithNewsSql(d: Dialect, model: ColumnModel): string {
+  const q = d.quote;
   // An outer alias no column may have (incremental.ts freshSql).
   const k = q(`${INTERNAL_PREFIX}k`);
   const on = model.keys.map((c) => `n.${q(c.name)} = ${k}.${q(c.name)}`).join(' AND ');
-  const rows = await driver.query(`SELECT count(*) AS n FROM ${q(TMP.keys)} ${k} WHERE NOT ${k}.${q(SLOW)} OR EXISTS (SELECT 1 FROM ${q(TMP.fresh)} n WHERE ${on})`);
-  return Number(rows[0]!.n);
+  return `SELECT count(*) AS n FROM ${q(TMP.keys)} ${k} WHERE NOT ${k}.${q(SLOW)} OR EXISTS (SELECT 1 FROM ${q(TMP.fresh)} n WHERE ${on})`;
 }
 
 /** Whether the log or the quarantine holds rows of commit `version`, which has no record yet (an interrupted commit). */

@@ -9,7 +9,8 @@ import { SparkConnectClient } from './spark-connect-client.js';
 import { sparkDialect, sparkString } from './spark-dialect.js';
 import { SparkLease } from './spark-lock.js';
 import { stageSparkFiles } from './spark-stage.js';
-import { againOnPlanValidation, EXCLUDED_RULES } from './plan-refusals.js';
+import { againOnPlanValidation, EXCLUDED_RULES, planRefusal } from './plan-refusals.js';
+import { deferrable, scriptable, sqlScript } from './scripts.js';
 
 export interface SparkOptions {
   /** The Spark database (schema) of the flow's tables; created if missing. Default `default`. */
@@ -44,6 +45,12 @@ export class SparkDriver implements Driver {
   private readonly made: string[] = [];
   /** The schema as SQL names it: `schema`, or `catalog`.`schema` (Unity Catalog). */
   private readonly schemaName: string;
+  /**
+   * Statements that make scratch (a cached or plain temporary view), not sent yet: they go with
+   * the next statement that needs the server, as one SQL script (one round trip). Each with the
+   * view it makes.
+   */
+  private readonly deferred: Array<{ sql: string; makes: string }> = [];
 
   private constructor(
     private readonly client: SparkConnectClient,
@@ -78,16 +85,71 @@ export class SparkDriver implements Driver {
     return driver;
   }
 
+  /**
+   * A statement that makes scratch waits for the next one that needs the server (scripts.ts);
+   * any other is sent now, after the waiting ones.
+   */
   async run(sql: string, params: unknown[] = []): Promise<void> {
     const text = bindParams(sql, params);
-    await againOnPlanValidation((excluded) => this.excluding(excluded, () => this.client.execute(text)));
     const made = viewMadeBy(sql);
     if (made) this.made.push(made);
+    if (made && deferrable(text)) {
+      this.deferred.push({ sql: text, makes: made });
+      return;
+    }
+    await this.send(text, 'execute');
   }
 
   async query(sql: string, params: unknown[] = []): Promise<Row[]> {
-    const text = bindParams(sql, params);
-    return againOnPlanValidation((excluded) => this.excluding(excluded, () => this.client.query(text)));
+    return this.send(bindParams(sql, params), 'query');
+  }
+
+  /**
+   * Send `text` after the statements that wait, as one SQL script when there are any (a script
+   * answers with its last statement's rows, so a statement whose answer is not a query's rows,
+   * DESCRIBE or SHOW, goes alone after them). A refused plan (plan-refusals.ts) is sent again.
+   */
+  private async send(text: string, as: 'execute' | 'query'): Promise<Row[]> {
+    const alone = (t: string) => againOnPlanValidation((excluded) => this.excluding(excluded, () => (as === 'query' ? this.client.query(t) : this.client.execute(t))));
+    if (!this.deferred.length) return alone(text);
+    if (!scriptable(text)) {
+      await this.flush();
+      return alone(text);
+    }
+    const before = this.deferred.splice(0);
+    try {
+      return await this.client.execute(sqlScript([...before.map((d) => d.sql), text]));
+    } catch (e) {
+      if (!planRefusal(e)) throw e;
+      // The statements before the refused one ran: the rest go one at a time, each sent again if refused.
+      await this.sendEach(before);
+      return alone(text);
+    }
+  }
+
+  /** Send the statements that wait (one script), when there are any. */
+  private async flush(): Promise<void> {
+    const before = this.deferred.splice(0);
+    if (!before.length) return;
+    try {
+      await this.client.execute(sqlScript(before.map((d) => d.sql)));
+    } catch (e) {
+      if (!planRefusal(e)) throw e;
+      await this.sendEach(before);
+    }
+  }
+
+  /**
+   * After a script was refused partway: each statement whose view the session does not have yet
+   * is sent alone (its view is there when a statement before the refused one made it).
+   */
+  private async sendEach(statements: Array<{ sql: string; makes: string }>): Promise<void> {
+    const have = new Set((await this.sessionViews()) ?? []);
+    for (const st of statements) {
+      if (have.has(st.makes) && !/^\s*CREATE\s+OR\s+REPLACE\b/i.test(st.sql)) continue;
+      await againOnPlanValidation((excluded) => this.excluding(excluded, () => this.client.execute(st.sql)));
+      have.add(st.makes);
+    }
   }
 
   /**
@@ -107,6 +169,7 @@ export class SparkDriver implements Driver {
   /** A refused plan is sent again only while no row has reached `onRow` (it would see rows twice). */
   async streamText(sql: string, params: unknown[], onRow: (text: string) => void | Promise<void>): Promise<void> {
     const text = bindParams(sql, params);
+    await this.flush();
     let delivered = false;
     const stream = async () => {
       for await (const batch of this.client.stream(text))
@@ -121,6 +184,7 @@ export class SparkDriver implements Driver {
 
   async columns(table: string): Promise<ColumnInfo[] | undefined> {
     let rows: Row[];
+    await this.flush();
     try {
       rows = await this.client.execute(`DESCRIBE TABLE ${q(table)}`);
     } catch (e) {
@@ -139,12 +203,14 @@ export class SparkDriver implements Driver {
   }
 
   async tables(): Promise<Array<{ name: string; view: boolean }>> {
+    await this.flush();
     const views = new Set((await this.client.execute(`SHOW VIEWS IN ${this.schemaName}`)).filter((r) => r.isTemporary !== true).map((r) => String(r.viewName)));
     const rows = await this.client.execute(`SHOW TABLES IN ${this.schemaName}`);
     return rows.filter((r) => r.isTemporary !== true).map((r) => ({ name: String(r.tableName), view: views.has(String(r.tableName)) }));
   }
 
   async describe(select: string): Promise<ColumnInfo[]> {
+    await this.flush();
     const rows = await this.client.execute(`DESCRIBE QUERY ${select}`);
     return rows.map((r) => ({ name: String(r.col_name), type: String(r.data_type) }));
   }
@@ -160,6 +226,7 @@ export class SparkDriver implements Driver {
   async checkExpression(expr: string, columns: ColumnInfo[]): Promise<ExpressionProblem | undefined> {
     const record = columns.length ? columns.map((c) => `CAST(NULL AS ${c.type}) AS ${q(c.name)}`).join(', ') : '1 AS `__scd_none`';
     let plan: string;
+    await this.flush();
     try {
       const rows = await this.client.execute(`EXPLAIN EXTENDED SELECT ${spliced(expr)} AS __scd_probe FROM (SELECT ${record}) __scd_record`);
       plan = String(Object.values(rows[0] ?? {})[0] ?? '');
@@ -183,13 +250,17 @@ export class SparkDriver implements Driver {
   /**
    * Spark has no multi-statement transaction: the work runs as it comes, and the target's lease
    * (lockTarget) is given back when it ends, however it ends.
+   *
+   * The commit's label (Dialect.commitLabel) stays set on the session after the work: the writes
+   * that may follow in the session are the lease's, a table source's watermark (after the commit
+   * record), and the next commit's, which sets its own label before its first write of a target's
+   * table (a recovery's RESTORE before it keeps the interrupted commit's label, which is the one it
+   * undoes: store/recovery.ts).
    */
   async transaction<T>(fn: () => Promise<T>): Promise<T> {
     try {
       return await fn();
     } finally {
-      // Writes after the work are not the commit's (Dialect.commitLabel).
-      await this.client.execute('RESET spark.databricks.delta.commitInfo.userMetadata').catch(() => undefined);
       await this.lease.release();
     }
   }
@@ -203,14 +274,18 @@ export class SparkDriver implements Driver {
   async pinReads(tables: string[]): Promise<Record<string, string>> {
     const versions = await Promise.all(tables.map(async (t) => Number((await this.client.execute(`DESCRIBE HISTORY ${q(t)} LIMIT 1`))[0]!.version)));
     const qualified = (t: string) => `${this.schemaName}.${q(t)}`;
-    await Promise.all(tables.map((t, i) => this.client.execute(`CREATE OR REPLACE TEMP VIEW ${q(t)} AS SELECT * FROM ${qualified(t)} VERSION AS OF ${versions[i]}`)));
-    for (const t of tables) this.pinned.add(t);
+    // Sent with the commit's next statement (run defers a view's making).
+    for (const [i, t] of tables.entries()) {
+      this.deferred.push({ sql: `CREATE OR REPLACE TEMP VIEW ${q(t)} AS SELECT * FROM ${qualified(t)} VERSION AS OF ${versions[i]}`, makes: t });
+      this.pinned.add(t);
+    }
     return Object.fromEntries(tables.map((t) => [t, qualified(t)]));
   }
 
   /** Delta's history names each commit's label (userMetadata); RESTORE puts a table back before the first of them. */
   async undoLabelled(tables: string[], label: string): Promise<string[]> {
     const restored: string[] = [];
+    await this.flush();
     for (const table of tables) {
       const history = await this.tableHistory(table);
       const labelled = history.filter((h) => h.label === label).map((h) => h.version);
@@ -270,17 +345,35 @@ export class SparkDriver implements Driver {
    * stored table of the same name.
    */
   async discardScratch(tables: string[], views: string[]): Promise<void> {
+    // What was never sent made nothing; a pinned name with no view would reach the table.
+    const unsent = this.deferred.splice(0);
+    const pinnedMade = [...this.pinned].filter((t) => !unsent.some((d) => d.makes === t && /^\s*CREATE\s+OR\s+REPLACE\s+TEMP\s+VIEW/i.test(d.sql)));
+    const made = [...new Set([...this.made].reverse())].filter((n) => !this.pinned.has(n));
+    // The commit's other scratch names (`_scd_…`, which no stored table has) go too: IF EXISTS
+    // costs nothing in a script.
+    const others = [...views, ...tables].filter((n) => !made.includes(n) && !this.pinned.has(n));
+    const order = [...made, ...new Set(others), ...pinnedMade];
+    try {
+      if (order.length) await this.client.execute(sqlScript(order.map((n) => `DROP VIEW IF EXISTS ${q(n)}`)));
+      this.made.length = 0;
+      this.pinned.clear();
+    } catch {
+      await this.discardOneByOne(tables, views, new Set(pinnedMade));
+    }
+  }
+
+  /** The views of the commit, one statement each, where the script of them failed. */
+  private async discardOneByOne(tables: string[], views: string[], pinned: Set<string>): Promise<void> {
     const newestFirst = [...new Set([...this.made].reverse())];
     this.made.length = 0;
-    // The commit's other scratch names go only where the session has such a view (a round trip
-    // each: most of a commit's possible scratch is never made); all of them if the list failed.
-    const existing = await this.sessionViews();
-    const others = [...views, ...tables, ...(existing ?? [])].filter((n) => (!existing || existing.includes(n)) && !newestFirst.includes(n) && !this.pinned.has(n));
-    const order = [...newestFirst.filter((n) => !this.pinned.has(n)), ...new Set(others), ...this.pinned];
     this.pinned.clear();
+    // The commit's other scratch names go only where the session has such a view; all of them if the list failed.
+    const existing = await this.sessionViews();
+    const others = [...views, ...tables, ...(existing ?? [])].filter((n) => (!existing || existing.includes(n)) && !newestFirst.includes(n) && !pinned.has(n));
+    const order = [...newestFirst.filter((n) => !pinned.has(n)), ...new Set(others), ...pinned];
     const failed: string[] = [];
     for (const n of order) await this.client.execute(`DROP VIEW IF EXISTS ${q(n)}`).catch(() => failed.push(n));
-    // A view made outside run() that another still read: once more, now that the others are gone.
+    // A view that another still read: once more, now that the others are gone.
     const still: string[] = [];
     for (const n of failed) await this.client.execute(`DROP VIEW IF EXISTS ${q(n)}`).catch(() => still.push(n));
     if (still.length) throw new Error(`spark: cannot drop the commit's temporary views ${still.join(', ')}`);

@@ -61,11 +61,11 @@ export async function stageSparkFiles(db: SparkStatements, files: InputFile[], t
       await db.run(`CACHE TABLE ${q(lines)} AS SELECT CAST(l.pos + 1 AS BIGINT) AS line, regexp_replace(l.raw, '\\r$', '') AS raw
         FROM ${q(text)} t LATERAL VIEW posexplode(split(t.value, '\\n', -1)) l AS pos, raw WHERE NOT l.raw RLIKE ${sparkString(BLANK)}`);
     }
-    records += Number((await db.query(`SELECT count(*) AS n FROM ${q(lines)}`))[0]!.n);
     if (file.format === 'csv') {
-      const header = await db.query(`SELECT raw FROM ${q(lines)} ORDER BY line LIMIT 1`);
+      // The header line, and how many lines there are (one query: the file's views go with it).
+      const header = await db.query(`SELECT raw, (SELECT count(*) FROM ${q(lines)}) AS n FROM ${q(lines)} ORDER BY line LIMIT 1`);
       if (!header.length) continue;
-      records -= 1;
+      records += Number(header[0]!.n) - 1;
       const names = headerNames(csvFields(String(header[0]!.raw)));
       checkSourceKeys(names, sparkDialect.nameKey);
       const schema = names.map((n, k) => `${q(`c${k}`)} STRING`).join(', ');
@@ -81,10 +81,18 @@ export async function stageSparkFiles(db: SparkStatements, files: InputFile[], t
     // JSON lines (and JSON documents' elements): each record a map of its values as VARIANT.
     const objects = `_scd_objects_${i}`;
     await db.run(`CACHE TABLE ${q(objects)} AS SELECT line, raw, from_json(raw, 'MAP<STRING,VARIANT>') AS m, try_parse_json(raw) AS v FROM ${q(lines)}`);
-    // The columns in order of first appearance: by line, then by place in the record.
-    const keys = (await db.query(
-      `SELECT k FROM (SELECT line, posexplode(map_keys(m)) AS (pos, k) FROM ${q(objects)} WHERE m IS NOT NULL) GROUP BY k ORDER BY min(named_struct('l', line, 'p', pos))`,
-    )).map((r) => String(r.k));
+    // How many records, then the columns in order of first appearance: by line, then by place in
+    // the record (one query: the file's views go with it).
+    const place = `STRUCT<l: BIGINT, p: INT>`;
+    const found = await db.query(
+      `SELECT k, n FROM (
+         SELECT CAST(NULL AS STRING) AS k, count(*) AS n, CAST(NULL AS ${place}) AS o FROM ${q(lines)}
+         UNION ALL
+         SELECT k, CAST(NULL AS BIGINT), min(named_struct('l', line, 'p', pos)) FROM (SELECT line, posexplode(map_keys(m)) AS (pos, k) FROM ${q(objects)} WHERE m IS NOT NULL) GROUP BY k
+       ) ORDER BY o ASC NULLS FIRST`,
+    );
+    records += Number(found[0]!.n);
+    const keys = found.slice(1).map((r) => String(r.k));
     const numbered = !!file.numbered;
     const own = numbered ? new Set([LINE_COLUMN, RAW_COLUMN]) : new Set<string>();
     const names = keys.filter((k) => !own.has(k));
