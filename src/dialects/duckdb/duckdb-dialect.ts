@@ -12,6 +12,8 @@ function norm(t: string): string {
   return t.trim().toUpperCase().replace(/\s+/g, ' ').replace(/"/g, '');
 }
 
+const renameTable = (from: string, to: string) => `ALTER TABLE "${from.replace(/"/g, '""')}" RENAME TO "${to.replace(/"/g, '""')}"`;
+
 export const duckdbDialect: Dialect = {
   name: 'duckdb',
   capabilities: { ignoreNullsInWindows: true, transactions: true, temporaryTables: true, rowIds: true, merge: true, distinctOn: true, changeFeed: false },
@@ -25,8 +27,9 @@ export const duckdbDialect: Dialect = {
     `(SELECT string_agg(column_name, ',') FROM duckdb_columns() WHERE table_name = ${sqlString(table)} AND column_name IN (${among.map(sqlString).join(', ')}))`,
   quote: (id) => `"${id.replace(/"/g, '""')}"`,
   scratch: temporaryScratch((id) => `"${id.replace(/"/g, '""')}"`),
-  renameScratch: (from, to) => `ALTER TABLE "${from.replace(/"/g, '""')}" RENAME TO "${to.replace(/"/g, '""')}"`,
-  moveScratch: (from, to) => `ALTER TABLE "${from.replace(/"/g, '""')}" RENAME TO "${to.replace(/"/g, '""')}"`,
+  renameScratch: renameTable,
+  // A temporary table is renamed, its rows kept: the same statement.
+  moveScratch: renameTable,
   createTable: sqlTables((id) => `"${id.replace(/"/g, '""')}"`),
   types: {
     int: 'INTEGER',

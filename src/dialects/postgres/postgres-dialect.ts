@@ -120,7 +120,8 @@ export const postgresDialect: Dialect = {
   scratch: temporaryScratch(quote),
   createTable: sqlTables(quote),
   renameScratch: (from, to) => `ALTER TABLE ${quote(from)} RENAME TO ${quote(to)}`,
-  moveScratch: (from, to) => `ALTER TABLE ${quote(from)} RENAME TO ${quote(to)}`,
+  // A temporary table is renamed, its rows kept: the same statement.
+  moveScratch: (from, to) => postgresDialect.renameScratch(from, to),
   types: {
     int: 'integer',
     bigint: 'bigint',

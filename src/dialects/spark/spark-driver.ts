@@ -347,7 +347,7 @@ export class SparkDriver implements Driver {
   async discardScratch(tables: string[], views: string[]): Promise<void> {
     // What was never sent made nothing; a pinned name with no view would reach the table.
     const unsent = this.deferred.splice(0);
-    const pinnedMade = [...this.pinned].filter((t) => !unsent.some((d) => d.makes === t && /^\s*CREATE\s+OR\s+REPLACE\s+TEMP\s+VIEW/i.test(d.sql)));
+    const pinnedMade = [...this.pinned].filter((t) => !unsent.some((d) => d.makes === t));
     const made = [...new Set([...this.made].reverse())].filter((n) => !this.pinned.has(n));
     // The commit's other scratch names (`_scd_…`, which no stored table has) go too: IF EXISTS
     // costs nothing in a script.
