@@ -74,6 +74,12 @@ export interface CommitSpec {
    * before the record, a crash would leave it ahead of a commit that recovery undoes.
    */
   afterRecord?(driver: Driver, version: number): Promise<void>;
+  /**
+   * Where each record orders its own keys (JSON): the keys of the first of the given records (each
+   * file's first applied one; the earliest file first), in the order written, or undefined where
+   * the source has one order for every record.
+   */
+  recordKeys?(driver: Driver, firsts: Array<{ file: string; line: number }>): Promise<string[] | undefined>;
   progress?: Progress;
 }
 
@@ -161,20 +167,26 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
     // Names and values the engine would refuse halfway: refused before anything is created.
     checkColumnNames(flow, model, d);
     await checkEndSentinel(driver, flow, model);
-    if (!record) {
+    const createTarget = async () => {
       // Without transactions, an interrupted first commit may have left its tables (store/recovery.ts).
       if (!d.capabilities.transactions) await dropUnfinishedCreation(driver, names, version);
       await checkNewTarget(driver, flow, names);
       for (const sql of createStoreSql(flow, model, d, names)) await driver.run(sql);
       await writeFlowRecord(driver, names, { model, settings }, at);
-    }
+    };
     // Where scratch may be recomputed from what it read (Spark), the target's tables are read as
     // they are now for the rest of the commit (a snapshot's comparison with the live rows too),
     // and written by the names the driver gives.
-    if (driver.pinReads) {
+    const pinReads = async () => {
+      if (!driver.pinReads) return;
       const writes = await driver.pinReads(PINNED_TABLES.map((t) => names[t]));
       names = { ...names, writes: Object.fromEntries(PINNED_TABLES.map((t) => [t, writes[names[t]]!])) };
-    }
+    };
+    // A new target whose records each order their own keys (JSON) takes its columns' order from
+    // its first applied record, so it is created once the batch tells which that is.
+    const orderLater = !record && !spec.prepare && !!spec.recordKeys;
+    if (!record && !orderLater) await createTarget();
+    if (!orderLater) await pinReads();
     let unchanged = 0;
     if (spec.prepare) {
       const p = await spec.prepare(driver, model, names, !!record, stagedAs);
@@ -191,6 +203,16 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
         : new Map<string, StagedColumn>();
     const compactedBefore = record?.compactedBefore;
     await driver.run(batchSql(flow, model, d, stagedNow, compactedBefore), compactedBefore === undefined ? [] : [compactedBefore]);
+    if (orderLater) {
+      const ordered = await orderByFirstApplied(driver, spec, staged);
+      if (ordered) {
+        model = deriveModel(flow, ordered);
+        await dropTables(driver, [TMP.batch]);
+        await driver.run(batchSql(flow, model, d, stagedNow));
+      }
+      await createTarget();
+      await pinReads();
+    }
     const expectations = await countExpectations(driver, flow);
     // Freeing memory early changes scratch tables in place (temporaryTables).
     const large = stagedRows >= LARGE_COMMIT && d.capabilities.temporaryTables;
@@ -461,6 +483,33 @@ export async function tieFree(driver: Driver, model: ColumnModel, events: string
  * not also a failed expectation, so each record has one fate, counted once. A record that fails
  * several expectations counts in each, as Databricks counts them.
  */
+/**
+ * The staged columns in the order of the new target's first applied record (its keys as written,
+ * then any other column in the order first seen), or undefined when that is their order already:
+ * a quarantined or dropped record read before it never decides the order (docs/DECISIONS.md
+ * "A new target's column order"), which also orders ties (their canonical text).
+ */
+async function orderByFirstApplied(driver: Driver, spec: CommitSpec, staged: ColumnInfo[]): Promise<ColumnInfo[] | undefined> {
+  const q = driver.dialect.quote;
+  const rows = await driver.query(
+    `SELECT ${q(FILE_COLUMN)} AS file, min(${q(LINE_COLUMN)}) FILTER (WHERE ${q(REASON)} IS NULL AND NOT ${q(DROP)}) AS line,
+       count(*) FILTER (WHERE ${q(REASON)} IS NOT NULL OR ${q(DROP)}) AS left_out
+     FROM ${q(TMP.batch)} GROUP BY ${q(FILE_COLUMN)}`,
+  );
+  if (!rows.some((r) => Number(r.left_out) > 0)) return undefined;
+  const firsts = rows.filter((r) => r.line !== null && r.line !== undefined).map((r) => ({ file: String(r.file), line: Number(r.line) }));
+  const keys = firsts.length ? await spec.recordKeys!(driver, firsts) : undefined;
+  if (!keys) return undefined;
+  const place = new Map(keys.map((k, i) => [k, i]));
+  const source = sourceColumnsOf(staged);
+  const ordered = source
+    .map((c, i) => ({ c, rank: place.get(c.name) ?? keys.length + i }))
+    .sort((a, b) => a.rank - b.rank)
+    .map((x) => x.c);
+  if (ordered.every((c, i) => c === source[i])) return undefined;
+  return [...ordered, ...internalColumns(staged)];
+}
+
 async function countExpectations(driver: Driver, flow: Flow): Promise<Record<string, number>> {
   const list = Object.entries(flow.expect);
   if (!list.length) return {};

@@ -11,6 +11,7 @@ import { applyCommit, type ApplyResult, type Progress } from '../plan/apply.js';
 import { storeNames } from '../store/names.js';
 import { claimFiles, ensureFilesTable, recordFiles, type FileRecord } from './landing.js';
 import { stageInputs } from './stage.js';
+import { firstRecordKeys } from './record-keys.js';
 
 export interface ApplyFilesOptions {
   progress?: Progress;
@@ -25,6 +26,7 @@ export async function applyFiles(driver: Driver, flow: Flow, files: InputFile[],
   return applyCommit(driver, flow, {
     inputs: files.map((f) => f.label ?? f.path),
     stage: (drv) => stageInputs(drv, flow, files),
+    recordKeys: flow.source?.format === 'debezium' ? undefined : (drv, firsts) => firstRecordKeys(drv, files, firsts),
     claim: record.length ? (drv) => claimFiles(drv, names, record, flow.origin) : undefined,
     finish: record.length
       ? async (drv, version) => {

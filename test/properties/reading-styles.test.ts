@@ -13,7 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { applyFiles, defineFlow, readTargetWith, resolveInputs } from '../../src/index.js';
 import { engines } from '../engines.js';
 import { describeScenario, fcParams, KINDS, PROPERTY_TIMEOUT_MS, scenarioArb } from './arbitraries.js';
-import { Model, type Rec } from './model.js';
+import { Model, toEvent, type Rec } from './model.js';
 
 /** Engines whose reader keeps every record as written (docs/TYPES.md). */
 const reading = engines;
@@ -28,18 +28,23 @@ const styleArb = fc.record({
   bad: fc.array(fc.tuple(fc.constantFrom('array', 'number', 'truncated', 'binary', 'nokey', 'nullseq', 'wrongkind'), fc.nat(1000)), { maxLength: 5 }),
 });
 
-type Line = { text: string | Buffer; bad?: string };
+type Line = { text: string | Buffer; bad?: string; record?: Rec; keys?: string[] };
 
 /** One record as a JSON text in the given style (keys rotated, spacing, number forms). */
 function render(r: Rec, i: number, s: { rotate: number; spaced: boolean; floats: boolean }): string {
-  const keys = Object.keys(r);
-  const k = keys.length ? (s.rotate * i) % keys.length : 0;
-  const order = [...keys.slice(k), ...keys.slice(0, k)];
+  const order = keyOrder(r, i, s);
   const value = (v: unknown, j: number) =>
     typeof v === 'number' && s.floats && (i + j) % 3 === 0 ? (j % 2 ? `${v}.0` : `${v}e0`) : JSON.stringify(v);
   const sep = s.spaced ? ', ' : ',';
   const colon = s.spaced ? ' : ' : ':';
   return `{${order.map((key, j) => `${JSON.stringify(key)}${colon}${value(r[key], j)}`).join(sep)}}`;
+}
+
+/** The order a record's keys are written in: rotated by `rotate` places per record. */
+function keyOrder(r: Rec, i: number, s: { rotate: number }): string[] {
+  const keys = Object.keys(r);
+  const k = keys.length ? (s.rotate * i) % keys.length : 0;
+  return [...keys.slice(k), ...keys.slice(0, k)];
 }
 
 function badLine(kind: string, r: Rec | undefined): Line {
@@ -75,7 +80,7 @@ for (const engine of reading) {
             // A value of the wrong kind is only bad where the column's other values say numbers.
             const numbersInA = sc.records.filter((r) => typeof r.a === 'number').length;
             const bad = style.bad.filter(([k]) => k !== 'wrongkind' || numbersInA >= 4 * style.bad.length + 2);
-            const lines: Line[] = sc.records.map((r, i) => ({ text: render(r, i, style) }));
+            const lines: Line[] = sc.records.map((r, i) => ({ text: render(r, i, style), record: r, keys: keyOrder(r, i, style) }));
             for (const [k, at] of bad) lines.splice(at % (lines.length + 1), 0, badLine(k, sc.records[at % sc.records.length]));
             const dir = mkdtempSync(path.join(tmpdir(), 'scdkit-styles-'));
             const driver = await engine.open();
@@ -91,7 +96,9 @@ for (const engine of reading) {
                 files.push(name);
                 chunk.forEach((l, j) => l.bad && expectedBad.push([name, j + 1, visible(l.text)]));
               }
-              const model = new Model(sc.spec);
+              // A new target's columns (which order ties) are its first applied record's, as written.
+              const firstApplied = lines.find((l) => !l.bad && l.record && toEvent(sc.spec, l.record));
+              const model = new Model(firstApplied ? { ...sc.spec, sourceColumns: firstApplied.keys! } : sc.spec);
               const counts = model.apply(sc.records);
               const flow = defineFlow(sc.flow);
               const r = await applyFiles(driver, flow, resolveInputs(files));

@@ -472,5 +472,26 @@ for (const engine of reading) {
         expect((await target(driver, flow)).map((x) => x.seq)).toEqual(['10', 'a', 'b']);
       });
     });
+
+    it('a quarantined record read first never orders a new target\'s columns, nor its ties (regression, reading-styles seed 1485515446)', async () => {
+      const flow: FlowInput = { target: 'dim', keys: ['id'], sequenceBy: 'seq' };
+      // Three different events of key 1 at sequence 0: a tie, ordered by the payload's canonical
+      // text in the target's column order (c before a), so {c: 1, a: 1} is last and current.
+      const content = lines(
+        '{"id": 1, "seq": 0, "a": "not a number"}',
+        '{"id":1,"seq":0,"b":"x","c":0,"a":2}',
+        '{"id":1,"seq":0,"b":"x","c":1,"a":1}',
+        '{"id":1,"seq":0,"b":"x","c":0,"a":1}',
+      );
+      await withDriver(async (driver) => {
+        const r = await applyFiles(driver, defineFlow(flow), resolveInputs([file('ties.ndjson', content)]));
+        expectAccounted(r);
+        expect(r).toMatchObject({ quarantined: 1, ties: 3 });
+        const columns = ((await driver.columns('dim')) ?? []).map((c) => c.name).filter((c) => !c.startsWith('__'));
+        expect(columns).toEqual(['id', 'seq', 'b', 'c', 'a']);
+        expect(await target(driver, flow)).toEqual([expect.objectContaining({ id: 1, b: 'x', c: 1, a: 1 })]);
+        expect(await quarantined(driver, 'dim')).toEqual([expect.objectContaining({ line: 1, reason: expect.stringContaining('does not fit column "a"') })]);
+      });
+    });
   });
 }
