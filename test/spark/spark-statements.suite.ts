@@ -84,4 +84,21 @@ describe.skipIf(!sparkEngine)('round trips of a Spark commit (SCD_TEST_SPARK_URL
     const rows = await readTargetWith(driver, flow);
     expect(rows.length).toBe(1020);
   });
+
+  it('the target closes versions with deletion vectors: its MERGE rewrites no file of unchanged rows', async () => {
+    const props = await driver.query('SHOW TBLPROPERTIES `dim`');
+    const prop = (k: string) => props.find((p) => p.key === k)?.value;
+    expect(prop('delta.enableDeletionVectors')).toBe('true');
+    expect(prop('delta.enableChangeDataFeed')).toBe('true');
+    // The in-order commit's target MERGE closed 10 versions: marked by deletion vectors, their
+    // files not rewritten. (Spark Connect gives a map as a list of key/value pairs.)
+    const metricsOf = (h: Record<string, unknown>) => new Map((h.operationMetrics as Array<{ key: string; value: string }>).map((m) => [m.key, Number(m.value)]));
+    const merges = (await driver.query('DESCRIBE HISTORY `dim`')).filter((h) => h.operation === 'MERGE').map(metricsOf);
+    const closing = merges.filter((m) => (m.get('numTargetRowsUpdated') ?? 0) > 0);
+    expect(closing.length).toBeGreaterThan(0);
+    for (const m of closing) {
+      expect(m.get('numTargetDeletionVectorsAdded')).toBeGreaterThan(0);
+      expect(m.get('numTargetRowsCopied')).toBe(0);
+    }
+  });
 });

@@ -120,11 +120,13 @@ export const sparkDialect: Dialect = {
   quote,
   // Materialized scratch is a cached temporary view (computed now, kept in the executors' memory
   // and disk); a view is a temporary view. Both belong to the session.
-  // Delta tables; Delta enforces no primary key (scdkit's writes keep identities unique).
+  // Delta tables; Delta enforces no primary key (scdkit's writes keep identities unique). With
+  // deletion vectors a MERGE or DELETE marks the rows it replaces instead of rewriting their files
+  // (docs/DECISIONS.md "Deletion vectors on every scdkit Delta table").
   createTable: (name, columns, options = {}) =>
-    `CREATE TABLE ${options.ifNotExists ? 'IF NOT EXISTS ' : ''}${quote(name)} (${columns}) USING delta${
-      options.changeFeed ? ' TBLPROPERTIES (delta.enableChangeDataFeed = true)' : ''
-    }`,
+    `CREATE TABLE ${options.ifNotExists ? 'IF NOT EXISTS ' : ''}${quote(name)} (${columns}) USING delta TBLPROPERTIES (delta.enableDeletionVectors = true${
+      options.changeFeed ? ', delta.enableChangeDataFeed = true' : ''
+    })`,
   commitLabel: (label) => `SET spark.databricks.delta.commitInfo.userMetadata = ${label.replace(/[;\n]/g, ' ')}`,
   // Delta's change data feed and time travel (the target is made with the feed on).
   tableChanges: (table, from, to) => `table_changes(${sparkString(table)}, ${Math.trunc(from)}, ${Math.trunc(to)})`,
