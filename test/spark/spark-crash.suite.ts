@@ -50,6 +50,29 @@ function failAfterWrite(driver: Driver, k: number): { failed: () => boolean } {
   return { failed: () => failed };
 }
 
+/**
+ * One attempt of `apply` whose client fails right after its `k`-th write: true when it failed
+ * there (with that failure, nothing else), false when the attempt had no k-th write and succeeded.
+ */
+async function failsAfterWrite(driver: Driver, k: number, apply: () => Promise<unknown>): Promise<boolean> {
+  const { run } = driver as unknown as { run: Driver['run'] };
+  const probe = failAfterWrite(driver, k);
+  let error: unknown;
+  try {
+    await apply();
+  } catch (e) {
+    error = e;
+  } finally {
+    (driver as unknown as { run: Driver['run'] }).run = run;
+  }
+  if (!probe.failed()) {
+    if (error) throw error;
+    return false;
+  }
+  expect(String(error)).toContain(`simulated failure after write ${k}`);
+  return true;
+}
+
 const sorted = (rows: Array<Record<string, unknown>>) => rows.map((r) => JSON.stringify(r)).sort();
 
 describe.skipIf(!sparkEngine)('a failure between any two writes of a Spark commit (SCD_TEST_SPARK_URL)', { timeout: 1_800_000 }, () => {
@@ -67,21 +90,8 @@ describe.skipIf(!sparkEngine)('a failure between any two writes of a Spark commi
     const b = batch(1);
     await applyRows(duck, flow, b);
     for (let k = 1; ; k++) {
-      const { run } = spark as unknown as { run: Driver['run'] };
       const before = (await readCommitLog(spark, flow)).length;
-      const probe = failAfterWrite(spark, k);
-      let error: unknown;
-      try {
-        await applyRows(spark, flow, b);
-      } catch (e) {
-        error = e;
-      }
-      (spark as unknown as { run: Driver['run'] }).run = run;
-      if (!probe.failed()) {
-        if (error) throw error;
-        break;
-      }
-      expect(String(error)).toContain(`simulated failure after write ${k}`);
+      if (!(await failsAfterWrite(spark, k, () => applyRows(spark, flow, b)))) break;
       points = k;
       // A failure after the commit record leaves a whole commit: the next attempt is a replay.
       if ((await readCommitLog(spark, flow)).length > before) {
@@ -131,20 +141,7 @@ describe.skipIf(!sparkEngine)("a failure between any two writes of a target's fi
     // interrupted first commit made are dropped); after it, the target exists and the attempt is
     // an ordinary commit, whose failures the suite above covers: it has no k-th write, and ends.
     for (let k = 1; ; k++) {
-      const { run } = spark as unknown as { run: Driver['run'] };
-      const probe = failAfterWrite(spark, k);
-      let error: unknown;
-      try {
-        await applyRows(spark, first, [...base, ...batch(1)]);
-      } catch (e) {
-        error = e;
-      }
-      (spark as unknown as { run: Driver['run'] }).run = run;
-      if (!probe.failed()) {
-        if (error) throw error;
-        break;
-      }
-      expect(String(error)).toContain(`simulated failure after write ${k}`);
+      if (!(await failsAfterWrite(spark, k, () => applyRows(spark, first, [...base, ...batch(1)])))) break;
       failedAt.push(k);
     }
   }, 1_800_000);

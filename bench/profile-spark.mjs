@@ -1,0 +1,45 @@
+// Where a Spark commit's time goes, round trip by round trip (diagnostic, not a case):
+//   node bench/profile-spark.mjs <base database> <batch file> [--url sc://…] [--dist DIR]
+// The base database (a bench setup's, e.g. scdbench_base_n1m_<build>) is copied first with SHALLOW
+// CLONE into scdprof_work (bench/spark.mjs copyDatabase), so the setup stays untouched. Each line
+// is one plan the client sent (a SQL script counts once), slowest first.
+import path from 'node:path';
+import { benchFlow } from './flow.mjs';
+import { admin, copyDatabase, dropDatabase } from './spark.mjs';
+
+const here = path.dirname(new URL(import.meta.url).pathname);
+const args = process.argv.slice(2);
+const option = (name, fallback) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args.splice(i, 2)[1] : fallback;
+};
+const dist = path.resolve(option('--dist', path.join(here, '..', 'dist')));
+const url = option('--url', 'sc://127.0.0.1:15002');
+const [base, file] = args;
+if (!base || !file) throw new Error('usage: node bench/profile-spark.mjs <base database> <batch file> [--url sc://…] [--dist DIR]');
+const work = 'scdprof_work';
+const scdkit = await import(path.join(dist, 'index.js'));
+await admin(url, dist, (c) => copyDatabase(c, base, work));
+const driver = await scdkit.openDriver(url, { schema: work });
+const stats = [];
+for (const m of ['execute', 'query']) {
+  const send = driver.client[m].bind(driver.client);
+  driver.client[m] = async (sql, ...rest) => {
+    const t = performance.now();
+    try {
+      return await send(sql, ...rest);
+    } finally {
+      stats.push([(performance.now() - t) / 1000, String(sql).replace(/\s+/g, ' ').trim().slice(0, Number(process.env.PROFILE_CHARS ?? 160))]);
+    }
+  };
+}
+try {
+  const t0 = performance.now();
+  const r = await scdkit.applyFiles(driver, benchFlow(scdkit, url, work), scdkit.resolveInputs([file]));
+  const total = (performance.now() - t0) / 1000;
+  console.log(`apply: ${total.toFixed(2)} s, ${stats.length} round trips (${stats.reduce((n, [s]) => n + s, 0).toFixed(2)} s in them); events ${r.eventsApplied}`);
+  for (const [s, sql] of [...stats].sort((a, b) => b[0] - a[0])) console.log(`${s.toFixed(2).padStart(7)} s  ${sql}`);
+} finally {
+  await driver.close();
+  await admin(url, dist, (c) => dropDatabase(c, work));
+}
