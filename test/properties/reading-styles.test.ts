@@ -1,6 +1,7 @@
 /**
  * Reading, as a property (issue 17): the same events written as files in several textual styles
- * (key order, spacing, number forms, CRLF or LF, one file or several), with random bad lines mixed
+ * (key order, spacing, number forms, the sequence as instants in mixed ISO-8601 forms, CRLF or LF,
+ * one file or several), with random bad lines mixed
  * in (not objects, truncated objects, bytes that are not UTF-8, values of the wrong kind, missing
  * keys, null sequences). The target must equal the reference model applied to the good records,
  * and the quarantine must hold exactly the bad lines, each with its text as written.
@@ -23,6 +24,8 @@ const styleArb = fc.record({
   spaced: fc.boolean(),
   /** Integers written as 3.0 or 3e0 in some records (the column is then a double: the same numbers). */
   floats: fc.boolean(),
+  /** The sequence written as instants, in the ISO-8601 forms CDC exports mix (a timestamp column: the same order). */
+  times: fc.boolean(),
   crlf: fc.array(fc.boolean(), { minLength: 3, maxLength: 3 }),
   files: fc.integer({ min: 1, max: 3 }),
   bad: fc.array(fc.tuple(fc.constantFrom('array', 'number', 'truncated', 'binary', 'nokey', 'nullseq', 'wrongkind'), fc.nat(1000)), { maxLength: 5 }),
@@ -30,14 +33,55 @@ const styleArb = fc.record({
 
 type Line = { text: string | Buffer; bad?: string; record?: Rec; keys?: string[] };
 
-/** One record as a JSON text in the given style (keys rotated, spacing, number forms). */
-function render(r: Rec, i: number, s: { rotate: number; spaced: boolean; floats: boolean }): string {
+/** Sequence n as an instant: n seconds after BASE_MS. */
+const BASE_MS = Date.UTC(2025, 4, 1, 9, 0, 0);
+
+/**
+ * Sequence n as an instant in one of the ISO-8601 forms seen in CDC exports, picked by `form`:
+ * with or without a fraction, `T` or a space, `Z` or an offset written `+02:00`, `+0200`, `+02`.
+ */
+function instant(n: number, form: number): string {
+  const at = (offsetMinutes: number) => new Date(BASE_MS + n * 1000 + offsetMinutes * 60_000).toISOString().slice(0, 23);
+  switch (form % 6) {
+    case 0:
+      return `${at(0).slice(0, 19)}Z`;
+    case 1:
+      return `${at(0)}Z`;
+    case 2:
+      return `${at(0).replace('T', ' ')}Z`;
+    case 3:
+      return `${at(120).slice(0, 19)}+02:00`;
+    case 4:
+      return `${at(120).replace('T', ' ')}+0200`;
+    default:
+      return `${at(-330).slice(0, 19)}-05:30`;
+  }
+}
+
+/** A target row's instants (the sequence column, its version's start and end) as the model's numbers. */
+function secondsOf(row: Record<string, unknown>, columns: string[]): Record<string, unknown> {
+  const out = { ...row };
+  for (const c of columns) {
+    const v = out[c];
+    if (v !== null && v !== undefined) out[c] = (new Date(v instanceof Date ? v : String(v)).getTime() - BASE_MS) / 1000;
+  }
+  return out;
+}
+
+/** One record as a JSON text in the given style (keys rotated, spacing, number forms, instant forms). */
+function render(r: Rec, i: number, s: { rotate: number; spaced: boolean; floats: boolean; times: boolean }): string {
   const order = keyOrder(r, i, s);
-  const value = (v: unknown, j: number) =>
-    typeof v === 'number' && s.floats && (i + j) % 3 === 0 ? (j % 2 ? `${v}.0` : `${v}e0`) : JSON.stringify(v);
+  const value = (v: unknown, j: number, key: string) =>
+    key === 'seq' && s.times && typeof v === 'number'
+      ? JSON.stringify(instant(v, i + j))
+      : typeof v === 'number' && s.floats && (i + j) % 3 === 0
+        ? j % 2
+          ? `${v}.0`
+          : `${v}e0`
+        : JSON.stringify(v);
   const sep = s.spaced ? ', ' : ',';
   const colon = s.spaced ? ' : ' : ':';
-  return `{${order.map((key, j) => `${JSON.stringify(key)}${colon}${value(r[key], j)}`).join(sep)}}`;
+  return `{${order.map((key, j) => `${JSON.stringify(key)}${colon}${value(r[key], j, key)}`).join(sep)}}`;
 }
 
 /** The order a record's keys are written in: rotated by `rotate` places per record. */
@@ -47,8 +91,9 @@ function keyOrder(r: Rec, i: number, s: { rotate: number }): string[] {
   return [...keys.slice(k), ...keys.slice(0, k)];
 }
 
-function badLine(kind: string, r: Rec | undefined): Line {
-  const seq = r?.seq ?? 1;
+function badLine(kind: string, r: Rec | undefined, times: boolean): Line {
+  const n = typeof r?.seq === 'number' ? r.seq : 1;
+  const seq = times ? JSON.stringify(instant(n, 0)) : n;
   switch (kind) {
     case 'array':
       return { text: '[1, 2, 3]', bad: 'not a JSON object' };
@@ -81,7 +126,7 @@ for (const engine of reading) {
             const numbersInA = sc.records.filter((r) => typeof r.a === 'number').length;
             const bad = style.bad.filter(([k]) => k !== 'wrongkind' || numbersInA >= 4 * style.bad.length + 2);
             const lines: Line[] = sc.records.map((r, i) => ({ text: render(r, i, style), record: r, keys: keyOrder(r, i, style) }));
-            for (const [k, at] of bad) lines.splice(at % (lines.length + 1), 0, badLine(k, sc.records[at % sc.records.length]));
+            for (const [k, at] of bad) lines.splice(at % (lines.length + 1), 0, badLine(k, sc.records[at % sc.records.length], style.times));
             const dir = mkdtempSync(path.join(tmpdir(), 'scdkit-styles-'));
             const driver = await engine.open();
             try {
@@ -103,7 +148,9 @@ for (const engine of reading) {
               const flow = defineFlow(sc.flow);
               const r = await applyFiles(driver, flow, resolveInputs(files));
               const why = `${describeScenario(sc)}\nstyle ${JSON.stringify(style)}`;
-              expect(await readTargetWith(driver, flow), why).toEqual(model.target());
+              const target = await readTargetWith(driver, flow);
+              const instants = style.times ? ['seq', '__START_AT', '__END_AT'] : [];
+              expect(target.map((row) => secondsOf(row, instants)), why).toEqual(model.target());
               expect(r.rowsRead, why).toBe(lines.length);
               expect(r.quarantined, why).toBe(counts.quarantined + bad.length);
               expect(r.rowsRead, why).toBe(r.eventsApplied + r.duplicates + r.quarantined + r.dropped + r.skipped);
