@@ -478,12 +478,6 @@ export async function tieFree(driver: Driver, model: ColumnModel, events: string
 }
 
 /**
- * Failed records per expectation; a failed "fail" expectation refuses the commit. Expectations
- * judge records that are events: one quarantined for what it is (a null key, an unfit value) is
- * not also a failed expectation, so each record has one fate, counted once. A record that fails
- * several expectations counts in each, as Databricks counts them.
- */
-/**
  * The staged columns in the order of the new target's first applied record (its keys as written,
  * then any other column in the order first seen), or undefined when that is their order already:
  * a quarantined or dropped record read before it never decides the order (docs/DECISIONS.md
@@ -510,6 +504,12 @@ async function orderByFirstApplied(driver: Driver, spec: CommitSpec, staged: Col
   return [...ordered, ...internalColumns(staged)];
 }
 
+/**
+ * Failed records per expectation; a failed "fail" expectation refuses the commit. Expectations
+ * judge records that are events: one quarantined for what it is (a null key, an unfit value) is
+ * not also a failed expectation, so each record has one fate, counted once. A record that fails
+ * several expectations counts in each, as Databricks counts them.
+ */
 async function countExpectations(driver: Driver, flow: Flow): Promise<Record<string, number>> {
   const list = Object.entries(flow.expect);
   if (!list.length) return {};

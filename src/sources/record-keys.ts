@@ -12,7 +12,10 @@ import { JsonSyntaxError, scanDocument } from './json-text.js';
 /** The first (by file, then line) of `firsts` in `files`' order, as its keys; undefined if it is not a JSON record. */
 export async function firstRecordKeys(driver: Driver, files: InputFile[], firsts: Array<{ file: string; line: number }>): Promise<string[] | undefined> {
   const order = files.map((f) => f.label ?? f.path);
-  const rank = (file: string) => (order.indexOf(file) < 0 ? order.length : order.indexOf(file));
+  const rank = (file: string) => {
+    const at = order.indexOf(file);
+    return at < 0 ? order.length : at;
+  };
   const first = [...firsts].sort((a, b) => rank(a.file) - rank(b.file) || a.line - b.line)[0];
   const format = files.find((f) => (f.label ?? f.path) === first?.file)?.format;
   if (!first || (format !== 'ndjson' && format !== 'json')) return undefined;
