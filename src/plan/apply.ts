@@ -22,7 +22,7 @@ import { commitLabel, dropUnfinishedCreation, undoInterruptedCommit } from '../s
 import { checkEndSentinel, COMMIT, createStoreSql, OP, OP_TRUNCATE, targetColumns } from './target.js';
 import { checkColumnNames, checkNewTarget } from './name-clashes.js';
 import { reportDiskFull } from './disk-full.js';
-import { canMarkTies, TIE, tieCountSql, walkSql } from './walk-sql.js';
+import { canMarkTies, TIE, walkSql } from './walk-sql.js';
 
 export type ApplyResult = CommitResult;
 
@@ -451,16 +451,17 @@ export async function recompute(driver: Driver, flow: Flow, model: ColumnModel, 
  * The walk of `events` into TMP.next, ordered without the payloads unless two events of a key share
  * sequence and operation (a tie). Unless ties are likely (`mayTie`: this commit or an earlier one
  * counted some), the walk finds its ties itself where it can (walk-sql.ts TIE: one more lag in its
- * sort), and only a walk that found one runs again in the full order; that replaces a grouping of
- * every event by key, sequence and operation before it (3.1 s of a 10M rebuild). Where ties are
- * likely, the grouping first, and one walk.
+ * sort), and only a walk that found one runs again in the full order; that spares a grouping of
+ * every event by key, sequence and operation (3.1 s of a 10M rebuild). Where ties are likely, or
+ * the walk cannot mark them, one walk in the full order, which groups the events to find the tied
+ * ones (walk-sql.ts withTieOrder).
  */
 export async function walkInto(driver: Driver, flow: Flow, model: ColumnModel, events: string, mayTie: boolean): Promise<void> {
   const d = driver.dialect;
   const q = d.quote;
   // Marking ties drops the mark's column in place after (temporaryTables).
   if (mayTie || !canMarkTies(flow) || !d.capabilities.temporaryTables) {
-    for (const sql of walkSql(flow, model, d, events, TMP.next, await tieFree(driver, model, events))) await driver.run(sql);
+    for (const sql of walkSql(flow, model, d, events, TMP.next)) await driver.run(sql);
     return;
   }
   for (const sql of walkSql(flow, model, d, events, TMP.next, true, true)) await driver.run(sql);
@@ -470,11 +471,6 @@ export async function walkInto(driver: Driver, flow: Flow, model: ColumnModel, e
   }
   await driver.run(`DROP TABLE ${q(TMP.next)}`);
   for (const sql of walkSql(flow, model, d, events, TMP.next, false)) await driver.run(sql);
-}
-
-/** Whether the walk's events have no ties (then it orders them without their payloads). */
-export async function tieFree(driver: Driver, model: ColumnModel, events: string = TMP.events): Promise<boolean> {
-  return Number((await driver.query(tieCountSql(model, driver.dialect, events)))[0]!.n) === 0;
 }
 
 /**

@@ -63,12 +63,11 @@ function versionsSql(flow: Flow, model: ColumnModel, d: Dialect, events: string,
   const S = seqParts(model).map(q);
   const P = model.payload.map((p) => q(p.name));
   const partK = K.join(', ');
-  const ev = `SELECT * FROM ${q(events)}`;
-  const canon = d.canonicalText(P);
   // The order and the segments in one pass (one sort): the order is total (events are distinct).
-  // Without ties (no two events of a key share sequence and operation: tieFreeSql), sequence and
-  // operation order the events totally, and the payload's canonical text is not computed.
-  const byOrder = `PARTITION BY ${partK} ORDER BY ${(tieFree ? [...S, q(OP)] : [...S, q(OP), canon, q(HASH)]).join(', ')}`;
+  // Sequence and operation order every event but a tied one, and the tied ones (withTieOrder) by
+  // their payload's canonical text. `tieFree`: the caller knows there is no tie.
+  const ev = tieFree ? `SELECT * FROM ${q(events)}` : withTieOrder(model, d, events);
+  const byOrder = `PARTITION BY ${partK} ORDER BY ${(tieFree ? [...S, q(OP)] : [...S, q(OP), q(TIE_ORDER), q(HASH)]).join(', ')}`;
   if (markTies && !(tieFree && canMarkTies(flow))) throw new Error('the walk marks ties only in its one-sort form, ordered without payloads');
   if (!flow.ignoreNullUpdates) return oneSortWalk(flow, model, d, ev, into, byOrder, markTies);
   const ordered = `SELECT *, row_number() OVER (${byOrder}) AS ${q(I)},
@@ -250,11 +249,22 @@ ${versionsSelect(flow, model, d, 'v', [...rawNames, ...(markTies ? [TIE] : [])],
   ];
 }
 
-/** A count that is 0 when no two events of `events` share key, sequence and operation. */
-export function tieCountSql(model: ColumnModel, d: Dialect, events: string): string {
+const TIE_ORDER = `${INTERNAL_PREFIX}tie_order`;
+
+/**
+ * The events of `events` with TIE_ORDER: for a tied event (another event of its key shares its
+ * sequence and operation) the canonical text of its payload, which orders ties
+ * (docs/SEMANTICS.md); NULL for every other event, which its sequence and operation order
+ * already. Only tied events pay for the text (a new string per event: a third of a 1M-event walk
+ * when every event paid, docs/PERFORMANCE.md). Keys and sequence parts of an event are never null.
+ */
+function withTieOrder(model: ColumnModel, d: Dialect, events: string): string {
   const q = d.quote;
-  const cols = [...model.keys.map((k) => q(k.name)), ...seqParts(model).map(q), q(OP)].join(', ');
-  return `SELECT CAST(count(*) AS ${d.types.int}) AS n FROM (SELECT 1 AS x FROM ${q(events)} GROUP BY ${cols} HAVING count(*) > 1) t`;
+  const group = [...model.keys.map((k) => q(k.name)), ...seqParts(model).map(q), q(OP)];
+  const tied = `SELECT ${group.join(', ')} FROM ${q(events)} GROUP BY ${group.join(', ')} HAVING count(*) > 1`;
+  const canon = d.canonicalText(model.payload.map((p) => `e.${q(p.name)}`));
+  return `SELECT e.*, CASE WHEN t.${q(OP)} IS NOT NULL THEN ${canon} END AS ${q(TIE_ORDER)}
+    FROM ${q(events)} e LEFT JOIN (${tied}) t ON ${group.map((c) => `t.${c} = e.${c}`).join(' AND ')}`;
 }
 
 /**
