@@ -1,10 +1,15 @@
 import { exactDigits, type Dialect } from '../dialects/dialect.js';
-import { DATE, INSTANT, INTEGER, NUMBER, WALL_CLOCK, type Lexical } from './lexical.js';
+import { DATE, INSTANT, INTEGER, NUMBER, WALL_CLOCK, type Lexical, type ValueClass } from './lexical.js';
 
 /** A staged column as the cast sees it: the reader's type, and its lexical form if it has one. */
 export interface StagedColumn {
   type: string;
   lexical?: Lexical;
+  /**
+   * Every class (lexical.ts valueClass) of the column's non-null values, when they were counted
+   * over the very rows the cast reads: the cast leaves out a check that every one of them passes.
+   */
+  classes?: ReadonlySet<ValueClass>;
 }
 
 /**
@@ -14,7 +19,7 @@ export interface StagedColumn {
  * cannot fail, so no fit check is needed. `zone`: where a wall-clock time becomes an instant.
  */
 export function castStaged(d: Dialect, expr: string, staged: StagedColumn, type: string, zone: string): { expr: string; exact: boolean } {
-  if (staged.lexical) return castLexical(d, expr, staged.lexical, type, zone);
+  if (staged.lexical) return castLexical(d, expr, staged, type, zone);
   if (d.sameType(staged.type, type)) return { expr, exact: true };
   if (d.sameType(type, d.types.json)) return { expr: d.toJson(expr), exact: true };
   if (d.widens(staged.type, type)) return { expr: `CAST(${expr} AS ${type})`, exact: true };
@@ -30,35 +35,47 @@ export function castStaged(d: Dialect, expr: string, staged: StagedColumn, type:
   return { expr: `CASE WHEN CAST(${cast} AS ${staged.type}) = ${expr} THEN ${cast} END`, exact: false };
 }
 
-function castLexical(d: Dialect, value: string, lexical: Lexical, type: string, zone: string): { expr: string; exact: boolean } {
-  const t = lexical === 'json' ? d.jsonText(value) : value;
+function castLexical(d: Dialect, value: string, staged: StagedColumn, type: string, zone: string): { expr: string; exact: boolean } {
+  const lexical = staged.lexical!;
+  // Whether every value is of one of these classes (when they were counted).
+  const allOf = (classes: readonly ValueClass[]) => staged.classes !== undefined && [...staged.classes].every((k) => classes.includes(k));
+  // A JSON number's text is its JSON text (no extraction).
+  const t = lexical === 'json' ? (allOf(JSON_NUMBERS) ? d.toText(value) : d.jsonText(value)) : value;
   const is = (other: string) => d.sameType(type, other);
-  const when = (regex: string, then: string) => `CASE WHEN ${d.matches(t, regex)} THEN ${then} END`;
-  if (is(d.types.text)) return { expr: t, exact: true };
+  // The value's shape is checked before the engine's conversion, unless every value has it.
+  const when = (regex: string, passes: readonly ValueClass[], then: string) => (allOf(passes) ? then : `CASE WHEN ${d.matches(t, regex)} THEN ${then} END`);
+  if (is(d.types.text)) return { expr: lexical === 'json' ? d.jsonText(value) : value, exact: true };
   if (is(d.types.json)) return { expr: lexical === 'json' ? value : d.toJson(t), exact: true };
   if (is(d.types.bool)) return { expr: `CASE lower(${t}) WHEN 'true' THEN true WHEN 'false' THEN false END`, exact: false };
-  if (isInteger(d, type)) return { expr: when(INTEGER, d.tryCast(t, type)), exact: false };
+  if (isInteger(d, type)) return { expr: when(INTEGER, INTEGERS, d.tryCast(t, type)), exact: false };
   const decimal = decimalScale(type);
   if (decimal !== undefined)
-    return { expr: when(decimal === 0 ? INTEGER : `[+-]?([0-9]+[.]?[0-9]{0,${decimal}}|[.][0-9]{1,${decimal}})`, d.tryCast(t, type)), exact: false };
-  if (is(d.types.double) || /^(real|float4?|float8)$/i.test(type.trim())) return { expr: when(NUMBER, d.tryCast(t, type)), exact: false };
-  if (is(d.types.date)) return { expr: when(DATE, d.tryCast(t, type)), exact: false };
+    return { expr: `CASE WHEN ${d.matches(t, decimal === 0 ? INTEGER : `[+-]?([0-9]+[.]?[0-9]{0,${decimal}}|[.][0-9]{1,${decimal}})`)} THEN ${d.tryCast(t, type)} END`, exact: false };
+  if (is(d.types.double) || /^(real|float4?|float8)$/i.test(type.trim())) return { expr: when(NUMBER, NUMBERS, d.tryCast(t, type)), exact: false };
+  if (is(d.types.date)) return { expr: when(DATE, ['d'], d.tryCast(t, type)), exact: false };
   const local = `${DATE}|${WALL_CLOCK}`;
-  if (is(d.types.timestamp))
-    return {
-      expr: `CASE WHEN ${d.matches(t, local)} THEN ${d.tryCast(t, type)} WHEN ${d.matches(t, INSTANT)} THEN CAST(${d.tryCast(t, d.types.timestamptz)} AS ${type}) END`,
-      exact: false,
-    };
-  if (is(d.types.timestamptz))
-    return {
-      expr: `CASE WHEN ${d.matches(t, INSTANT)} THEN ${d.tryCast(t, type)} WHEN ${d.matches(t, local)} THEN ${d.wallClockToInstant(d.tryCast(t, d.types.timestamp), zone)} END`,
-      exact: false,
-    };
+  const instant = d.tryCast(t, d.types.timestamptz);
+  if (is(d.types.timestamp)) {
+    if (allOf(['d', 'w'])) return { expr: d.tryCast(t, type), exact: false };
+    if (allOf(['z'])) return { expr: `CAST(${instant} AS ${type})`, exact: false };
+    return { expr: `CASE WHEN ${d.matches(t, local)} THEN ${d.tryCast(t, type)} WHEN ${d.matches(t, INSTANT)} THEN CAST(${instant} AS ${type}) END`, exact: false };
+  }
+  if (is(d.types.timestamptz)) {
+    const wallClock = d.wallClockToInstant(d.tryCast(t, d.types.timestamp), zone);
+    if (allOf(['z'])) return { expr: d.tryCast(t, type), exact: false };
+    if (allOf(['d', 'w'])) return { expr: wallClock, exact: false };
+    return { expr: `CASE WHEN ${d.matches(t, INSTANT)} THEN ${d.tryCast(t, type)} WHEN ${d.matches(t, local)} THEN ${wallClock} END`, exact: false };
+  }
   // Other stored types (nested, UUID, time, ...): the engine's own conversion of the text, or of the JSON.
   if (lexical === 'json')
     return { expr: `CASE WHEN ${d.jsonKind(value)} IN ('object', 'array') THEN ${d.tryCast(value, type)} ELSE ${d.tryCast(t, type)} END`, exact: false };
   return { expr: d.tryCast(t, type), exact: false };
 }
+
+/** The classes whose text is integer syntax (INTEGER), number syntax (NUMBER), a JSON number. */
+const INTEGERS: readonly ValueClass[] = ['i', 'I', 'H', 'si', 'sI', 'sH'];
+const NUMBERS: readonly ValueClass[] = [...INTEGERS, 'f', 'sf'];
+const JSON_NUMBERS: readonly ValueClass[] = ['i', 'I', 'H', 'f'];
 
 function isInteger(d: Dialect, type: string): boolean {
   return [d.types.bigint, d.types.int, d.types.smallint, 'HUGEINT', 'TINYINT', 'UBIGINT', 'UINTEGER', 'USMALLINT', 'UTINYINT'].some((t) => d.sameType(type, t));

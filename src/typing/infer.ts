@@ -65,6 +65,12 @@ export function decideType(d: Dialect, stats: ColumnStats, lexical: Lexical, isS
   }
 }
 
+/** What the values of a staged column say: its type, and every class its non-null values have. */
+export interface InferredType {
+  decision: TypeDecision;
+  classes: ReadonlySet<ValueClass>;
+}
+
 /** A staged column to type: its name, how it holds its values, whether it is a sequence part. */
 export interface UntypedColumn {
   name: string;
@@ -77,8 +83,8 @@ export interface UntypedColumn {
  * classes per column (all files of the commit together). The samples a message quotes are looked
  * up afterwards, only for a column whose values stop the apply.
  */
-export async function inferTypes(driver: Driver, table: string, columns: UntypedColumn[]): Promise<Map<string, TypeDecision>> {
-  const out = new Map<string, TypeDecision>();
+export async function inferTypes(driver: Driver, table: string, columns: UntypedColumn[]): Promise<Map<string, InferredType>> {
+  const out = new Map<string, InferredType>();
   if (!columns.length) return out;
   const d = driver.dialect;
   // One grouping by every column's class at once: real data has few combinations of classes, so
@@ -93,7 +99,7 @@ export async function inferTypes(driver: Driver, table: string, columns: Untyped
     }
     let decision = decideType(d, { counts, samples: {} }, c.lexical, c.isSequence);
     if (decision.kind !== 'typed') decision = decideType(d, { counts, samples: await samplesOf(driver, table, c) }, c.lexical, c.isSequence);
-    out.set(c.name, decision);
+    out.set(c.name, { decision, classes: new Set(CLASSES.filter((k) => counts[k] > 0)) });
   }
   return out;
 }

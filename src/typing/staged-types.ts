@@ -56,7 +56,11 @@ export async function typeStagedColumns(
     if (was !== undefined && (fixed.has(c.name) || !mayWiden(d, was))) continue;
     untyped.push({ name: c.name, lexical: form, isSequence: flow.sequenceBy.includes(c.name) });
   }
-  const decided = await inferTypes(driver, table, untyped);
+  const inferred = await inferTypes(driver, table, untyped);
+  const decided = new Map([...inferred].map(([name, i]) => [name, i.decision]));
+  // A new column's cast may rely on the classes its values were seen to have: no row is staged
+  // after this count (a snapshot's implied rows are written only into an existing target's stage).
+  for (const [name, i] of inferred) if (!storedType.has(name)) staged.set(name, { ...staged.get(name)!, classes: i.classes });
   // Integers with fractions in a fresh column: their digits decide (exact-numbers.ts). A stored
   // column is given a double here, and evolve.ts finds the decimal that holds it and them.
   const mixed = untyped.filter((c) => decided.get(c.name)?.kind === 'integersAndFractions' && !storedType.has(c.name));
