@@ -255,8 +255,8 @@ const TIE_ORDER = `${INTERNAL_PREFIX}tie_order`;
  * The events of `events` with TIE_ORDER: for a tied event (another event of its key shares its
  * sequence and operation) the canonical text of its payload, which orders ties
  * (docs/SEMANTICS.md); NULL for every other event, which its sequence and operation order
- * already. Only tied events pay for the text (a new string per event: a third of a 1M-event walk
- * when every event paid, docs/PERFORMANCE.md). Keys and sequence parts of an event are never null.
+ * already, so only tied events pay for a new string (docs/PERFORMANCE.md, session 18). Keys and
+ * sequence parts of an event are never null.
  */
 function withTieOrder(model: ColumnModel, d: Dialect, events: string): string {
   const q = d.quote;
