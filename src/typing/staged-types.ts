@@ -58,8 +58,9 @@ export async function typeStagedColumns(
   }
   const inferred = await inferTypes(driver, table, untyped);
   const decided = new Map([...inferred].map(([name, i]) => [name, i.decision]));
-  // A new column's cast may rely on the classes its values were seen to have: no row is staged
-  // after this count (a snapshot's implied rows are written only into an existing target's stage).
+  // A new column's cast may rely on the classes its values were seen to have: a row staged after
+  // this count (a snapshot's implied delete, sources/snapshot.ts) holds values of stored columns
+  // only (its keys and version), null in every new one.
   for (const [name, i] of inferred) if (!storedType.has(name)) staged.set(name, { ...staged.get(name)!, classes: i.classes });
   // Integers with fractions in a fresh column: their digits decide (exact-numbers.ts). A stored
   // column is given a double here, and evolve.ts finds the decimal that holds it and them.
