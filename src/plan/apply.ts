@@ -4,21 +4,21 @@ import { FILE_COLUMN, hasRow, LINE_COLUMN } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
 import { ensureCatalog, readTargetRecords, writeFlowRecord } from '../store/catalog.js';
 import { recordCommit, type CommitResult } from '../store/commits.js';
-import { PINNED_TABLES, storeNames, TMP, type StoreNames } from '../store/names.js';
+import { storeNames, TMP, type StoreNames } from '../store/names.js';
 import { settleDebezium } from '../flow/debezium-positions.js';
 import { DIFF_VIEWS, diffSql, WALKED, wholeDiffSql } from './diff-sql.js';
 import { ensureFeedColumns, FEED_OWN_COLUMNS } from '../store/feed.js';
 import { evolveModel } from './evolve.js';
 import { appendEventsSql, batchSql, DROP, expectationColumn, expectationReason, logColumns, quarantineSql, REASON } from './events-sql.js';
 import { sqlString, type Dialect } from '../dialects/dialect.js';
-import { eventsSql, freshSql, knownSql, LOG_VIEW, keysSql, prevSql, rebuiltStateSql, SIMPLE, SLOW, slowLogSql, stateSql, tiesSql, validSql } from './incremental.js';
+import { eventsSql, freshSql, knownSql, LOG_VIEW, keysSql, prevSql, rebuiltStateSql, SIMPLE, SLOW, slowLogSql, stateChange, tiesSql, validSql } from './incremental.js';
 import { checkExpressions, checkSpelling, shown } from './expression.js';
 import type { StagedColumn } from '../typing/cast.js';
 import type { LexicalColumns } from '../typing/lexical.js';
 import { sourceColumnsOf, typeStagedColumns } from '../typing/staged-types.js';
 import { deriveModel, INTERNAL_PREFIX, type ColumnModel } from './model.js';
 import { changedSettings, semanticSettings } from './settings.js';
-import { commitLabel, dropUnfinishedCreation, undoInterruptedCommit } from '../store/recovery.js';
+import { executorFor } from '../execute/executor.js';
 import { checkEndSentinel, COMMIT, createStoreSql, OP, OP_TRUNCATE, targetColumns } from './target.js';
 import { checkColumnNames, checkNewTarget } from './name-clashes.js';
 import { reportDiskFull } from './disk-full.js';
@@ -108,6 +108,7 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
   let names = storeNames(flow.target);
   const d = driver.dialect;
   const q = d.quote;
+  const executor = executorFor(d);
   const num = async (sql: string, params: unknown[] = []) => Number(Object.values((await driver.query(sql, params))[0] ?? {})[0] ?? 0);
   progress(`reading ${spec.inputs.length === 1 ? spec.inputs[0] : `${spec.inputs.length} inputs`}`);
   const { skipped, lexical = new Map(), records, columns: stagedColumns } = await spec.stage(driver);
@@ -130,12 +131,9 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
         fix: 'this is a bug in scdkit: please report it with the input file',
       });
 
-    // Without transactions, the writes of a commit that did not finish are undone first, and
-    // this commit's writes are labelled with its number (store/recovery.ts).
-    if (!d.capabilities.transactions) {
-      if (record && (await interruptedWrites(driver, names, version))) await undoInterruptedCommit(driver, names, version);
-      if (d.commitLabel) await driver.run(d.commitLabel(commitLabel(names.target, version)));
-    }
+    // What the engine needs before a commit writes (without transactions: an interrupted commit's
+    // writes undone, this one's labelled with its number; store/recovery.ts).
+    await executor.begin(driver, names, version, !!record);
     // A Debezium flow's sequence follows from its target's source columns: the stored ones once it exists.
     flow = settleDebezium(flow, (record?.model.source ?? sourceColumnsOf(stagedTable)).map((c) => c.name));
     const settings = semanticSettings(flow);
@@ -168,19 +166,15 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
     checkColumnNames(flow, model, d);
     await checkEndSentinel(driver, flow, model);
     const createTarget = async () => {
-      // Without transactions, an interrupted first commit may have left its tables (store/recovery.ts).
-      if (!d.capabilities.transactions) await dropUnfinishedCreation(driver, names, version);
+      await executor.beforeCreate(driver, names, version);
       await checkNewTarget(driver, flow, names);
       for (const sql of createStoreSql(flow, model, d, names)) await driver.run(sql);
       await writeFlowRecord(driver, names, { model, settings }, at);
     };
-    // Where scratch may be recomputed from what it read (Spark), the target's tables are read as
-    // they are now for the rest of the commit (a snapshot's comparison with the live rows too),
-    // and written by the names the driver gives.
+    // The target's tables as the rest of the commit reads and writes them (a snapshot's
+    // comparison with the live rows too): as of now where scratch may be recomputed (Spark).
     const pinReads = async () => {
-      if (!driver.pinReads) return;
-      const writes = await driver.pinReads(PINNED_TABLES.map((t) => names[t]));
-      names = { ...names, writes: Object.fromEntries(PINNED_TABLES.map((t) => [t, writes[names[t]]!])) };
+      names = await executor.pinReads(driver, names);
     };
     // A new target whose records each order their own keys (JSON) takes its columns' order from
     // its first applied record, so it is created once the batch tells which that is.
@@ -382,16 +376,6 @@ function keysWithNewsSql(d: Dialect, model: ColumnModel): string {
   return `SELECT count(*) AS n FROM ${q(TMP.keys)} ${k} WHERE NOT ${k}.${q(SLOW)} OR EXISTS (SELECT 1 FROM ${q(TMP.fresh)} n WHERE ${on})`;
 }
 
-/** Whether the log or the quarantine holds rows of commit `version`, which has no record yet (an interrupted commit). */
-async function interruptedWrites(driver: Driver, names: StoreNames, version: number): Promise<boolean> {
-  const q = driver.dialect.quote;
-  const rows = await driver.query(
-    `SELECT (SELECT count(*) FROM ${q(names.events)} WHERE ${q(COMMIT)} >= $1) + (SELECT count(*) FROM ${q(names.quarantine)} WHERE ${q(COMMIT)} >= $1) AS n`,
-    [version],
-  );
-  return Number(rows[0]!.n) > 0;
-}
-
 /** Keys whose every event of this batch was a duplicate change nothing: forget them. Returns the keys left. */
 async function dropKeysWithoutNews(driver: Driver, model: ColumnModel): Promise<number> {
   const q = driver.dialect.quote;
@@ -443,7 +427,8 @@ export async function recompute(driver: Driver, flow: Flow, model: ColumnModel, 
   // each write is a commit of its own, store/recovery.ts). Neither reads what the other writes.
   // Only a rebuild recomputes the whole log, and it has just recreated the state empty.
   // A batch with a truncate recomputes every key (keysSql's allSlow), without their rows of the state.
-  for (const sql of wholeLog ? rebuiltStateSql(flow, model, d, names) : stateSql(model, d, names, { events, byRow: byStateRow, walked })) await driver.run(sql);
+  const stateWrites = wholeLog ? rebuiltStateSql(flow, model, d, names) : executorFor(d).stateWrites(d, stateChange(model, d, names, { events, byRow: byStateRow, walked }));
+  for (const sql of stateWrites) await driver.run(sql);
   return writeDiff(driver, flow, model, names, version, at, { next: wholeLog ? TMP.changed : TMP.next, freeEarly, walkedKeys: walked, simpleKeys, feedHas: options.feedHas });
 }
 
@@ -561,14 +546,7 @@ export async function writeDiff(driver: Driver, flow: Flow, model: ColumnModel, 
   const row = (await driver.query(diff.counts))[0]!;
   const [added, closes, removed] = [Number(row.added), Number(row.closes), Number(row.removed)];
   if (ownFeed && added + removed > 0) await driver.run(diff.feed, [version, at]);
-  if (!d.capabilities.rowIds) {
-    // By identity, in one statement: the target changes in one commit of the engine's own.
-    if (added + removed > 0) await driver.run(diff.merge);
-  } else {
-    if (removed > closes) await driver.run(diff.delete);
-    if (closes > 0 && diff.update) await driver.run(diff.update);
-    if (added > closes) await driver.run(diff.insert);
-  }
+  for (const sql of executorFor(d).targetWrites(d, diff.change, { added, closes, removed })) await driver.run(sql);
   // What only the diff read goes now (the key state reads the walk's input and the new events).
   if (freeEarly) await dropTables(driver, [TMP.simple, TMP.prev, ...Object.values(WALKED)], DIFF_VIEWS);
   return { inserted: Number(row.inserted), updated: Number(row.updated), deleted: Number(row.deleted), closed: Number(row.closed) };

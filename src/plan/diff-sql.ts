@@ -6,6 +6,7 @@ import { currentCondition, identityColumns, sentinelValue, targetColumns, target
 import { ROWID, SLOW, simpleDiffSql } from './incremental.js';
 import { CURRENT } from './walk-sql.js';
 import { CLOSE_TYPE, keptByReference, PRE_CURRENT, PRE_END, REF } from '../store/feed.js';
+import type { TargetChange } from '../execute/target-change.js';
 
 /**
  * Compare the recomputed rows (TMP.next) with the stored rows they may replace (TMP.prev),
@@ -61,39 +62,24 @@ export function diffSql(flow: Flow, model: ColumnModel, d: Dialect, names: Store
   const T = written(names, 'target', q);
   const rowId = targetRowId(flow, model, d);
   const simple = simpleKeys ? simpleDiffSql(flow, model, d, names, { update: UPDATE, updateOfCurrent: UPDATE_OF_CURRENT, ofRow: OF_ROW, close: CLOSE }) : undefined;
-  // The writes read the removed and added rows (TMP.removed and TMP.added, or their SELECTs).
-  const writes = (removed: string, added: string) => {
-    // A removed row that a close replaces is updated in place, not deleted.
-    const notClosed = `NOT EXISTS (SELECT 1 FROM ${added} a WHERE a.${q(CLOSE)} AND ${sameId('a', 'r')})`;
-    return {
-      // A version only closed (its end, and is-current, change) is updated in place; other
-      // replaced rows are deleted and inserted again. By row id, or where a target column hides it
-      // (targetRowId) by identity: the target's identity is unique, and a close keeps its row's identity.
-      delete: rowId
-        ? `DELETE FROM ${T} WHERE ${rowIdIn(d, rowId, `SELECT r.${q(ROWID)} FROM ${removed} r WHERE ${notClosed}`)}`
-        : `DELETE FROM ${T} WHERE EXISTS (SELECT 1 FROM ${removed} r WHERE ${sameId('r', T)} AND ${notClosed})`,
-      update: closing.length
-        ? `UPDATE ${T} SET ${closing.map((c) => `${q(c)} = a.${q(c)}`).join(', ')}
-         FROM ${added} a WHERE a.${q(CLOSE)} AND ${
-           rowId
-             ? `${T}.${rowId} = a.${q(OF_ROW)}${
-                 d.fetchByRowId ? ` AND ${d.fetchByRowId(`${T}.${rowId}`, `SELECT c.${q(OF_ROW)} FROM ${added} c WHERE c.${q(CLOSE)}`)}` : ''
-               }`
-             : sameId(T, 'a')
-         }`
-        : undefined,
-      insert: `INSERT INTO ${T} (${list}) SELECT ${list} FROM ${added} a WHERE NOT a.${q(CLOSE)}`,
-      // Every change at once, by identity (no row ids): each removed row meets the added row of its
-      // identity, if any (identity is unique on both sides, so each target row matches one source row).
-      merge: mergeSql(T, q, id, cols, closing, removed, added),
-      // Each close pairs with one removed row: what is left is deleted, what is not a close inserted.
-      counts: `SELECT i.inserted, i.updated, r.removed - i.updated AS deleted, r.current_removed - i.current_kept AS closed, i.added, i.closes, r.removed FROM
+  // The target's change reads the removed and added rows (TMP.removed and TMP.added, or their SELECTs).
+  const change = (removed: string, added: string): TargetChange => ({
+    target: T,
+    columns: cols,
+    identity: id,
+    closing,
+    removed,
+    added,
+    rowId,
+    flags: { rowId: ROWID, close: CLOSE, ofRow: OF_ROW },
+  });
+  // Each close pairs with one removed row: what is left is deleted, what is not a close inserted.
+  const counts = (removed: string, added: string) =>
+    `SELECT i.inserted, i.updated, r.removed - i.updated AS deleted, r.current_removed - i.current_kept AS closed, i.added, i.closes, r.removed FROM
       (SELECT CAST(count(*) FILTER (WHERE NOT ${upd}) AS ${d.types.int}) AS inserted, CAST(count(*) FILTER (WHERE ${upd}) AS ${d.types.int}) AS updated,
         CAST(count(*) FILTER (WHERE ${updCur} AND ${q(CURRENT)}) AS ${d.types.int}) AS current_kept,
         CAST(count(*) AS ${d.types.int}) AS added, CAST(count(*) FILTER (WHERE ${q(CLOSE)}) AS ${d.types.int}) AS closes FROM ${added} a) i,
-      (SELECT CAST(count(*) AS ${d.types.int}) AS removed, CAST(count(*) FILTER (WHERE ${q(CURRENT)}) AS ${d.types.int}) AS current_removed FROM ${removed} r) r`,
-    };
-  };
+      (SELECT CAST(count(*) AS ${d.types.int}) AS removed, CAST(count(*) FILTER (WHERE ${q(CURRENT)}) AS ${d.types.int}) AS current_removed FROM ${removed} r) r`;
   if (!walkedKeys) {
     if (!simple) throw new Error('diffSql: neither walked nor simple keys');
     // Every key is simple: its one join is the whole diff (no walk, no stored rows compared).
@@ -105,7 +91,8 @@ export function diffSql(flow: Flow, model: ColumnModel, d: Dialect, names: Store
        SELECT ${refList}, ${postType}, ${ver}, ${ts}${
          pre ? `, CASE WHEN a.${q(CLOSE)} THEN ${liveEnd} END, ${flow.isCurrentColumn ? `CASE WHEN a.${q(CLOSE)} THEN true END` : `CAST(NULL AS ${d.types.bool})`}` : ''
        }, true FROM (${simple.added}) a`,
-      ...writes(`(${simple.removed})`, `(${simple.added})`),
+      counts: counts(`(${simple.removed})`, `(${simple.added})`),
+      change: change(`(${simple.removed})`, `(${simple.added})`),
     };
   }
   return {
@@ -150,47 +137,19 @@ export function diffSql(flow: Flow, model: ColumnModel, d: Dialect, names: Store
        }, true FROM (${simple.added}) a`
            : ''
        }`,
-    ...writes(q(TMP.removed), q(TMP.added)),
+    counts: counts(q(TMP.removed), q(TMP.added)),
+    change: change(q(TMP.removed), q(TMP.added)),
   };
 }
 
-/**
- * The diff as one MERGE by identity: a removed row alone is deleted, an added row alone inserted;
- * a pair is a close (only the closing columns change) or an update of every other column.
- */
-function mergeSql(T: string, q: (s: string) => string, id: string[], cols: string[], closing: string[], removed: string, added: string): string {
-  const m = (i: number) => q(`${INTERNAL_PREFIX}m${i}`);
-  const action = q(`${INTERNAL_PREFIX}action`);
-  const others = cols.filter((c) => !id.includes(c));
-  return `MERGE INTO ${T} t USING (
-  SELECT ${id.map((c, i) => `coalesce(a.${q(c)}, r.${q(c)}) AS ${m(i)}`).join(', ')}, ${cols.map((c) => `a.${q(c)} AS ${q(c)}`).join(', ')},
-    CASE WHEN a.${q(id[0]!)} IS NULL THEN 'delete' WHEN a.${q(CLOSE)} THEN 'close' WHEN r.${q(id[0]!)} IS NULL THEN 'insert' ELSE 'update' END AS ${action}
-  FROM ${added} a FULL JOIN ${removed} r ON ${id.map((c) => `a.${q(c)} = r.${q(c)}`).join(' AND ')}) s
-ON ${id.map((c, i) => `t.${q(c)} = s.${m(i)}`).join(' AND ')}
-WHEN MATCHED AND s.${action} = 'delete' THEN DELETE${
-    closing.length ? `
-WHEN MATCHED AND s.${action} = 'close' THEN UPDATE SET ${closing.map((c) => `${q(c)} = s.${q(c)}`).join(', ')}` : ''
-  }${others.length ? `
-WHEN MATCHED AND s.${action} = 'update' THEN UPDATE SET ${others.map((c) => `${q(c)} = s.${q(c)}`).join(', ')}` : ''}
-WHEN NOT MATCHED AND s.${action} = 'insert' THEN INSERT (${cols.map(q).join(', ')}) VALUES (${cols.map((c) => `s.${q(c)}`).join(', ')})`;
-}
-
-/** `rowId` is one of the ids `subquery` gives: fetched by id where the dialect can (Dialect.fetchByRowId). */
-function rowIdIn(d: Dialect, rowId: string, subquery: string): string {
-  return d.fetchByRowId ? d.fetchByRowId(rowId, subquery) : `${rowId} IN (${subquery})`;
-}
-
-/** The statements of a diff: the rows found, then each write (run only when it has rows to write). */
+/** A diff: the statements that find its rows, the change feed's insert, its counts, and the target's change as data. */
 export interface DiffSql {
   prepare: string[];
   feed: string;
-  delete: string;
-  update?: string;
-  insert: string;
-  /** The delete, the update and the insert as one MERGE by identity (engines without row ids). */
-  merge: string;
   /** One row: inserted, updated, deleted, closed (the commit's counts), added, closes, removed. */
   counts: string;
+  /** What changes in the target: its executor writes it (execute/executor.ts). */
+  change: TargetChange;
 }
 
 /**

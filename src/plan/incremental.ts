@@ -6,6 +6,7 @@ import { INTERNAL_PREFIX, seqParts, type ColumnModel } from './model.js';
 import { currentCondition, HASH, OP, OP_TRUNCATE, OP_UPSERT, rowIdOrNull, targetColumns, targetRowId } from './target.js';
 import { CURRENT, endPart, TOMB, versionsSelect } from './walk-sql.js';
 import { lastPart, LIVE, stateColumns } from './key-state.js';
+import { stateInsertSql, type StateChange } from '../execute/state-change.js';
 
 /**
  * Cost that follows the batch (issue "performance"): a per-key state (the sequence of the key's
@@ -101,7 +102,7 @@ GROUP BY ${K.join(', ')}`);
   // previousValues: a version's previous values come from the version before it (walk-sql.ts).
   const fromLog = (flow.storedAs === 'scd1' && flow.surrogateKey !== undefined) || flow.previousValues !== undefined;
   const slow = fromLog ? 'true' : `bool_or(${late}${reopen})`;
-  // Where rows are fetched by id, the key's row of the state comes along: stateSql forgets it by
+  // Where rows are fetched by id, the key's row of the state comes along: the executor forgets it by
   // that id instead of joining the whole state again (the lock and the transaction keep it in place).
   const stateRow = stateRowId(model, d);
   const row = d.fetchByRowId && stateRow ? [`s.${stateRow}`] : [];
@@ -283,8 +284,8 @@ export interface StateOptions {
   walked?: boolean;
 }
 
-/** Replace the state of the recomputed keys: last event's sequence, and whether a version is live. */
-export function stateSql(model: ColumnModel, d: Dialect, names: StoreNames, options: StateOptions = {}): string[] {
+/** The new state of the recomputed keys (last event's sequence, and whether a version is live), as its executor's input. */
+export function stateChange(model: ColumnModel, d: Dialect, names: StoreNames, options: StateOptions = {}): StateChange {
   const { events = TMP.events, empty = false, byRow = false, walked = true } = options;
   const q = d.quote;
   const K = model.keys.map((k) => q(k.name));
@@ -297,60 +298,35 @@ export function stateSql(model: ColumnModel, d: Dialect, names: StoreNames, opti
       ? `SELECT DISTINCT ON (${K.join(', ')}) ${[...K, ...S].join(', ')} FROM ${q(events)} ORDER BY ${[...K, ...S.map((s) => `${s} DESC`)].join(', ')}`
       : `SELECT ${[...K, ...S].join(', ')} FROM (SELECT ${[...K, ...S].join(', ')}, row_number() OVER (PARTITION BY ${K.join(', ')} ORDER BY ${S.map((s) => `${s} DESC`).join(', ')}) AS ${q(`${INTERNAL_PREFIX}rn`)}
    FROM ${q(events)}) x WHERE x.${q(`${INTERNAL_PREFIX}rn`)} = 1`;
-  // One key column: a plain IN (DuckDB decorrelates the EXISTS into a grouped join, 0.4 s for 1M
-  // keys of a 10M state against 0.2 s); keys of a recomputed key are never null.
-  const stateRow = stateRowId(model, d);
-  const forget =
-    byRow && d.fetchByRowId && stateRow
-      ? `DELETE FROM ${written(names, 'state', q)} WHERE ${d.fetchByRowId(stateRow, `SELECT k.${q(STATE_ROW)} FROM ${q(TMP.keys)} k WHERE k.${q(STATE_ROW)} IS NOT NULL`)}`
-      : K.length === 1
-      ? `DELETE FROM ${written(names, 'state', q)} WHERE ${K[0]} IN (SELECT k.${K[0]} FROM ${q(TMP.keys)} k)`
-      : `DELETE FROM ${written(names, 'state', q)} WHERE EXISTS (SELECT 1 FROM ${q(TMP.keys)} k WHERE ${model.keys
-          .map((k) => `k.${q(k.name)} = ${written(names, 'state', q)}.${q(k.name)}`)
-          .join(' AND ')})`;
   const walkedKeys = `SELECT ${K.map((k) => `e.${k}`).join(', ')}, ${S.map((s) => `e.${s}`).join(', ')}, coalesce(c.live, false)
 FROM (${last}) e
 LEFT JOIN (SELECT ${K.join(', ')}, true AS live FROM ${q(TMP.next)} WHERE ${q(CURRENT)}) c
   ON ${model.keys.map((k) => `c.${q(k.name)} = e.${q(k.name)}`).join(' AND ')}
 UNION ALL
 `;
-  const columns = stateColumns(model, d).map((c) => q(c.name));
   const rows = `${walked ? walkedKeys : ''}SELECT ${[...K.map((k) => `n.${k}`), ...model.seq.map((c) => `n.${q(c.name)}`)].join(', ')}, n.${q(OP)} = ${OP_UPSERT}
 FROM ${q(TMP.fresh)} n JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'n', 'k')} WHERE k.${q(SIMPLE)}`;
-  // Without row ids (Delta): one MERGE of the recomputed keys, which changes the state in one commit.
-  if (!d.capabilities.rowIds && !empty) return [stateMergeSql(model, d, names, rows)];
-  return [...(empty ? [] : [forget]), `INSERT INTO ${written(names, 'state', q)} (${columns.join(', ')})\n${rows}`];
-}
-
-/**
- * The key state of the recomputed keys (TMP.keys) as one MERGE: a key's new row (`rows`, in the
- * state's columns) replaces its old one; a key without a new row loses its row.
- */
-function stateMergeSql(model: ColumnModel, d: Dialect, names: StoreNames, rows: string): string {
-  const q = d.quote;
-  const columns = stateColumns(model, d).map((c) => c.name);
-  const has = q(`${INTERNAL_PREFIX}has`);
-  const r = (i: number) => q(`${INTERNAL_PREFIX}r${i}`);
-  const rest = columns.filter((c) => !model.keys.some((k) => k.name === c));
-  return `MERGE INTO ${written(names, 'state', q)} t USING (
-  SELECT ${model.keys.map((k) => `k.${q(k.name)}`).join(', ')}, ${rest.map((c, i) => `n.${r(i)} AS ${q(c)}`).join(', ')}, n.${r(0)} IS NOT NULL OR n.${r(rest.length - 1)} IS NOT NULL AS ${has}
-  FROM (SELECT DISTINCT ${model.keys.map((k) => q(k.name)).join(', ')} FROM ${q(TMP.keys)}) k
-  LEFT JOIN (SELECT ${columns.map((c, i) => (i < model.keys.length ? `x${i}` : `x${i} AS ${r(i - model.keys.length)}`)).join(', ')} FROM (${rows}) AS x(${columns.map((_, i) => `x${i}`).join(', ')})) n
-    ON ${model.keys.map((k, i) => `n.x${i} = k.${q(k.name)}`).join(' AND ')}) s
-ON ${model.keys.map((k) => `t.${q(k.name)} = s.${q(k.name)}`).join(' AND ')}
-WHEN MATCHED AND NOT s.${has} THEN DELETE
-WHEN MATCHED THEN UPDATE SET ${rest.map((c) => `${q(c)} = s.${q(c)}`).join(', ')}
-WHEN NOT MATCHED AND s.${has} THEN INSERT (${columns.map(q).join(', ')}) VALUES (${columns.map((c) => `s.${q(c)}`).join(', ')})`;
+  // Where the keys carry their state row's id (keysSql), the executor may forget them by it.
+  const stateRow = stateRowId(model, d);
+  return {
+    state: written(names, 'state', q),
+    keys: model.keys.map((k) => k.name),
+    columns: stateColumns(model, d).map((c) => c.name),
+    recomputed: q(TMP.keys),
+    rows,
+    empty,
+    byRow: byRow && d.fetchByRowId && stateRow ? { rowId: stateRow, column: STATE_ROW } : undefined,
+  };
 }
 
 /**
  * A rebuild's key state, into the state it has just created, from TMP.keys (keysSql, allSlow):
  * a key's last event is its last logged one or the log's last truncate (the walk expands every
  * truncate to every key), and it is live when the rebuilt target has a current version of it.
- * Several sequence parts: stateSql, which groups the walk's input again.
+ * Several sequence parts: stateChange's rows, which group the walk's input again.
  */
 export function rebuiltStateSql(flow: Flow, model: ColumnModel, d: Dialect, names: StoreNames): string[] {
-  if (model.seq.length !== 1) return stateSql(model, d, names, { events: LOG_VIEW, empty: true });
+  if (model.seq.length !== 1) return [stateInsertSql(d.quote, stateChange(model, d, names, { events: LOG_VIEW, empty: true }))];
   const q = d.quote;
   const K = model.keys.map((k) => q(k.name));
   const truncates = flow.applyAsTruncates !== undefined;

@@ -2,14 +2,14 @@ import { rowIdOf, type Dialect } from '../dialects/dialect.js';
 import type { ColumnInfo, Driver } from '../dialects/driver.js';
 import { ScdError } from '../errors.js';
 import type { Flow } from '../flow/flow.js';
-import type { StoreNames } from '../store/names.js';
+import { COMMIT, type StoreNames } from '../store/names.js';
 import { feedColumns } from '../store/feed.js';
 import { INTERNAL_PREFIX, sequenceType, type ColumnModel } from './model.js';
 import { createStateSql } from './key-state.js';
 
 export const HASH = `${INTERNAL_PREFIX}hash`;
 export const OP = `${INTERNAL_PREFIX}op`;
-export const COMMIT = `${INTERNAL_PREFIX}commit`;
+export { COMMIT };
 
 export const OP_UPSERT = 0;
 export const OP_DELETE = 1;

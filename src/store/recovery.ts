@@ -1,5 +1,5 @@
 import type { Driver } from '../dialects/driver.js';
-import type { StoreNames } from './names.js';
+import { COMMIT, type StoreNames } from './names.js';
 
 /**
  * How a commit is made whole on an engine without multi-statement transactions (Delta Lake),
@@ -33,6 +33,16 @@ export function commitOfLabel(target: string, label: string | null): number | un
 /** The tables of one target that a commit writes, each a Delta table of its own. */
 function targetTables(names: StoreNames): string[] {
   return [names.events, names.quarantine, names.state, names.target];
+}
+
+/** Whether the log or the quarantine holds rows of commit `version`, which has no record yet (an interrupted commit). */
+export async function interruptedWrites(driver: Driver, names: StoreNames, version: number): Promise<boolean> {
+  const q = driver.dialect.quote;
+  const rows = await driver.query(
+    `SELECT (SELECT count(*) FROM ${q(names.events)} WHERE ${q(COMMIT)} >= $1) + (SELECT count(*) FROM ${q(names.quarantine)} WHERE ${q(COMMIT)} >= $1) AS n`,
+    [version],
+  );
+  return Number(rows[0]!.n) > 0;
 }
 
 /**

@@ -1,0 +1,82 @@
+import { INTERNAL_COLUMN_PREFIX } from '../dialects/driver.js';
+import { commitLabel, dropUnfinishedCreation, interruptedWrites, undoInterruptedCommit } from '../store/recovery.js';
+import { PINNED_TABLES } from '../store/names.js';
+import type { CommitExecutor } from './executor.js';
+import { stateInsertSql, type StateChange } from './state-change.js';
+import type { TargetChange } from './target-change.js';
+
+/**
+ * The executor of an engine without multi-statement transactions whose tables keep versions and
+ * label their commits (Delta Lake on Spark): each write of an scdkit commit is an engine commit of
+ * its own, so the writes come in an order a crash can be undone from (store/recovery.ts: the
+ * commit record last), each carries the commit's label, an interrupted commit is undone before
+ * the next one writes, and the target changes in exactly one MERGE by identity, so that a reader
+ * of the table only ever sees whole scdkit commits.
+ */
+export const deltaExecutor: CommitExecutor = {
+  kind: 'delta',
+  async begin(driver, names, version, recorded) {
+    if (recorded && (await interruptedWrites(driver, names, version))) await undoInterruptedCommit(driver, names, version);
+    // executorFor chose this executor for a dialect with commitLabel.
+    await driver.run(driver.dialect.commitLabel!(commitLabel(names.target, version)));
+  },
+  async beforeCreate(driver, names, version) {
+    // An interrupted first commit may have left its tables.
+    await dropUnfinishedCreation(driver, names, version);
+  },
+  // Scratch may be recomputed from what it read (Spark's cache): the rest of the commit reads the
+  // target's tables as they are now, and writes them by the names the driver gives.
+  async pinReads(driver, names) {
+    if (!driver.pinReads) throw new Error(`the ${driver.dialect.name} driver has no pinReads, which a commit without transactions needs to read its tables as of its start`);
+    const writes = await driver.pinReads(PINNED_TABLES.map((t) => names[t]));
+    return { ...names, writes: Object.fromEntries(PINNED_TABLES.map((t) => [t, writes[names[t]]!])) };
+  },
+  // executorFor chose this executor for a dialect with MERGE.
+  targetWrites(d, change, sizes) {
+    return sizes.added + sizes.removed > 0 ? [mergeByIdentity(d.quote, change)] : [];
+  },
+  // One MERGE of the recomputed keys: the state changes in one commit of its own.
+  stateWrites: (d, change) => [change.empty ? stateInsertSql(d.quote, change) : stateMergeSql(d.quote, change)],
+};
+
+/**
+ * The key state of the recomputed keys as one MERGE: a key's new row replaces its old one; a key
+ * without a new row loses its row.
+ */
+function stateMergeSql(q: (s: string) => string, change: StateChange): string {
+  const { state, keys, columns, recomputed, rows } = change;
+  const has = q(`${INTERNAL_COLUMN_PREFIX}has`);
+  const r = (i: number) => q(`${INTERNAL_COLUMN_PREFIX}r${i}`);
+  const rest = columns.filter((c) => !keys.includes(c));
+  return `MERGE INTO ${state} t USING (
+  SELECT ${keys.map((k) => `k.${q(k)}`).join(', ')}, ${rest.map((c, i) => `n.${r(i)} AS ${q(c)}`).join(', ')}, n.${r(0)} IS NOT NULL OR n.${r(rest.length - 1)} IS NOT NULL AS ${has}
+  FROM (SELECT DISTINCT ${keys.map(q).join(', ')} FROM ${recomputed}) k
+  LEFT JOIN (SELECT ${columns.map((c, i) => (i < keys.length ? `x${i}` : `x${i} AS ${r(i - keys.length)}`)).join(', ')} FROM (${rows}) AS x(${columns.map((_, i) => `x${i}`).join(', ')})) n
+    ON ${keys.map((k, i) => `n.x${i} = k.${q(k)}`).join(' AND ')}) s
+ON ${keys.map((k) => `t.${q(k)} = s.${q(k)}`).join(' AND ')}
+WHEN MATCHED AND NOT s.${has} THEN DELETE
+WHEN MATCHED THEN UPDATE SET ${rest.map((c) => `${q(c)} = s.${q(c)}`).join(', ')}
+WHEN NOT MATCHED AND s.${has} THEN INSERT (${columns.map(q).join(', ')}) VALUES (${columns.map((c) => `s.${q(c)}`).join(', ')})`;
+}
+
+/**
+ * The change as one MERGE by identity: a removed row alone is deleted, an added row alone
+ * inserted; a pair is a close (only the closing columns change) or an update of every other column.
+ */
+export function mergeByIdentity(q: (s: string) => string, change: TargetChange): string {
+  const { target: T, columns: cols, identity: id, closing, removed, added, flags } = change;
+  const m = (i: number) => q(`${INTERNAL_COLUMN_PREFIX}m${i}`);
+  const action = q(`${INTERNAL_COLUMN_PREFIX}action`);
+  const others = cols.filter((c) => !id.includes(c));
+  return `MERGE INTO ${T} t USING (
+  SELECT ${id.map((c, i) => `coalesce(a.${q(c)}, r.${q(c)}) AS ${m(i)}`).join(', ')}, ${cols.map((c) => `a.${q(c)} AS ${q(c)}`).join(', ')},
+    CASE WHEN a.${q(id[0]!)} IS NULL THEN 'delete' WHEN a.${q(flags.close)} THEN 'close' WHEN r.${q(id[0]!)} IS NULL THEN 'insert' ELSE 'update' END AS ${action}
+  FROM ${added} a FULL JOIN ${removed} r ON ${id.map((c) => `a.${q(c)} = r.${q(c)}`).join(' AND ')}) s
+ON ${id.map((c, i) => `t.${q(c)} = s.${m(i)}`).join(' AND ')}
+WHEN MATCHED AND s.${action} = 'delete' THEN DELETE${
+    closing.length ? `
+WHEN MATCHED AND s.${action} = 'close' THEN UPDATE SET ${closing.map((c) => `${q(c)} = s.${q(c)}`).join(', ')}` : ''
+  }${others.length ? `
+WHEN MATCHED AND s.${action} = 'update' THEN UPDATE SET ${others.map((c) => `${q(c)} = s.${q(c)}`).join(', ')}` : ''}
+WHEN NOT MATCHED AND s.${action} = 'insert' THEN INSERT (${cols.map(q).join(', ')}) VALUES (${cols.map((c) => `s.${q(c)}`).join(', ')})`;
+}

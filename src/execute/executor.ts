@@ -1,0 +1,43 @@
+import type { Dialect } from '../dialects/dialect.js';
+import type { Driver } from '../dialects/driver.js';
+import type { StoreNames } from '../store/names.js';
+import { deltaExecutor } from './delta-executor.js';
+import type { StateChange } from './state-change.js';
+import type { ChangeSizes, TargetChange } from './target-change.js';
+import { transactionalExecutor } from './transactional-executor.js';
+
+/**
+ * How a kind of engine makes a commit durable (docs/DESIGN.md "Executors"). The plan (plan/)
+ * decides what a commit computes and changes; its executor decides what the engine needs around
+ * that: what to do before the first write, how the commit reads the tables it also writes, and the
+ * statements that change the target. Chosen by the dialect's capabilities (executorFor), never by
+ * its name.
+ */
+export interface CommitExecutor {
+  readonly kind: 'transactional' | 'delta';
+  /**
+   * Right after the target's lock, before any write of commit `version` (`recorded`: the target
+   * has a flow record, so earlier commits may have been interrupted).
+   */
+  begin(driver: Driver, names: StoreNames, version: number, recorded: boolean): Promise<void>;
+  /** Before a new target's tables are made. */
+  beforeCreate(driver: Driver, names: StoreNames, version: number): Promise<void>;
+  /** The names the rest of the commit reads and writes the target's tables by (StoreNames.writes). */
+  pinReads(driver: Driver, names: StoreNames): Promise<StoreNames>;
+  /** The statements that make `change` in the target, given how many rows it holds (none: nothing to write). */
+  targetWrites(d: Dialect, change: TargetChange, sizes: ChangeSizes): string[];
+  /** The statements that make `change` in the key state. */
+  stateWrites(d: Dialect, change: StateChange): string[];
+}
+
+/**
+ * The executor for an engine: with transactions, the transactional one; without, the one for
+ * tables that keep versions and label their commits (Delta), which needs MERGE. Any other engine
+ * is refused by name, with what it lacks.
+ */
+export function executorFor(d: Dialect): CommitExecutor {
+  if (d.capabilities.transactions) return transactionalExecutor;
+  if (d.capabilities.merge && d.commitLabel) return deltaExecutor;
+  const lacks = [...(d.capabilities.merge ? [] : ['merge']), ...(d.commitLabel ? [] : ['commitLabel'])];
+  throw new Error(`no executor for the ${d.name} dialect: without transactions, a commit needs ${lacks.join(' and ')} (executor.ts)`);
+}

@@ -1,0 +1,78 @@
+import type { Dialect } from '../dialects/dialect.js';
+import type { CommitExecutor } from './executor.js';
+import { stateInsertSql, type StateChange } from './state-change.js';
+import type { TargetChange } from './target-change.js';
+
+/**
+ * The executor of an engine with transactions (DuckDB, PostgreSQL): the whole commit is one
+ * transaction (Driver.transaction), so its writes need no order for a crash's sake and no label,
+ * and it reads its tables as they are. The target changes in up to three statements, each only
+ * when it has rows: the removed rows deleted (by row id: PostgreSQL fetches them by ctid, DuckDB
+ * joins on its row id column), the closes updated in place (an scd2 close changes two columns of
+ * a row, not the row), the rest inserted.
+ */
+export const transactionalExecutor: CommitExecutor = {
+  kind: 'transactional',
+  begin: async () => {},
+  beforeCreate: async () => {},
+  pinReads: async (_driver, names) => names,
+  targetWrites(d, change, sizes) {
+    const w = rowIdWrites(d, change);
+    return [
+      ...(sizes.removed > sizes.closes ? [w.delete] : []),
+      ...(sizes.closes > 0 && w.update ? [w.update] : []),
+      ...(sizes.added > sizes.closes ? [w.insert] : []),
+    ];
+  },
+  // The recomputed keys' rows go, then their new rows come (the lock keeps the state as read).
+  stateWrites: (d, change) => [...(change.empty ? [] : [forgetKeysSql(d, change)]), stateInsertSql(d.quote, change)],
+};
+
+/** The delete of the recomputed keys' rows of the state. */
+function forgetKeysSql(d: Dialect, change: StateChange): string {
+  const q = d.quote;
+  const { state, keys, recomputed, byRow } = change;
+  // By row id where the keys carry it (a fetch by id, not a join of the whole state). One key
+  // column: a plain IN (DuckDB decorrelates the EXISTS into a grouped join, twice as slow on a
+  // large state; docs/PERFORMANCE.md); keys of a recomputed key are never null.
+  if (byRow && d.fetchByRowId)
+    return `DELETE FROM ${state} WHERE ${d.fetchByRowId(byRow.rowId, `SELECT k.${q(byRow.column)} FROM ${recomputed} k WHERE k.${q(byRow.column)} IS NOT NULL`)}`;
+  if (keys.length === 1) return `DELETE FROM ${state} WHERE ${q(keys[0]!)} IN (SELECT k.${q(keys[0]!)} FROM ${recomputed} k)`;
+  return `DELETE FROM ${state} WHERE EXISTS (SELECT 1 FROM ${recomputed} k WHERE ${keys.map((k) => `k.${q(k)} = ${state}.${q(k)}`).join(' AND ')})`;
+}
+
+/** The delete, the update of the closes and the insert of a change (each run only when it has rows). */
+export function rowIdWrites(d: Dialect, change: TargetChange): { delete: string; update?: string; insert: string } {
+  const q = d.quote;
+  const { target: T, identity: id, closing, removed, added, rowId, flags } = change;
+  const list = change.columns.map(q).join(', ');
+  const sameId = (a: string, b: string) => id.map((c) => `${a}.${q(c)} = ${b}.${q(c)}`).join(' AND ');
+  const CLOSE = flags.close;
+  const OF_ROW = flags.ofRow;
+  // A removed row that a close replaces is updated in place, not deleted.
+  const notClosed = `NOT EXISTS (SELECT 1 FROM ${added} a WHERE a.${q(CLOSE)} AND ${sameId('a', 'r')})`;
+  return {
+    // By row id, or where a target column hides it (plan/target.ts targetRowId) by identity: the
+    // target's identity is unique, and a close keeps its row's identity.
+    delete: rowId
+      ? `DELETE FROM ${T} WHERE ${rowIdIn(d, rowId, `SELECT r.${q(flags.rowId)} FROM ${removed} r WHERE ${notClosed}`)}`
+      : `DELETE FROM ${T} WHERE EXISTS (SELECT 1 FROM ${removed} r WHERE ${sameId('r', T)} AND ${notClosed})`,
+    update: closing.length
+      ? `UPDATE ${T} SET ${closing.map((c) => `${q(c)} = a.${q(c)}`).join(', ')}
+         FROM ${added} a WHERE a.${q(CLOSE)} AND ${
+           rowId
+             ? `${T}.${rowId} = a.${q(OF_ROW)}${
+                 d.fetchByRowId ? ` AND ${d.fetchByRowId(`${T}.${rowId}`, `SELECT c.${q(OF_ROW)} FROM ${added} c WHERE c.${q(CLOSE)}`)}` : ''
+               }`
+             : sameId(T, 'a')
+         }`
+      : undefined,
+    insert: `INSERT INTO ${T} (${list}) SELECT ${list} FROM ${added} a WHERE NOT a.${q(CLOSE)}`,
+  };
+}
+
+/** `rowId` is one of the ids `subquery` gives: fetched by id where the dialect can (Dialect.fetchByRowId). */
+function rowIdIn(d: Dialect, rowId: string, subquery: string): string {
+  return d.fetchByRowId ? d.fetchByRowId(rowId, subquery) : `${rowId} IN (${subquery})`;
+}
+

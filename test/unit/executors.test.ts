@@ -1,0 +1,149 @@
+import { describe, expect, it } from 'vitest';
+import { duckdbDialect, postgresDialect, type Dialect, type Driver } from '../../src/index.js';
+import { sparkDialect } from '../../src/dialects/spark/spark-dialect.js';
+import { executorFor } from '../../src/execute/executor.js';
+import type { TargetChange } from '../../src/execute/target-change.js';
+import type { StateChange } from '../../src/execute/state-change.js';
+import { storeNames } from '../../src/store/names.js';
+
+/**
+ * A commit's executor is chosen by the dialect's capabilities: the transactional one writes the
+ * target by row id in up to three statements, each only when it has rows; the Delta one in exactly
+ * one MERGE by identity, after undoing an interrupted commit and labelling this one.
+ */
+const change = (d: Dialect, rowId?: string): TargetChange => ({
+  target: d.quote('dim'),
+  columns: ['id', 'v', 'start', 'end'],
+  identity: ['id', 'start'],
+  closing: ['end'],
+  removed: d.quote('removed'),
+  added: d.quote('added'),
+  rowId,
+  flags: { rowId: '__scd_rowid', close: '__scd_close', ofRow: '__scd_of_row' },
+});
+
+const state = (d: Dialect, over: Partial<StateChange> = {}): StateChange => ({
+  state: d.quote('_scd_dim_keys'),
+  keys: ['id'],
+  columns: ['id', '__scd_l0', '__scd_live'],
+  recomputed: d.quote('_scd_keys'),
+  rows: 'SELECT 1, 2, true',
+  empty: false,
+  ...over,
+});
+
+/** A driver that records what is sent; `n` answers its one query (the interrupted writes' count). */
+function recording(d: Dialect, n = 0) {
+  const sent: string[] = [];
+  const driver = {
+    dialect: d,
+    location: 'test',
+    run: async (sql: string) => void sent.push(sql),
+    query: async (sql: string) => (sent.push(sql), [{ n }]),
+  } as unknown as Driver;
+  return { sent, driver };
+}
+
+describe('the executor of a commit', () => {
+  it('is chosen by capabilities: transactional for DuckDB and PostgreSQL, Delta for Spark', () => {
+    expect(executorFor(duckdbDialect).kind).toBe('transactional');
+    expect(executorFor(postgresDialect).kind).toBe('transactional');
+    expect(executorFor(sparkDialect).kind).toBe('delta');
+  });
+
+  it('an engine without transactions and without MERGE is refused by name, with what it lacks', () => {
+    // A dialect like Spark's with one thing less (its row id is a getter that throws: not spread).
+    const like = (over: Partial<Dialect>) => Object.assign(Object.create(sparkDialect), over) as Dialect;
+    const lacking = like({ name: 'nosql', capabilities: { ...sparkDialect.capabilities, merge: false } });
+    expect(() => executorFor(lacking)).toThrow(/no executor for the nosql dialect: without transactions, a commit needs merge/);
+    const unlabelled = like({ name: 'plain', commitLabel: undefined });
+    expect(() => executorFor(unlabelled)).toThrow(/no executor for the plain dialect: .* needs commitLabel/);
+  });
+
+  it('transactional: a delete, an update of the closes and an insert, each only when the counts give it rows', () => {
+    const x = executorFor(duckdbDialect);
+    const c = change(duckdbDialect, 'rowid');
+    const verbs = (sizes: { added: number; closes: number; removed: number }) => x.targetWrites(duckdbDialect, c, sizes).map((s) => s.split(' ')[0]);
+    expect(verbs({ added: 0, closes: 0, removed: 0 })).toEqual([]);
+    // A new version of a live key: the old one closed in place, the new one inserted.
+    expect(verbs({ added: 2, closes: 1, removed: 1 })).toEqual(['UPDATE', 'INSERT']);
+    // A late event inside a version: the version replaced (deleted and inserted), no close.
+    expect(verbs({ added: 2, closes: 0, removed: 1 })).toEqual(['DELETE', 'INSERT']);
+    expect(verbs({ added: 0, closes: 0, removed: 3 })).toEqual(['DELETE']);
+    // scd1 has nothing to close: no update statement at all.
+    expect(x.targetWrites(duckdbDialect, { ...c, closing: [] }, { added: 1, closes: 1, removed: 1 })).toEqual([]);
+  });
+
+  it('transactional: by row id where the target has one (PostgreSQL fetches by ctid), by identity where a column hides it', () => {
+    const x = executorFor(postgresDialect);
+    const [del, upd] = x.targetWrites(postgresDialect, change(postgresDialect, 'ctid'), { added: 1, closes: 1, removed: 2 });
+    expect(del).toMatch(/^DELETE FROM "dim" WHERE ctid = ANY\(ARRAY\(SELECT r\."__scd_rowid" FROM "removed" r WHERE NOT EXISTS/);
+    expect(upd).toMatch(/"dim"\.ctid = a\."__scd_of_row" AND "dim"\.ctid = ANY\(ARRAY\(SELECT c\."__scd_of_row"/);
+    const [byId] = executorFor(duckdbDialect).targetWrites(duckdbDialect, change(duckdbDialect), { added: 0, closes: 0, removed: 1 });
+    expect(byId).toMatch(/^DELETE FROM "dim" WHERE EXISTS \(SELECT 1 FROM "removed" r WHERE r\."id" = "dim"\."id" AND r\."start" = "dim"\."start"/);
+    expect(byId).not.toMatch(/rowid/);
+  });
+
+  it('Delta: the whole change in one MERGE by identity, none when nothing changes, no row id', () => {
+    const x = executorFor(sparkDialect);
+    const c = change(sparkDialect);
+    expect(x.targetWrites(sparkDialect, c, { added: 0, closes: 0, removed: 0 })).toEqual([]);
+    for (const sizes of [{ added: 2, closes: 1, removed: 1 }, { added: 0, closes: 0, removed: 3 }, { added: 1, closes: 0, removed: 0 }]) {
+      const sql = x.targetWrites(sparkDialect, c, sizes);
+      expect(sql).toHaveLength(1);
+      expect(sql[0]).toMatch(/^MERGE INTO `dim` t USING \(/);
+      expect(sql[0]).toMatch(/ON t\.`id` = s\.`__scd_m0` AND t\.`start` = s\.`__scd_m1`/);
+      expect(sql[0]).toMatch(/WHEN MATCHED AND s\.`__scd_action` = 'close' THEN UPDATE SET `end` = s\.`end`/);
+      expect(sql[0]).not.toMatch(/rowid|ctid|__scd_of_row/);
+    }
+  });
+
+  it('transactional: nothing is sent before the writes, and the tables are read by their own names', async () => {
+    const { sent, driver } = recording(duckdbDialect);
+    const x = executorFor(duckdbDialect);
+    await x.begin(driver, storeNames('dim'), 3, true);
+    await x.beforeCreate(driver, storeNames('dim'), 1);
+    expect(await x.pinReads(driver, storeNames('dim'))).toEqual(storeNames('dim'));
+    expect(sent).toEqual([]);
+  });
+
+  it('Delta: a commit looks for an interrupted one only when the target has a record, and labels its writes', async () => {
+    const x = executorFor(sparkDialect);
+    const first = recording(sparkDialect);
+    await x.begin(first.driver, storeNames('dim'), 1, false);
+    expect(first.sent).toEqual(['SET spark.databricks.delta.commitInfo.userMetadata = scdkit commit 1 of dim']);
+    const later = recording(sparkDialect, 0);
+    await x.begin(later.driver, storeNames('dim'), 4, true);
+    expect(later.sent).toHaveLength(2);
+    expect(later.sent[0]).toMatch(/^SELECT \(SELECT count\(\*\) FROM `_scd_dim_events` WHERE `__scd_commit` >= \$1\)/);
+    expect(later.sent[1]).toMatch(/scdkit commit 4 of dim$/);
+  });
+
+  it('Delta: a driver without pinned reads is refused by name', async () => {
+    const { driver } = recording(sparkDialect);
+    await expect(executorFor(sparkDialect).pinReads(driver, storeNames('dim'))).rejects.toThrow(/the spark driver has no pinReads/);
+  });
+
+  it('transactional: the key state loses the recomputed keys\' rows (by row id where they carry it), then gets the new ones', () => {
+    const pg = executorFor(postgresDialect);
+    const [forget, insert] = pg.stateWrites(postgresDialect, state(postgresDialect, { byRow: { rowId: 'ctid', column: '__scd_srow' } }));
+    expect(forget).toBe('DELETE FROM "_scd_dim_keys" WHERE ctid = ANY(ARRAY(SELECT k."__scd_srow" FROM "_scd_keys" k WHERE k."__scd_srow" IS NOT NULL))');
+    expect(insert).toBe('INSERT INTO "_scd_dim_keys" ("id", "__scd_l0", "__scd_live")\nSELECT 1, 2, true');
+    const duck = executorFor(duckdbDialect);
+    expect(duck.stateWrites(duckdbDialect, state(duckdbDialect))[0]).toBe('DELETE FROM "_scd_dim_keys" WHERE "id" IN (SELECT k."id" FROM "_scd_keys" k)');
+    const twoKeys = duck.stateWrites(duckdbDialect, state(duckdbDialect, { keys: ['a', 'b'], columns: ['a', 'b', '__scd_l0', '__scd_live'] }));
+    expect(twoKeys[0]).toBe('DELETE FROM "_scd_dim_keys" WHERE EXISTS (SELECT 1 FROM "_scd_keys" k WHERE k."a" = "_scd_dim_keys"."a" AND k."b" = "_scd_dim_keys"."b")');
+    // A state just made (a rebuild) has no row to lose.
+    expect(duck.stateWrites(duckdbDialect, state(duckdbDialect, { empty: true })).map((x) => x.split(' ')[0])).toEqual(['INSERT']);
+  });
+
+  it('Delta: the key state in one MERGE of the recomputed keys (a key without a new row loses its row)', () => {
+    const x = executorFor(sparkDialect);
+    const [merge, ...more] = x.stateWrites(sparkDialect, state(sparkDialect));
+    expect(more).toEqual([]);
+    expect(merge).toMatch(/^MERGE INTO `_scd_dim_keys` t USING \(/);
+    expect(merge).toMatch(/FROM \(SELECT DISTINCT `id` FROM `_scd_keys`\) k/);
+    expect(merge).toMatch(/WHEN MATCHED AND NOT s\.`__scd_has` THEN DELETE/);
+    expect(x.stateWrites(sparkDialect, state(sparkDialect, { empty: true }))[0]).toMatch(/^INSERT INTO `_scd_dim_keys`/);
+  });
+});
