@@ -1,28 +1,31 @@
 import { ScdError } from '../errors.js';
 import type { ColumnInfo, Driver } from '../dialects/driver.js';
-import { FILE_COLUMN, hasRow, LINE_COLUMN } from '../dialects/driver.js';
+import { FILE_COLUMN, LINE_COLUMN } from '../dialects/driver.js';
+import type { Dialect } from '../dialects/dialect.js';
 import type { Flow } from '../flow/flow.js';
+import { settleDebezium } from '../flow/debezium-positions.js';
+import { executorFor } from '../execute/executor.js';
 import { ensureCatalog, readTargetRecords, writeFlowRecord } from '../store/catalog.js';
 import { recordCommit, type CommitResult } from '../store/commits.js';
+import { FEED_OWN_COLUMNS } from '../store/feed.js';
 import { storeNames, TMP, type StoreNames } from '../store/names.js';
-import { settleDebezium } from '../flow/debezium-positions.js';
-import { DIFF_VIEWS, diffSql, WALKED, wholeDiffSql } from './diff-sql.js';
-import { ensureFeedColumns, FEED_OWN_COLUMNS } from '../store/feed.js';
-import { evolveModel } from './evolve.js';
-import { appendEventsSql, batchSql, DROP, expectationColumn, expectationReason, logColumns, quarantineSql, REASON } from './events-sql.js';
-import { sqlString, type Dialect } from '../dialects/dialect.js';
-import { eventsSql, freshSql, knownSql, LOG_VIEW, keysSql, prevSql, rebuiltStateSql, SIMPLE, SLOW, slowLogSql, stateChange, tiesSql, validSql } from './incremental.js';
-import { checkExpressions, checkSpelling, shown } from './expression.js';
 import type { StagedColumn } from '../typing/cast.js';
 import type { LexicalColumns } from '../typing/lexical.js';
-import { sourceColumnsOf, typeStagedColumns } from '../typing/staged-types.js';
-import { deriveModel, INTERNAL_PREFIX, type ColumnModel } from './model.js';
-import { changedSettings, semanticSettings } from './settings.js';
-import { executorFor } from '../execute/executor.js';
-import { checkEndSentinel, COMMIT, createStoreSql, OP, OP_TRUNCATE, targetColumns } from './target.js';
-import { checkColumnNames, checkNewTarget } from './name-clashes.js';
+import { sourceColumnsOf, stagingColumnsOf, typeStagedColumns } from '../typing/staged-types.js';
 import { reportDiskFull } from './disk-full.js';
-import { canMarkTies, TIE, walkSql } from './walk-sql.js';
+import { appendEventsSql, batchSql, DROP, logColumns, quarantineSql, REASON } from './events-sql.js';
+import { evolveModel } from './evolve.js';
+import { countExpectations } from './expectations.js';
+import { checkExpressions, checkSpelling } from './expression.js';
+import { orderByFirstApplied, type RecordKeys } from './first-applied-order.js';
+import { keysSql, SIMPLE, SLOW } from './keys-sql.js';
+import { freshSql, knownSql, slowLogSql, tiesSql, validSql } from './new-events-sql.js';
+import { deriveModel, INTERNAL_PREFIX, type ColumnModel } from './model.js';
+import { checkColumnNames, checkNewTarget } from './name-clashes.js';
+import { NO_CHANGES, recompute } from './recompute.js';
+import { withScratch } from './scratch.js';
+import { changedSettings, semanticSettings } from './settings.js';
+import { checkEndSentinel, COMMIT, createStoreSql, OP, OP_TRUNCATE } from './target.js';
 
 export type ApplyResult = CommitResult;
 
@@ -74,12 +77,8 @@ export interface CommitSpec {
    * before the record, a crash would leave it ahead of a commit that recovery undoes.
    */
   afterRecord?(driver: Driver, version: number): Promise<void>;
-  /**
-   * Where each record orders its own keys (JSON): the keys of the first of the given records (each
-   * file's first applied one; the earliest file first), in the order written, or undefined where
-   * the source has one order for every record.
-   */
-  recordKeys?(driver: Driver, firsts: Array<{ file: string; line: number }>): Promise<string[] | undefined>;
+  /** Where each record orders its own keys (JSON): the keys of a new target's first applied record (first-applied-order.ts). */
+  recordKeys?: RecordKeys;
   progress?: Progress;
 }
 
@@ -141,7 +140,7 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
     let model: ColumnModel;
     // The types the staged values are read as: declared, stored, or what the good values say.
     const typing = stagedRows > 0 ? await typeStagedColumns(driver, flow, TMP.stage, stagedTable, lexical, record?.model.source) : undefined;
-    const staged = typing ? [...typing.columns, ...internalColumns(stagedTable)] : stagedTable;
+    const staged = typing ? [...typing.columns, ...stagingColumnsOf(stagedTable)] : stagedTable;
     const stagedAs = typing?.staged ?? new Map();
     if (!record) {
       if (stagedRows === 0)
@@ -198,10 +197,10 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
     const compactedBefore = record?.compactedBefore;
     await driver.run(batchSql(flow, model, d, stagedNow, compactedBefore), compactedBefore === undefined ? [] : [compactedBefore]);
     if (orderLater) {
-      const ordered = await orderByFirstApplied(driver, spec, staged);
+      const ordered = await orderByFirstApplied(driver, spec.recordKeys!, staged);
       if (ordered) {
         model = deriveModel(flow, ordered);
-        await dropTables(driver, [TMP.batch]);
+        await driver.dropTemporary([TMP.batch]);
         await driver.run(batchSql(flow, model, d, stagedNow));
       }
       await createTarget();
@@ -229,7 +228,7 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
         [version],
       );
     // The staged rows are mapped (and the unfit ones quarantined with their raw text): free them.
-    if (large) await dropTables(driver, [TMP.stage, TMP.rejects], [], { madeBefore: true });
+    if (large) await driver.dropTemporary([TMP.stage, TMP.rejects], [], { madeBefore: true });
     const quarantined = rejected + Number(fates.quarantined);
     const dropped = Number(fates.dropped);
     const okRecords = Number(fates.ok);
@@ -250,7 +249,7 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
         await driver.run(`ALTER TABLE ${q(TMP.batch)} RENAME TO ${q(TMP.valid)}`);
       } else await driver.run(valid);
       // Intermediate tables go as soon as they are used (a large commit keeps to its memory).
-      await dropTables(driver, [TMP.batch, TMP.dups]);
+      await driver.dropTemporary([TMP.batch, TMP.dups]);
       // Valid events: the valid records less the batch's repeats (each set of equal ones stays once).
       validCount = batchIsValid ? okRecords : await num(`SELECT count(*) FROM ${q(TMP.valid)}`);
     }
@@ -261,7 +260,7 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
     // commit reads; below ANALYZED_FROM events its estimate from their pages serves.
     const analyzed = validCount >= ANALYZED_FROM;
     if (analyzed) await driver.analyzeTemporary(TMP.valid, model.keys.map((k) => k.name));
-    await driver.run(keysSql(flow, model, d, names, truncated));
+    await driver.run(keysSql(flow, model, d, names, { allSlow: truncated }));
     if (analyzed) await driver.analyzeTemporary(TMP.keys);
     const keyCounts = (await driver.query(
       `SELECT count(*) AS keys, count(*) FILTER (WHERE ${q(SLOW)}) AS slow, count(*) FILTER (WHERE NOT ${q(SIMPLE)}) AS walked FROM ${q(TMP.keys)}`,
@@ -283,21 +282,21 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
     // (a fast key's events all come after what was applied): those go, and the valid events
     // become the new ones by a rename, not a copy.
     // Where scratch cannot change in place, the new events are made anew from the valid ones.
-    if (truncated || madeAnew) await driver.run(freshSql(model, d, names, flow.applyAsTruncates !== undefined));
+    if (truncated || madeAnew) await driver.run(freshSql(model, d, names, { truncates: flow.applyAsTruncates !== undefined }));
     else {
       if (logged > 0) await driver.run(knownSql(model, d));
       await driver.run(d.renameScratch(TMP.valid, TMP.fresh));
     }
     if (madeAnew) {
       const row = (await driver.query(
-        `SELECT (SELECT count(*) FROM ${q(TMP.fresh)}) AS applied, ${mayTie ? `(${tiesSql(model, d, names, flow.applyAsTruncates !== undefined)})` : '0'} AS ties, (${keysWithNewsSql(d, model)}) AS keys`,
+        `SELECT (SELECT count(*) FROM ${q(TMP.fresh)}) AS applied, ${mayTie ? `(${tiesSql(model, d, names, { truncates: flow.applyAsTruncates !== undefined })})` : '0'} AS ties, (${keysWithNewsSql(d, model)}) AS keys`,
       ))[0]!;
       logged = Number(row.applied);
       madeAnew.ties = Number(row.ties);
       madeAnew.keys = Number(row.keys);
     }
     const eventsApplied = madeAnew ? logged : truncated || logged > 0 ? await num(`SELECT count(*) FROM ${q(TMP.fresh)}`) : validEvents.n;
-    if (truncated && large) await dropTables(driver, [TMP.valid]);
+    if (truncated && large) await driver.dropTemporary([TMP.valid]);
     // Duplicates, counted: records equal to another of the batch, events the log already holds,
     // and a snapshot's unchanged rows.
     const duplicates = okRecords - Number(validEvents.n) + (Number(validEvents.n) - eventsApplied) + unchanged;
@@ -307,7 +306,7 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
         fix: 'this is a bug in scdkit: please report it with the input file',
       });
     if (eventsApplied > 0) await driver.run(appendEventsSql(model, d, names), [version]);
-    const ties = madeAnew ? madeAnew.ties : eventsApplied && mayTie ? await num(tiesSql(model, d, names, flow.applyAsTruncates !== undefined)) : 0;
+    const ties = madeAnew ? madeAnew.ties : eventsApplied && mayTie ? await num(tiesSql(model, d, names, { truncates: flow.applyAsTruncates !== undefined })) : 0;
     // Only a slow key can have no new event (a fast key's events are all new).
     // (Where scratch cannot change in place, they are only counted, and recomputed to no change.)
     const keysAffected = madeAnew ? madeAnew.keys : !truncated && Number(keyCounts.slow) > 0 ? await dropKeysWithoutNews(driver, model) : Number(keyCounts.keys);
@@ -354,12 +353,6 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
   }, { small });
 }
 
-/** scdkit's own columns of a staged table (file, line, raw text). */
-function internalColumns(staged: ColumnInfo[]): ColumnInfo[] {
-  const source = new Set(sourceColumnsOf(staged).map((c) => c.name));
-  return staged.filter((c) => !source.has(c.name));
-}
-
 /** How each source column of the staged table is held now (a snapshot's prepare may add columns). */
 function stagedColumnsNow(columns: ColumnInfo[] | undefined, known: Map<string, StagedColumn>): Map<string, StagedColumn> {
   const out = new Map<string, StagedColumn>();
@@ -370,7 +363,7 @@ function stagedColumnsNow(columns: ColumnInfo[] | undefined, known: Map<string, 
 /** A query of how many keys of TMP.keys have a new event (a slow key may have none). */
 function keysWithNewsSql(d: Dialect, model: ColumnModel): string {
   const q = d.quote;
-  // An outer alias no column may have (incremental.ts freshSql).
+  // An outer alias no column may have (new-events-sql.ts freshSql).
   const k = q(`${INTERNAL_PREFIX}k`);
   const on = model.keys.map((c) => `n.${q(c.name)} = ${k}.${q(c.name)}`).join(' AND ');
   return `SELECT count(*) AS n FROM ${q(TMP.keys)} ${k} WHERE NOT ${k}.${q(SLOW)} OR EXISTS (SELECT 1 FROM ${q(TMP.fresh)} n WHERE ${on})`;
@@ -386,191 +379,3 @@ async function dropKeysWithoutNews(driver: Driver, model: ColumnModel): Promise<
   return Number((await driver.query(`SELECT count(*) AS n FROM ${q(TMP.keys)}`))[0]!.n);
 }
 
-export interface RecomputeOptions {
-  /** Every key from the whole log (a rebuild): the walk reads the log, and the key state is rebuilt. */
-  wholeLog?: boolean;
-  /** Ties are likely (this commit or an earlier one counted some): walkInto groups before it walks. */
-  mayTie?: boolean;
-  /** TMP.keys carries each known key's row of the key state (keysSql, where the dialect fetches by row id). */
-  byStateRow?: boolean;
-  /** Drop the diff's intermediate tables as soon as it is written (a large commit's memory). */
-  freeEarly?: boolean;
-  /** Some key of TMP.keys is not simple (it is walked); when none is, the walk does not run. */
-  walkedKeys?: boolean;
-  /** Some key of TMP.keys is simple; undefined: look. */
-  simpleKeys?: boolean;
-  /** Which of FEED_OWN_COLUMNS the change feed has, read in this transaction; undefined: look. */
-  feedHas?: ReadonlySet<string>;
-}
-
-/**
- * Recompute the keys of TMP.keys (slow: from the log; fast: from their live version) and write
- * what changed: target rows, change feed, key state. Returns the change counts.
- */
-export async function recompute(driver: Driver, flow: Flow, model: ColumnModel, names: StoreNames, version: number, at: string, options: RecomputeOptions = {}) {
-  const { wholeLog = false, mayTie = true, byStateRow = false, freeEarly = true } = options;
-  const walked = wholeLog || options.walkedKeys !== false;
-  const d = driver.dialect;
-  const q = d.quote;
-  const columns = targetColumns(flow, model, d).map((c) => c.name);
-  const events = wholeLog ? LOG_VIEW : TMP.events;
-  if (walked) {
-    if (!wholeLog) await driver.run(prevSql(flow, model, d, names, columns));
-    await driver.run(eventsSql(flow, model, d, names, !wholeLog, wholeLog));
-    await walkInto(driver, flow, model, events, mayTie);
-    // Every key recomputed: the rows that come out as they were are paired off first (narrowly).
-    if (wholeLog) for (const sql of wholeDiffSql(flow, model, d, names)) await driver.run(sql);
-  }
-  // Simple keys are written by their own statements (none in a rebuild or a batch of late events).
-  const simpleKeys = wholeLog ? false : options.simpleKeys ?? (await hasRow(driver, q(TMP.keys), q(SIMPLE)));
-  // The key state before the target: the target's write is the last of a commit's changes (where
-  // each write is a commit of its own, store/recovery.ts). Neither reads what the other writes.
-  // Only a rebuild recomputes the whole log, and it has just recreated the state empty.
-  // A batch with a truncate recomputes every key (keysSql's allSlow), without their rows of the state.
-  const stateWrites = wholeLog ? rebuiltStateSql(flow, model, d, names) : executorFor(d).stateWrites(d, stateChange(model, d, names, { events, byRow: byStateRow, walked }));
-  for (const sql of stateWrites) await driver.run(sql);
-  return writeDiff(driver, flow, model, names, version, at, { next: wholeLog ? TMP.changed : TMP.next, freeEarly, walkedKeys: walked, simpleKeys, feedHas: options.feedHas });
-}
-
-/**
- * The walk of `events` into TMP.next, ordered without the payloads unless two events of a key share
- * sequence and operation (a tie). Unless ties are likely (`mayTie`: this commit or an earlier one
- * counted some), the walk finds its ties itself where it can (walk-sql.ts TIE: one more lag in its
- * sort), and only a walk that found one runs again in the full order; that spares a grouping of
- * every event by key, sequence and operation (3.1 s of a 10M rebuild). Where ties are likely, or
- * the walk cannot mark them, one walk in the full order, which groups the events to find the tied
- * ones (walk-sql.ts withTieOrder).
- */
-export async function walkInto(driver: Driver, flow: Flow, model: ColumnModel, events: string, mayTie: boolean): Promise<void> {
-  const d = driver.dialect;
-  const q = d.quote;
-  // Marking ties drops the mark's column in place after (temporaryTables).
-  if (mayTie || !canMarkTies(flow) || !d.capabilities.temporaryTables) {
-    for (const sql of walkSql(flow, model, d, events, TMP.next)) await driver.run(sql);
-    return;
-  }
-  for (const sql of walkSql(flow, model, d, events, TMP.next, true, true)) await driver.run(sql);
-  if (!(await hasRow(driver, q(TMP.next), q(TIE)))) {
-    await driver.run(`ALTER TABLE ${q(TMP.next)} DROP COLUMN ${q(TIE)}`);
-    return;
-  }
-  await driver.run(`DROP TABLE ${q(TMP.next)}`);
-  for (const sql of walkSql(flow, model, d, events, TMP.next, false)) await driver.run(sql);
-}
-
-/**
- * The staged columns in the order of the new target's first applied record (its keys as written,
- * then any other column in the order first seen), or undefined when that is their order already:
- * a quarantined or dropped record read before it never decides the order (docs/DECISIONS.md
- * "A new target's column order"), which also orders ties (their canonical text).
- */
-async function orderByFirstApplied(driver: Driver, spec: CommitSpec, staged: ColumnInfo[]): Promise<ColumnInfo[] | undefined> {
-  const q = driver.dialect.quote;
-  const rows = await driver.query(
-    `SELECT ${q(FILE_COLUMN)} AS file, min(${q(LINE_COLUMN)}) FILTER (WHERE ${q(REASON)} IS NULL AND NOT ${q(DROP)}) AS line,
-       count(*) FILTER (WHERE ${q(REASON)} IS NOT NULL OR ${q(DROP)}) AS left_out
-     FROM ${q(TMP.batch)} GROUP BY ${q(FILE_COLUMN)}`,
-  );
-  if (!rows.some((r) => Number(r.left_out) > 0)) return undefined;
-  const firsts = rows.filter((r) => r.line !== null && r.line !== undefined).map((r) => ({ file: String(r.file), line: Number(r.line) }));
-  const keys = firsts.length ? await spec.recordKeys!(driver, firsts) : undefined;
-  if (!keys) return undefined;
-  const place = new Map(keys.map((k, i) => [k, i]));
-  const source = sourceColumnsOf(staged);
-  const ordered = source
-    .map((c, i) => ({ c, rank: place.get(c.name) ?? keys.length + i }))
-    .sort((a, b) => a.rank - b.rank)
-    .map((x) => x.c);
-  if (ordered.every((c, i) => c === source[i])) return undefined;
-  return [...ordered, ...internalColumns(staged)];
-}
-
-/**
- * Failed records per expectation; a failed "fail" expectation refuses the commit. Expectations
- * judge records that are events: one quarantined for what it is (a null key, an unfit value) is
- * not also a failed expectation, so each record has one fate, counted once. A record that fails
- * several expectations counts in each, as Databricks counts them.
- */
-async function countExpectations(driver: Driver, flow: Flow): Promise<Record<string, number>> {
-  const list = Object.entries(flow.expect);
-  if (!list.length) return {};
-  const q = driver.dialect.quote;
-  const judged = `(${q(REASON)} IS NULL OR ${q(REASON)} IN (${list.map(([name]) => sqlString(expectationReason(name))).join(', ')}))`;
-  const row = (await driver.query(
-    `SELECT ${list.map((_, i) => `CAST(sum(CASE WHEN ${q(expectationColumn(i))} OR NOT ${judged} THEN 0 ELSE 1 END) AS INTEGER) AS ${q(`x${i}`)}`).join(', ')} FROM ${q(TMP.batch)}`,
-  ))[0]!;
-  const out: Record<string, number> = {};
-  for (const [i, [name, e]] of list.entries()) {
-    const failed = Number(row[`x${i}`] ?? 0);
-    out[name] = failed;
-    if (e.action === 'fail' && failed > 0) {
-      const first = (await driver.query(
-        `SELECT ${q(FILE_COLUMN)} AS f, CAST(${q(LINE_COLUMN)} AS INTEGER) AS l FROM ${q(TMP.batch)} WHERE NOT ${q(expectationColumn(i))} ORDER BY 1, 2 LIMIT 1`,
-      ))[0]!;
-      throw new ScdError('NOT_APPLIED', `expectation "${name}" (${shown(e.sql).slice(1, -1)}) failed on ${failed} record${failed === 1 ? '' : 's'}, first at ${first.f}:${first.l}; nothing was applied`, {
-        file: flow.origin,
-        field: `expect.${name}`,
-        fix: 'correct those records, or change the action to warn, drop or quarantine',
-      });
-    }
-  }
-  return out;
-}
-
-export const NO_CHANGES = { inserted: 0, updated: 0, deleted: 0, closed: 0 };
-
-export interface WriteDiffOptions {
-  /** The walked keys' recomputed rows. */
-  next?: string;
-  /** Drop the diff's intermediate tables once written. */
-  freeEarly?: boolean;
-  /** Some keys were walked (`next` and TMP.prev exist). */
-  walkedKeys: boolean;
-  /** Some keys are simple. */
-  simpleKeys: boolean;
-  /** Which of FEED_OWN_COLUMNS the change feed has, read in this transaction; undefined: look. */
-  feedHas?: ReadonlySet<string>;
-}
-
-/** Write the difference between the recomputed rows and the stored rows of TMP.keys; return its counts. */
-export async function writeDiff(driver: Driver, flow: Flow, model: ColumnModel, names: StoreNames, version: number, at: string, options: WriteDiffOptions) {
-  const { next = TMP.next, freeEarly = true, walkedKeys, simpleKeys, feedHas } = options;
-  const d = driver.dialect;
-  const q = d.quote;
-  // Where the engine keeps the target's changes itself (Delta), scdkit writes no feed.
-  const ownFeed = !d.capabilities.changeFeed;
-  if (ownFeed) await ensureFeedColumns(driver, flow, names, targetColumns(flow, model, d), feedHas);
-  const stored = walkedKeys && (await hasRow(driver, q(TMP.prev)));
-  const diff = diffSql(flow, model, d, names, { simpleKeys, walkedKeys, next, stored });
-  for (const sql of diff.prepare) await driver.run(sql);
-  const row = (await driver.query(diff.counts))[0]!;
-  const [added, closes, removed] = [Number(row.added), Number(row.closes), Number(row.removed)];
-  if (ownFeed && added + removed > 0) await driver.run(diff.feed, [version, at]);
-  for (const sql of executorFor(d).targetWrites(d, diff.change, { added, closes, removed })) await driver.run(sql);
-  // What only the diff read goes now (the key state reads the walk's input and the new events).
-  if (freeEarly) await dropTables(driver, [TMP.simple, TMP.prev, ...Object.values(WALKED)], DIFF_VIEWS);
-  return { inserted: Number(row.inserted), updated: Number(row.updated), deleted: Number(row.deleted), closed: Number(row.closed) };
-}
-
-/**
- * Run a commit's work, then discard its scratch tables and views, also when it fails (a commit's
- * scratch never outlives it, so none is there when the next begins).
- */
-export async function withScratch<T>(driver: Driver, work: () => Promise<T>): Promise<T> {
-  const views: string[] = [LOG_VIEW, ...DIFF_VIEWS];
-  const tables = [...Object.values(TMP).filter((t) => !views.includes(t)), ...Object.values(WALKED)];
-  let out: T;
-  try {
-    out = await work();
-  } catch (e) {
-    // The commit's own error is the one to report.
-    await driver.discardScratch(tables, views).catch(() => undefined);
-    throw e;
-  }
-  await driver.discardScratch(tables, views);
-  return out;
-}
-
-async function dropTables(driver: Driver, tables: string[], views: string[] = [], options: { madeBefore?: boolean } = {}): Promise<void> {
-  await driver.dropTemporary(tables, views, options);
-}

@@ -4,13 +4,14 @@ import type { Flow } from '../flow/flow.js';
 import { ensureCatalog, readTargetRecords, writeFlowRecord } from '../store/catalog.js';
 import { emptyCommit, recordCommit, type CommitResult } from '../store/commits.js';
 import { storeNames, TMP } from '../store/names.js';
-import { withScratch, type Progress } from './apply.js';
+import type { Progress } from './apply.js';
+import { withScratch } from './scratch.js';
 import { FOLDED_COMMIT } from './events-sql.js';
 import { INTERNAL_PREFIX, seqParts, sequenceType } from './model.js';
 import { reportDiskFull } from './disk-full.js';
 import { COMMIT, HASH, OP, OP_DELETE, OP_TRUNCATE, OP_UPSERT } from './target.js';
 import { walkSql } from './walk-sql.js';
-import { greater } from './incremental.js';
+import { greater } from './model.js';
 import { checkedSequenceValue } from './sequence-value.js';
 import { refuseWithoutTransactions } from './whole-log-commit.js';
 

@@ -3,7 +3,9 @@ import type { Flow } from '../flow/flow.js';
 import { TMP, written, type StoreNames } from '../store/names.js';
 import { INTERNAL_PREFIX, type ColumnModel } from './model.js';
 import { currentCondition, identityColumns, sentinelValue, targetColumns, targetRowId } from './target.js';
-import { ROWID, SLOW, simpleDiffSql } from './incremental.js';
+import { SLOW } from './keys-sql.js';
+import { simpleDiffSql } from './simple-diff-sql.js';
+import { ROWID } from './walk-input-sql.js';
 import { CURRENT } from './walk-sql.js';
 import { CLOSE_TYPE, keptByReference, PRE_CURRENT, PRE_END, REF } from '../store/feed.js';
 import type { TargetChange } from '../execute/target-change.js';
@@ -13,7 +15,7 @@ import type { TargetChange } from '../execute/target-change.js';
  * and write only the rows that really change, with their change-feed records (SEMANTICS §5).
  */
 export interface DiffOptions {
-  /** Some keys are simple (incremental.ts SIMPLE): their rows come from one join, not the walk. */
+  /** Some keys are simple (keys-sql.ts SIMPLE): their rows come from one join, not the walk. */
   simpleKeys?: boolean;
   /** Some keys were walked: their recomputed rows are `next`, their stored ones TMP.prev. */
   walkedKeys?: boolean;
@@ -97,7 +99,7 @@ export function diffSql(flow: Flow, model: ColumnModel, d: Dialect, names: Store
   }
   return {
     prepare: [
-      // The walked keys by anti-joins; the simple keys (incremental.ts) directly. TMP.removed and
+      // The walked keys by anti-joins; the simple keys (simple-diff-sql.ts) directly. TMP.removed and
       // TMP.added are views: the walked keys' rows (tables) and the simple keys' (SELECTs over
       // their one join), so a batch of simple keys copies none of its rows before writing them.
       // Anti-joins as outer joins (identity is unique on both sides): a plain hash join on every

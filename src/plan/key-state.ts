@@ -6,7 +6,7 @@ import { INTERNAL_PREFIX, type ColumnModel } from './model.js';
 /**
  * The key state (a stored table of the target): per key, the sequence of its last applied event,
  * part by part, and whether the key is live. It tells a commit which keys are fast (every new
- * event after everything applied) without reading the event log (incremental.ts).
+ * event after everything applied) without reading the event log (keys-sql.ts).
  */
 export const LIVE = `${INTERNAL_PREFIX}live`;
 /** The state's column for part `i` of the key's last sequence. */

@@ -95,3 +95,9 @@ export function sequenceType(dialect: Dialect, model: ColumnModel): string {
 export function seqParts(model: ColumnModel): string[] {
   return model.seq.map((_, i) => `${INTERNAL_PREFIX}s${i}`);
 }
+
+/** `a > b` over tuples of sequence parts, left to right. */
+export function greater(a: string[], b: string[]): string {
+  if (a.length === 1) return `${a[0]} > ${b[0]}`;
+  return `(${a[0]} > ${b[0]} OR (${a[0]} = ${b[0]} AND ${greater(a.slice(1), b.slice(1))}))`;
+}

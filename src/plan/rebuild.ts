@@ -4,8 +4,12 @@ import type { Flow } from '../flow/flow.js';
 import { ensureCatalog, readTargetRecords, writeFlowRecord } from '../store/catalog.js';
 import { emptyCommit, recordCommit, type CommitResult } from '../store/commits.js';
 import { storeNames, TMP } from '../store/names.js';
-import { NO_CHANGES, withScratch, recompute, walkInto, type Progress } from './apply.js';
-import { eventsSql, keysSql, LOG_VIEW, rebuiltStateSql } from './incremental.js';
+import type { Progress } from './apply.js';
+import { NO_CHANGES, recompute, walkInto } from './recompute.js';
+import { withScratch } from './scratch.js';
+import { rebuiltStateSql } from './key-state-sql.js';
+import { keysSql } from './keys-sql.js';
+import { eventsSql, LOG_VIEW } from './walk-input-sql.js';
 import { createStateSql } from './key-state.js';
 import { relogSql } from './events-sql.js';
 import { settleDebezium } from '../flow/debezium-positions.js';
@@ -69,7 +73,7 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
     const logList = [...model.source.map((c) => c.name), OP, HASH].map(q).join(', ');
     await driver.run(driver.dialect.scratch(TMP.valid, `SELECT ${logList} FROM ${q(names.events)} WHERE false`));
     await driver.run(driver.dialect.scratch(TMP.fresh, `SELECT ${logList} FROM ${q(names.events)} WHERE false`));
-    await driver.run(keysSql(flow, model, d, names, true));
+    await driver.run(keysSql(flow, model, d, names, { allSlow: true }));
     // Every key is slow: the walk reads the log itself (no copy of it).
     const keysAffected = Number((await driver.query(`SELECT CAST(count(*) AS INTEGER) AS n FROM ${q(TMP.keys)}`))[0]!.n);
     progress(`recomputing the history of ${keysAffected} keys`);
@@ -88,12 +92,12 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
     await driver.run(createStateSql(model, d, names));
     let counts = NO_CHANGES;
     // Ties are likely where a commit counted some; elsewhere the walk finds them itself (a log
-    // re-derived under a changed flow may tie where no commit counted a tie: apply.ts walkInto).
+    // re-derived under a changed flow may tie where no commit counted a tie: recompute.ts walkInto).
     const mayTie = hadTies;
     if (sameShape) {
       counts = await recompute(driver, flow, model, names, version, at, { wholeLog: true, mayTie });
     } else {
-      await driver.run(eventsSql(flow, model, d, names, false, true));
+      await driver.run(eventsSql(flow, model, d, names, { fastKeys: false, wholeLog: true }));
       await walkInto(driver, flow, model, LOG_VIEW, mayTie);
       counts = await reshape(driver, flow, model, names, version, at, record);
       for (const sql of rebuiltStateSql(flow, model, d, names)) await driver.run(sql);

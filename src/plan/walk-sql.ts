@@ -26,7 +26,18 @@ const NB = `${INTERNAL_PREFIX}nb`;
  * produces the target rows (projected with the output options) of those keys,
  * plus an internal column CURRENT. Statements, run in order.
  */
-export function walkSql(flow: Flow, model: ColumnModel, d: Dialect, events: string, into: string, tieFree = false, markTies = false): string[] {
+export interface WalkOptions {
+  /**
+   * Order each key's events by sequence and operation alone, without the payload text that orders
+   * tied events: the caller knows there is no tie, or has the walk mark them (markTies).
+   */
+  tieFree?: boolean;
+  /** With tieFree: mark (TIE) the rows whose events met a tie, so that the walk is run again in the full order. */
+  markTies?: boolean;
+}
+
+export function walkSql(flow: Flow, model: ColumnModel, d: Dialect, events: string, into: string, options: WalkOptions = {}): string[] {
+  const { tieFree = false, markTies = false } = options;
   if (!flow.previousValues) return versionsSql(flow, model, d, events, into, tieFree, markTies);
   // The versions first (their previous values null), then each takes its values from the one before.
   const walked = `${into}_walked`; // TMP.walked for TMP.next: discarded with the commit's scratch

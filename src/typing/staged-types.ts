@@ -22,6 +22,11 @@ export function sourceColumnsOf(staged: ColumnInfo[]): ColumnInfo[] {
   return staged.filter((c) => !STAGING_COLUMNS.has(c.name));
 }
 
+/** scdkit's own columns of a staged table (file, line, raw text), in the table's order. */
+export function stagingColumnsOf(staged: ColumnInfo[]): ColumnInfo[] {
+  return staged.filter((c) => STAGING_COLUMNS.has(c.name));
+}
+
 const STAGING_COLUMNS = new Set([FILE_COLUMN, LINE_COLUMN, RAW_COLUMN]);
 
 /**

@@ -4,7 +4,7 @@ import { engines } from '../engines.js';
 import { recordStatements } from './recorded-statements.js';
 import { TMP } from '../../src/store/names.js';
 import { DIFF_VIEWS, WALKED } from '../../src/plan/diff-sql.js';
-import { LOG_VIEW } from '../../src/plan/incremental.js';
+import { LOG_VIEW } from '../../src/plan/walk-input-sql.js';
 
 /**
  * A commit's fixed cost is its statements (docs/PERFORMANCE.md "A commit's statements"): counted

@@ -259,6 +259,6 @@ export function fcParams<Ts extends unknown[] = [Scenario]>(numRuns: number, eng
 export const KINDS: Array<ScenarioOptions & { name: string }> = [
   { name: 'scd2', storedAs: 'scd2' },
   { name: 'scd1', storedAs: 'scd1' },
-  // SCD type 3 beside type 2: every key is walked from the log (incremental.ts), previous values lagged.
+  // SCD type 3 beside type 2: every key is walked from the log (keys-sql.ts), previous values lagged.
   { name: 'scd2 with previousValues', storedAs: 'scd2', previousValues: true },
 ];

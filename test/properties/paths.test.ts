@@ -1,7 +1,7 @@
 /**
  * The engine's paths agree: a key's rows come from the walk over its whole log (rebuild, every key
  * slow), from the walk starting at its live version (a fast key with several new events), or from
- * one join (a fast key with one new event, incremental.ts `simpleSql`). For random streams split
+ * one join (a fast key with one new event, simple-diff-sql.ts `simpleDiffSql`). For random streams split
  * into random batches, with every output option (tombstones, surrogate key, is-current column, end
  * sentinel), the target built batch by batch equals the target `rebuild` derives from the log, and
  * the rebuild changes nothing: nor does it change the key state (each key's last event and whether

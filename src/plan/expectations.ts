@@ -1,0 +1,40 @@
+import { sqlString } from '../dialects/dialect.js';
+import type { Driver } from '../dialects/driver.js';
+import { FILE_COLUMN, LINE_COLUMN } from '../dialects/driver.js';
+import { ScdError } from '../errors.js';
+import type { Flow } from '../flow/flow.js';
+import { TMP } from '../store/names.js';
+import { expectationColumn, expectationReason, REASON } from './events-sql.js';
+import { shown } from './expression.js';
+
+/**
+ * Failed records per expectation; a failed "fail" expectation refuses the commit. Expectations
+ * judge records that are events: one quarantined for what it is (a null key, an unfit value) is
+ * not also a failed expectation, so each record has one fate, counted once. A record that fails
+ * several expectations counts in each, as Databricks counts them.
+ */
+export async function countExpectations(driver: Driver, flow: Flow): Promise<Record<string, number>> {
+  const list = Object.entries(flow.expect);
+  if (!list.length) return {};
+  const q = driver.dialect.quote;
+  const judged = `(${q(REASON)} IS NULL OR ${q(REASON)} IN (${list.map(([name]) => sqlString(expectationReason(name))).join(', ')}))`;
+  const row = (await driver.query(
+    `SELECT ${list.map((_, i) => `CAST(sum(CASE WHEN ${q(expectationColumn(i))} OR NOT ${judged} THEN 0 ELSE 1 END) AS INTEGER) AS ${q(`x${i}`)}`).join(', ')} FROM ${q(TMP.batch)}`,
+  ))[0]!;
+  const out: Record<string, number> = {};
+  for (const [i, [name, e]] of list.entries()) {
+    const failed = Number(row[`x${i}`] ?? 0);
+    out[name] = failed;
+    if (e.action === 'fail' && failed > 0) {
+      const first = (await driver.query(
+        `SELECT ${q(FILE_COLUMN)} AS f, CAST(${q(LINE_COLUMN)} AS INTEGER) AS l FROM ${q(TMP.batch)} WHERE NOT ${q(expectationColumn(i))} ORDER BY 1, 2 LIMIT 1`,
+      ))[0]!;
+      throw new ScdError('NOT_APPLIED', `expectation "${name}" (${shown(e.sql).slice(1, -1)}) failed on ${failed} record${failed === 1 ? '' : 's'}, first at ${first.f}:${first.l}; nothing was applied`, {
+        file: flow.origin,
+        field: `expect.${name}`,
+        fix: 'correct those records, or change the action to warn, drop or quarantine',
+      });
+    }
+  }
+  return out;
+}

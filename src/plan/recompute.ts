@@ -1,0 +1,119 @@
+import { hasRow, type Driver } from '../dialects/driver.js';
+import type { Flow } from '../flow/flow.js';
+import { executorFor } from '../execute/executor.js';
+import { ensureFeedColumns } from '../store/feed.js';
+import { TMP, type StoreNames } from '../store/names.js';
+import { DIFF_VIEWS, diffSql, WALKED, wholeDiffSql } from './diff-sql.js';
+import { rebuiltStateSql, stateChange } from './key-state-sql.js';
+import { SIMPLE } from './keys-sql.js';
+import { eventsSql, LOG_VIEW, prevSql } from './walk-input-sql.js';
+import type { ColumnModel } from './model.js';
+import { targetColumns } from './target.js';
+import { canMarkTies, TIE, walkSql } from './walk-sql.js';
+
+export interface RecomputeOptions {
+  /** Every key from the whole log (a rebuild): the walk reads the log, and the key state is rebuilt. */
+  wholeLog?: boolean;
+  /** Ties are likely (this commit or an earlier one counted some): walkInto groups before it walks. */
+  mayTie?: boolean;
+  /** TMP.keys carries each known key's row of the key state (keysSql, where the dialect fetches by row id). */
+  byStateRow?: boolean;
+  /** Drop the diff's intermediate tables as soon as it is written (a large commit's memory). */
+  freeEarly?: boolean;
+  /** Some key of TMP.keys is not simple (it is walked); when none is, the walk does not run. */
+  walkedKeys?: boolean;
+  /** Some key of TMP.keys is simple; undefined: look. */
+  simpleKeys?: boolean;
+  /** Which of FEED_OWN_COLUMNS the change feed has, read in this transaction; undefined: look. */
+  feedHas?: ReadonlySet<string>;
+}
+
+/**
+ * Recompute the keys of TMP.keys (slow: from the log; fast: from their live version) and write
+ * what changed: target rows, change feed, key state. Returns the change counts.
+ */
+export async function recompute(driver: Driver, flow: Flow, model: ColumnModel, names: StoreNames, version: number, at: string, options: RecomputeOptions = {}) {
+  const { wholeLog = false, mayTie = true, byStateRow = false, freeEarly = true } = options;
+  const walked = wholeLog || options.walkedKeys !== false;
+  const d = driver.dialect;
+  const q = d.quote;
+  const columns = targetColumns(flow, model, d).map((c) => c.name);
+  const events = wholeLog ? LOG_VIEW : TMP.events;
+  if (walked) {
+    if (!wholeLog) await driver.run(prevSql(flow, model, d, names, columns));
+    await driver.run(eventsSql(flow, model, d, names, { fastKeys: !wholeLog, wholeLog }));
+    await walkInto(driver, flow, model, events, mayTie);
+    // Every key recomputed: the rows that come out as they were are paired off first (narrowly).
+    if (wholeLog) for (const sql of wholeDiffSql(flow, model, d, names)) await driver.run(sql);
+  }
+  // Simple keys are written by their own statements (none in a rebuild or a batch of late events).
+  const simpleKeys = wholeLog ? false : options.simpleKeys ?? (await hasRow(driver, q(TMP.keys), q(SIMPLE)));
+  // The key state before the target: the target's write is the last of a commit's changes (where
+  // each write is a commit of its own, store/recovery.ts). Neither reads what the other writes.
+  // Only a rebuild recomputes the whole log, and it has just recreated the state empty.
+  // A batch with a truncate recomputes every key (keysSql's allSlow), without their rows of the state.
+  const stateWrites = wholeLog ? rebuiltStateSql(flow, model, d, names) : executorFor(d).stateWrites(d, stateChange(model, d, names, { events, byRow: byStateRow, walked }));
+  for (const sql of stateWrites) await driver.run(sql);
+  return writeDiff(driver, flow, model, names, version, at, { next: wholeLog ? TMP.changed : TMP.next, freeEarly, walkedKeys: walked, simpleKeys, feedHas: options.feedHas });
+}
+
+/**
+ * The walk of `events` into TMP.next, ordered without the payloads unless two events of a key share
+ * sequence and operation (a tie). Unless ties are likely (`mayTie`: this commit or an earlier one
+ * counted some), the walk finds its ties itself where it can (walk-sql.ts TIE: one more lag in its
+ * sort), and only a walk that found one runs again in the full order; that spares a grouping of
+ * every event by key, sequence and operation (3.1 s of a 10M rebuild). Where ties are likely, or
+ * the walk cannot mark them, one walk in the full order, which groups the events to find the tied
+ * ones (walk-sql.ts withTieOrder).
+ */
+export async function walkInto(driver: Driver, flow: Flow, model: ColumnModel, events: string, mayTie: boolean): Promise<void> {
+  const d = driver.dialect;
+  const q = d.quote;
+  // Marking ties drops the mark's column in place after (temporaryTables).
+  if (mayTie || !canMarkTies(flow) || !d.capabilities.temporaryTables) {
+    for (const sql of walkSql(flow, model, d, events, TMP.next)) await driver.run(sql);
+    return;
+  }
+  for (const sql of walkSql(flow, model, d, events, TMP.next, { tieFree: true, markTies: true })) await driver.run(sql);
+  if (!(await hasRow(driver, q(TMP.next), q(TIE)))) {
+    await driver.run(`ALTER TABLE ${q(TMP.next)} DROP COLUMN ${q(TIE)}`);
+    return;
+  }
+  await driver.run(`DROP TABLE ${q(TMP.next)}`);
+  for (const sql of walkSql(flow, model, d, events, TMP.next)) await driver.run(sql);
+}
+
+export const NO_CHANGES = { inserted: 0, updated: 0, deleted: 0, closed: 0 };
+
+export interface WriteDiffOptions {
+  /** The walked keys' recomputed rows. */
+  next?: string;
+  /** Drop the diff's intermediate tables once written. */
+  freeEarly?: boolean;
+  /** Some keys were walked (`next` and TMP.prev exist). */
+  walkedKeys: boolean;
+  /** Some keys are simple. */
+  simpleKeys: boolean;
+  /** Which of FEED_OWN_COLUMNS the change feed has, read in this transaction; undefined: look. */
+  feedHas?: ReadonlySet<string>;
+}
+
+/** Write the difference between the recomputed rows and the stored rows of TMP.keys; return its counts. */
+export async function writeDiff(driver: Driver, flow: Flow, model: ColumnModel, names: StoreNames, version: number, at: string, options: WriteDiffOptions) {
+  const { next = TMP.next, freeEarly = true, walkedKeys, simpleKeys, feedHas } = options;
+  const d = driver.dialect;
+  const q = d.quote;
+  // Where the engine keeps the target's changes itself (Delta), scdkit writes no feed.
+  const ownFeed = !d.capabilities.changeFeed;
+  if (ownFeed) await ensureFeedColumns(driver, flow, names, targetColumns(flow, model, d), feedHas);
+  const stored = walkedKeys && (await hasRow(driver, q(TMP.prev)));
+  const diff = diffSql(flow, model, d, names, { simpleKeys, walkedKeys, next, stored });
+  for (const sql of diff.prepare) await driver.run(sql);
+  const row = (await driver.query(diff.counts))[0]!;
+  const [added, closes, removed] = [Number(row.added), Number(row.closes), Number(row.removed)];
+  if (ownFeed && added + removed > 0) await driver.run(diff.feed, [version, at]);
+  for (const sql of executorFor(d).targetWrites(d, diff.change, { added, closes, removed })) await driver.run(sql);
+  // What only the diff read goes now (the key state reads the walk's input and the new events).
+  if (freeEarly) await driver.dropTemporary([TMP.simple, TMP.prev, ...Object.values(WALKED)], DIFF_VIEWS);
+  return { inserted: Number(row.inserted), updated: Number(row.updated), deleted: Number(row.deleted), closed: Number(row.closed) };
+}
