@@ -285,17 +285,17 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
     if (truncated || madeAnew) await driver.run(freshSql(model, d, names, { truncates: flow.applyAsTruncates !== undefined }));
     else {
       if (logged > 0) await driver.run(knownSql(model, d));
-      await driver.run(d.renameScratch(TMP.valid, TMP.fresh));
+      await driver.run(d.renameScratch(TMP.valid, TMP.newEvents));
     }
     if (madeAnew) {
       const row = (await driver.query(
-        `SELECT (SELECT count(*) FROM ${q(TMP.fresh)}) AS applied, ${mayTie ? `(${tiesSql(model, d, names, { truncates: flow.applyAsTruncates !== undefined })})` : '0'} AS ties, (${keysWithNewsSql(d, model)}) AS keys`,
+        `SELECT (SELECT count(*) FROM ${q(TMP.newEvents)}) AS applied, ${mayTie ? `(${tiesSql(model, d, names, { truncates: flow.applyAsTruncates !== undefined })})` : '0'} AS ties, (${keysWithNewsSql(d, model)}) AS keys`,
       ))[0]!;
       logged = Number(row.applied);
       madeAnew.ties = Number(row.ties);
       madeAnew.keys = Number(row.keys);
     }
-    const eventsApplied = madeAnew ? logged : truncated || logged > 0 ? await num(`SELECT count(*) FROM ${q(TMP.fresh)}`) : validEvents.n;
+    const eventsApplied = madeAnew ? logged : truncated || logged > 0 ? await num(`SELECT count(*) FROM ${q(TMP.newEvents)}`) : validEvents.n;
     if (truncated && large) await driver.dropTemporary([TMP.valid]);
     // Duplicates, counted: records equal to another of the batch, events the log already holds,
     // and a snapshot's unchanged rows.
@@ -366,7 +366,7 @@ function keysWithNewsSql(d: Dialect, model: ColumnModel): string {
   // An outer alias no column may have (new-events-sql.ts freshSql).
   const k = q(`${INTERNAL_PREFIX}k`);
   const on = model.keys.map((c) => `n.${q(c.name)} = ${k}.${q(c.name)}`).join(' AND ');
-  return `SELECT count(*) AS n FROM ${q(TMP.keys)} ${k} WHERE NOT ${k}.${q(SLOW)} OR EXISTS (SELECT 1 FROM ${q(TMP.fresh)} n WHERE ${on})`;
+  return `SELECT count(*) AS n FROM ${q(TMP.keys)} ${k} WHERE NOT ${k}.${q(SLOW)} OR EXISTS (SELECT 1 FROM ${q(TMP.newEvents)} n WHERE ${on})`;
 }
 
 /** Keys whose every event of this batch was a duplicate change nothing: forget them. Returns the keys left. */
@@ -374,7 +374,7 @@ async function dropKeysWithoutNews(driver: Driver, model: ColumnModel): Promise<
   const q = driver.dialect.quote;
   const on = (a: string) => model.keys.map((k) => `n.${q(k.name)} = ${a}.${q(k.name)}`).join(' AND ');
   // Only a slow key can have no new event (a fast key's events are all new).
-  await driver.run(`DELETE FROM ${q(TMP.keys)} WHERE ${q(SLOW)} AND NOT EXISTS (SELECT 1 FROM ${q(TMP.fresh)} n WHERE ${on(q(TMP.keys))})`);
+  await driver.run(`DELETE FROM ${q(TMP.keys)} WHERE ${q(SLOW)} AND NOT EXISTS (SELECT 1 FROM ${q(TMP.newEvents)} n WHERE ${on(q(TMP.keys))})`);
   await driver.run(`DELETE FROM ${q(TMP.slowLog)} WHERE NOT EXISTS (SELECT 1 FROM ${q(TMP.keys)} n WHERE ${on(q(TMP.slowLog))})`);
   return Number((await driver.query(`SELECT count(*) AS n FROM ${q(TMP.keys)}`))[0]!.n);
 }

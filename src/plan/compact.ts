@@ -102,7 +102,7 @@ export async function compact(driver: Driver, flow: Flow, given: string, progres
     };
     // An scd1 target never needed the type of a tuple sequence's versions; the walk here does.
     for (const sql of d.prepareTypes([sequenceType(d, model)])) await driver.run(sql);
-    for (const sql of walkSql(pseudo, model, d, TMP.events, TMP.next)) await driver.run(sql);
+    for (const sql of walkSql(pseudo, model, d, TMP.events, TMP.recomputed)) await driver.run(sql);
 
     // Versions → events. A kept sequence column holds the version's LAST event's sequence: when it
     // differs from the version's start, a second upsert at that sequence restores it in place.
@@ -131,8 +131,8 @@ export async function compact(driver: Driver, flow: Flow, given: string, progres
          AND EXISTS (SELECT 1 FROM ${q(TMP.keys)} k WHERE ${model.keys.map((c) => `k.${q(c.name)} = ${q(names.events)}.${q(c.name)}`).join(' AND ')})`,
       [before],
     );
-    await driver.run(`INSERT INTO ${q(names.events)} (${list}) SELECT ${select(OP_UPSERT, atStart, true)} FROM ${q(TMP.next)} v WHERE NOT v.${q(VD)}`);
-    await driver.run(`INSERT INTO ${q(names.events)} (${list}) SELECT ${select(OP_DELETE, atStart, false)} FROM ${q(TMP.next)} v WHERE v.${q(VD)}`);
+    await driver.run(`INSERT INTO ${q(names.events)} (${list}) SELECT ${select(OP_UPSERT, atStart, true)} FROM ${q(TMP.recomputed)} v WHERE NOT v.${q(VD)}`);
+    await driver.run(`INSERT INTO ${q(names.events)} (${list}) SELECT ${select(OP_DELETE, atStart, false)} FROM ${q(TMP.recomputed)} v WHERE v.${q(VD)}`);
     if (keptSeq.length) {
       const moved = model.seq
         .map((c, i) => (keptSeq.includes(c) ? `v.${q(c.name)} IS DISTINCT FROM ${part(VS, i)}` : 'false'))
@@ -147,12 +147,12 @@ export async function compact(driver: Driver, flow: Flow, given: string, progres
       const lastPart = (i: number) => q(`${INTERNAL_PREFIX}ls${i}`);
       const vk = [...K.map((k) => `v.${k}`), ...vsParts];
       await driver.run(
-        d.scratch(TMP.prev, `SELECT DISTINCT ON (${vk.join(', ')}) v.*, ${eParts.map((e, i) => `${e} AS ${lastPart(i)}`).join(', ')}
-         FROM ${q(TMP.next)} v JOIN ${q(TMP.events)} e ON ${K.map((k) => `e.${k} = v.${k}`).join(' AND ')} AND e.${q(OP)} = ${OP_UPSERT} AND ${inVersion}
+        d.scratch(TMP.stored, `SELECT DISTINCT ON (${vk.join(', ')}) v.*, ${eParts.map((e, i) => `${e} AS ${lastPart(i)}`).join(', ')}
+         FROM ${q(TMP.recomputed)} v JOIN ${q(TMP.events)} e ON ${K.map((k) => `e.${k} = v.${k}`).join(' AND ')} AND e.${q(OP)} = ${OP_UPSERT} AND ${inVersion}
          WHERE NOT v.${q(VD)} AND (${moved})
          ORDER BY ${[...vk, ...eParts.map((e) => `${e} DESC`)].join(', ')}`),
       );
-      await driver.run(`INSERT INTO ${q(names.events)} (${list}) SELECT ${select(OP_UPSERT, (_c, i) => `v.${lastPart(i)}`, true)} FROM ${q(TMP.prev)} v`);
+      await driver.run(`INSERT INTO ${q(names.events)} (${list}) SELECT ${select(OP_UPSERT, (_c, i) => `v.${lastPart(i)}`, true)} FROM ${q(TMP.stored)} v`);
     }
     const written = Number((await driver.query(`SELECT CAST(count(*) AS INTEGER) AS n FROM ${q(names.events)} WHERE ${q(COMMIT)} = ${FOLDED_COMMIT} AND ${old}`, [before]))[0]!.n);
     await writeFlowRecord(driver, names, { ...record, compactedBefore: before }, at);

@@ -11,22 +11,22 @@ import { CLOSE_TYPE, keptByReference, PRE_CURRENT, PRE_END, REF } from '../store
 import type { TargetChange } from '../execute/target-change.js';
 
 /**
- * Compare the recomputed rows (TMP.next) with the stored rows they may replace (TMP.prev),
+ * Compare the recomputed rows (TMP.recomputed) with the stored rows they may replace (TMP.stored),
  * and write only the rows that really change, with their change-feed records (SEMANTICS §5).
  */
 export interface DiffOptions {
   /** Some keys are simple (keys-sql.ts SIMPLE): their rows come from one join, not the walk. */
   simpleKeys?: boolean;
-  /** Some keys were walked: their recomputed rows are `next`, their stored ones TMP.prev. */
+  /** Some keys were walked: their recomputed rows are `recomputed`, their stored ones TMP.stored. */
   walkedKeys?: boolean;
-  /** The walked keys' recomputed rows (TMP.next, or TMP.changed in a rebuild). */
-  next?: string;
-  /** TMP.prev has rows (some walked key has stored rows). */
+  /** The walked keys' recomputed rows (TMP.recomputed, or TMP.changed in a rebuild). */
+  recomputed?: string;
+  /** TMP.stored has rows (some walked key has stored rows). */
   stored?: boolean;
 }
 
 export function diffSql(flow: Flow, model: ColumnModel, d: Dialect, names: StoreNames, options: DiffOptions = {}): DiffSql {
-  const { simpleKeys = true, walkedKeys = true, next = TMP.next, stored = true } = options;
+  const { simpleKeys = true, walkedKeys = true, recomputed = TMP.recomputed, stored = true } = options;
   const q = d.quote;
   const target = targetColumns(flow, model, d);
   const cols = target.map((c) => c.name);
@@ -107,12 +107,12 @@ export function diffSql(flow: Flow, model: ColumnModel, d: Dialect, names: Store
       // No stored row of a walked key (new keys only): nothing is removed, and every walked row is
       // added as it is (a view over the walk, not a copy of it).
       stored
-        ? d.scratch(WALKED.removed, `SELECT p.* FROM ${q(TMP.prev)} p LEFT JOIN ${q(next)} n ON ${same('n', 'p')}
+        ? d.scratch(WALKED.removed, `SELECT p.* FROM ${q(TMP.stored)} p LEFT JOIN ${q(recomputed)} n ON ${same('n', 'p')}
        WHERE n.${q(id[0]!)} IS NULL`)
-        : d.scratch(WALKED.removed, `SELECT p.* FROM ${q(TMP.prev)} p WHERE false`),
+        : d.scratch(WALKED.removed, `SELECT p.* FROM ${q(TMP.stored)} p WHERE false`),
       d.scratch(addedW, `SELECT n.*, r.${q(id[0]!)} IS NOT NULL AS ${upd}, coalesce(r.${q(CURRENT)}, false) AS ${updCur},
          r.${q(ROWID)} AS ${q(OF_ROW)}, ${closeOnly} AS ${q(CLOSE)}
-       FROM ${q(next)} n${stored ? ` LEFT JOIN ${q(TMP.prev)} p ON ${same('n', 'p')}` : ''} LEFT JOIN ${q(WALKED.removed)} r ON ${sameId('n', 'r')}${
+       FROM ${q(recomputed)} n${stored ? ` LEFT JOIN ${q(TMP.stored)} p ON ${same('n', 'p')}` : ''} LEFT JOIN ${q(WALKED.removed)} r ON ${sameId('n', 'r')}${
          stored ? `\n       WHERE p.${q(id[0]!)} IS NULL` : ''
        }`, stored),
       ...(simple ? [simple.create] : []),
@@ -156,10 +156,10 @@ export interface DiffSql {
 
 /**
  * When every key is recomputed (a rebuild), most rows come out as they were: instead of copying the
- * target into TMP.prev and comparing every column of every row twice, the rows are paired on their
+ * target into TMP.stored and comparing every column of every row twice, the rows are paired on their
  * identity and a hash of all their columns (narrow rows, one join). Only the rows left unpaired go
- * on to the exact comparison of diffSql: the stored ones as TMP.prev, the recomputed ones as
- * TMP.changed (diffSql's `next`). A row whose hash matches its stored twin's is taken as
+ * on to the exact comparison of diffSql: the stored ones as TMP.stored, the recomputed ones as
+ * TMP.changed (diffSql's `recomputed`). A row whose hash matches its stored twin's is taken as
  * unchanged: the payload hashes of the event log already rest on the same 64-bit hash
  * (fixed-width hashes, as for deduplication).
  */
@@ -172,19 +172,19 @@ export function wholeDiffSql(flow: Flow, model: ColumnModel, d: Dialect, names: 
   // A target column hides the row id (targetRowId): no pairing, every row compared exactly.
   if (!rowId)
     return [
-      d.scratch(TMP.prev, `     SELECT CAST(NULL AS ${d.types.bigint}) AS ${q(ROWID)}, ${cols.map((c) => `t.${q(c)}`).join(', ')}, ${current} AS ${q(CURRENT)}, true AS ${q(SLOW)}
+      d.scratch(TMP.stored, `     SELECT CAST(NULL AS ${d.types.bigint}) AS ${q(ROWID)}, ${cols.map((c) => `t.${q(c)}`).join(', ')}, ${current} AS ${q(CURRENT)}, true AS ${q(SLOW)}
      FROM ${q(names.target)} t`),
-      d.scratch(TMP.changed, `SELECT * FROM ${q(TMP.next)}`),
+      d.scratch(TMP.changed, `SELECT * FROM ${q(TMP.recomputed)}`),
     ];
   const narrow = (table: string) =>
     `SELECT ${rowId} AS r, ${id.map(q).join(', ')}, ${d.rowHash(cols.map(q))} AS h FROM ${q(table)}`;
   return [
-    d.scratch(TMP.pairs, `SELECT o.r AS o, n.r AS n FROM (${narrow(names.target)}) o FULL JOIN (${narrow(TMP.next)}) n
+    d.scratch(TMP.pairs, `SELECT o.r AS o, n.r AS n FROM (${narrow(names.target)}) o FULL JOIN (${narrow(TMP.recomputed)}) n
        ON ${id.map((c) => `o.${q(c)} = n.${q(c)}`).join(' AND ')} AND o.h = n.h
      WHERE o.r IS NULL OR n.r IS NULL`),
-    d.scratch(TMP.prev, `     SELECT t.${rowId} AS ${q(ROWID)}, ${cols.map((c) => `t.${q(c)}`).join(', ')}, ${current} AS ${q(CURRENT)}, true AS ${q(SLOW)}
+    d.scratch(TMP.stored, `     SELECT t.${rowId} AS ${q(ROWID)}, ${cols.map((c) => `t.${q(c)}`).join(', ')}, ${current} AS ${q(CURRENT)}, true AS ${q(SLOW)}
      FROM ${q(names.target)} t WHERE t.${rowId} IN (SELECT o FROM ${q(TMP.pairs)} WHERE o IS NOT NULL)`),
-    d.scratch(TMP.changed, `SELECT * FROM ${q(TMP.next)} x WHERE x.${rowId} IN (SELECT n FROM ${q(TMP.pairs)} WHERE n IS NOT NULL)`),
+    d.scratch(TMP.changed, `SELECT * FROM ${q(TMP.recomputed)} x WHERE x.${rowId} IN (SELECT n FROM ${q(TMP.pairs)} WHERE n IS NOT NULL)`),
   ];
 }
 

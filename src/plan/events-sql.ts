@@ -116,7 +116,7 @@ export function appendEventsSql(model: ColumnModel, d: Dialect, names: StoreName
   const q = d.quote;
   const cols = logColumns(model);
   return `INSERT INTO ${written(names, 'events', q)} (${[...cols, COMMIT].map(q).join(', ')})
-SELECT ${cols.map(q).join(', ')}, CAST($1 AS ${d.types.int}) FROM ${q(TMP.fresh)}`;
+SELECT ${cols.map(q).join(', ')}, CAST($1 AS ${d.types.int}) FROM ${q(TMP.newEvents)}`;
 }
 
 /**

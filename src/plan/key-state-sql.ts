@@ -16,7 +16,7 @@ export interface StateOptions {
   empty?: boolean;
   /** TMP.keys holds each known key's row of the state (STATE_ROW), which is forgotten by that id. */
   byRow?: boolean;
-  /** Some key was walked (TMP.events and TMP.next exist); otherwise every key is simple. */
+  /** Some key was walked (TMP.events and TMP.recomputed exist); otherwise every key is simple. */
   walked?: boolean;
 }
 
@@ -36,12 +36,12 @@ export function stateChange(model: ColumnModel, d: Dialect, names: StoreNames, o
    FROM ${q(events)}) x WHERE x.${q(`${INTERNAL_PREFIX}rn`)} = 1`;
   const walkedKeys = `SELECT ${K.map((k) => `e.${k}`).join(', ')}, ${S.map((s) => `e.${s}`).join(', ')}, coalesce(c.live, false)
 FROM (${last}) e
-LEFT JOIN (SELECT ${K.join(', ')}, true AS live FROM ${q(TMP.next)} WHERE ${q(CURRENT)}) c
+LEFT JOIN (SELECT ${K.join(', ')}, true AS live FROM ${q(TMP.recomputed)} WHERE ${q(CURRENT)}) c
   ON ${model.keys.map((k) => `c.${q(k.name)} = e.${q(k.name)}`).join(' AND ')}
 UNION ALL
 `;
   const rows = `${walked ? walkedKeys : ''}SELECT ${[...K.map((k) => `n.${k}`), ...model.seq.map((c) => `n.${q(c.name)}`)].join(', ')}, n.${q(OP)} = ${OP_UPSERT}
-FROM ${q(TMP.fresh)} n JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'n', 'k')} WHERE k.${q(SIMPLE)}`;
+FROM ${q(TMP.newEvents)} n JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'n', 'k')} WHERE k.${q(SIMPLE)}`;
   // Where the keys carry their state row's id (keysSql), the executor may forget them by it.
   const stateRow = stateRowId(model, d);
   return {
@@ -71,7 +71,7 @@ export function rebuiltStateSql(flow: Flow, model: ColumnModel, d: Dialect, name
     `INSERT INTO ${written(names, 'state', q)} (${stateColumns(model, d).map((c) => q(c.name)).join(', ')})
 SELECT ${K.map((k) => `k.${k}`).join(', ')}, ${last}, coalesce(c.live, false)
 FROM ${q(TMP.keys)} k
-LEFT JOIN (SELECT ${K.join(', ')}, true AS live FROM ${q(TMP.next)} WHERE ${q(CURRENT)}) c
+LEFT JOIN (SELECT ${K.join(', ')}, true AS live FROM ${q(TMP.recomputed)} WHERE ${q(CURRENT)}) c
   ON ${model.keys.map((k) => `c.${q(k.name)} = k.${q(k.name)}`).join(' AND ')}${
     truncates ? `
 LEFT JOIN ${lastTruncateSql(model, d, names)} t ON true` : ''

@@ -64,7 +64,7 @@ export function freshSql(model: ColumnModel, d: Dialect, names: StoreNames, { tr
       .filter((c) => withKeys || !model.keys.some((k) => k.name === c))
       .map((c) => `${other}.${q(c)} = ${v}.${q(c)}`)
       .join(' AND ');
-  return d.scratch(TMP.fresh, `SELECT ${cols} FROM ${q(TMP.valid)} ${v} JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, v, 'k')} WHERE NOT k.${q(SLOW)}
+  return d.scratch(TMP.newEvents, `SELECT ${cols} FROM ${q(TMP.valid)} ${v} JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, v, 'k')} WHERE NOT k.${q(SLOW)}
 UNION ALL
 SELECT ${cols} FROM ${q(TMP.valid)} ${v} JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, v, 'k')}
   WHERE k.${q(SLOW)} AND NOT EXISTS (SELECT 1 FROM ${q(TMP.slowLog)} l WHERE ${same('l')})${
@@ -108,12 +108,12 @@ export function tiesSql(model: ColumnModel, d: Dialect, names: StoreNames, { tru
   const sameSeq = (a: string, b: string) => model.seq.map((c) => `${a}.${q(c.name)} = ${b}.${q(c.name)}`).join(' AND ');
   // One aggregate over the new and the logged events of the keys that may tie.
   return `SELECT CAST(coalesce((SELECT sum(t.f) FROM (SELECT sum(x.f) AS f FROM (
-       SELECT ${at}, 1 AS f FROM ${q(TMP.fresh)} WHERE ${q(OP)} <> ${OP_TRUNCATE}
+       SELECT ${at}, 1 AS f FROM ${q(TMP.newEvents)} WHERE ${q(OP)} <> ${OP_TRUNCATE}
        UNION ALL SELECT ${at}, 0 AS f FROM ${q(TMP.slowLog)}) x
      GROUP BY ${at} HAVING count(*) > 1) t), 0)
   ${
     truncates
-      ? `+ (SELECT count(*) FROM ${q(TMP.fresh)} ${n} WHERE ${n}.${q(OP)} = ${OP_TRUNCATE} AND EXISTS (SELECT 1 FROM ${q(names.events)} t
+      ? `+ (SELECT count(*) FROM ${q(TMP.newEvents)} ${n} WHERE ${n}.${q(OP)} = ${OP_TRUNCATE} AND EXISTS (SELECT 1 FROM ${q(names.events)} t
      WHERE t.${q(OP)} = ${OP_TRUNCATE} AND ${sameSeq('t', n)} AND t.${q(HASH)} <> ${n}.${q(HASH)}))`
       : ''
   } AS ${d.types.int}) AS n`;

@@ -5,7 +5,7 @@ import { ensureCatalog, readTargetRecords, writeFlowRecord } from '../store/cata
 import { emptyCommit, recordCommit, type CommitResult } from '../store/commits.js';
 import { storeNames, TMP } from '../store/names.js';
 import type { Progress } from './apply.js';
-import { NO_CHANGES, recompute, walkInto } from './recompute.js';
+import { NO_CHANGES, recompute, walkKeys } from './recompute.js';
 import { withScratch } from './scratch.js';
 import { rebuiltStateSql } from './key-state-sql.js';
 import { keysSql } from './keys-sql.js';
@@ -72,7 +72,7 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
     // Every key is recomputed from the log: no batch, no fresh events, all keys slow.
     const logList = [...model.source.map((c) => c.name), OP, HASH].map(q).join(', ');
     await driver.run(driver.dialect.scratch(TMP.valid, `SELECT ${logList} FROM ${q(names.events)} WHERE false`));
-    await driver.run(driver.dialect.scratch(TMP.fresh, `SELECT ${logList} FROM ${q(names.events)} WHERE false`));
+    await driver.run(driver.dialect.scratch(TMP.newEvents, `SELECT ${logList} FROM ${q(names.events)} WHERE false`));
     await driver.run(keysSql(flow, model, d, names, { allSlow: true }));
     // Every key is slow: the walk reads the log itself (no copy of it).
     const keysAffected = Number((await driver.query(`SELECT CAST(count(*) AS INTEGER) AS n FROM ${q(TMP.keys)}`))[0]!.n);
@@ -92,13 +92,13 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
     await driver.run(createStateSql(model, d, names));
     let counts = NO_CHANGES;
     // Ties are likely where a commit counted some; elsewhere the walk finds them itself (a log
-    // re-derived under a changed flow may tie where no commit counted a tie: recompute.ts walkInto).
+    // re-derived under a changed flow may tie where no commit counted a tie: recompute.ts walkKeys).
     const mayTie = hadTies;
     if (sameShape) {
       counts = await recompute(driver, flow, model, names, version, at, { wholeLog: true, mayTie });
     } else {
       await driver.run(eventsSql(flow, model, d, names, { fastKeys: false, wholeLog: true }));
-      await walkInto(driver, flow, model, LOG_VIEW, mayTie);
+      await walkKeys(driver, flow, model, LOG_VIEW, mayTie);
       counts = await reshape(driver, flow, model, names, version, at, record);
       for (const sql of rebuiltStateSql(flow, model, d, names)) await driver.run(sql);
     }
@@ -173,11 +173,11 @@ async function reshape(
   await driver.run(`DROP TABLE ${q(names.target)}`);
   await driver.run(`CREATE TABLE ${q(names.target)} (${after.map((c) => `${q(c.name)} ${c.type}`).join(', ')})`);
   const newList = after.map((c) => q(c.name)).join(', ');
-  await driver.run(`INSERT INTO ${q(names.target)} (${newList}) SELECT ${newList} FROM ${q(TMP.next)}`);
+  await driver.run(`INSERT INTO ${q(names.target)} (${newList}) SELECT ${newList} FROM ${q(TMP.recomputed)}`);
   await driver.run(
-    `INSERT INTO ${q(names.changes)} (${newList}, _change_type, _commit_version, _commit_timestamp) SELECT ${newList}, 'insert', ${ver}, ${ts} FROM ${q(TMP.next)}`,
+    `INSERT INTO ${q(names.changes)} (${newList}, _change_type, _commit_version, _commit_timestamp) SELECT ${newList}, 'insert', ${ver}, ${ts} FROM ${q(TMP.recomputed)}`,
     [version, at],
   );
-  const inserted = Number((await driver.query(`SELECT CAST(count(*) AS INTEGER) AS n FROM ${q(TMP.next)}`))[0]!.n);
+  const inserted = Number((await driver.query(`SELECT CAST(count(*) AS INTEGER) AS n FROM ${q(TMP.recomputed)}`))[0]!.n);
   return { inserted, updated: 0, deleted, closed: 0 };
 }

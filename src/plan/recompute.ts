@@ -14,7 +14,7 @@ import { canMarkTies, TIE, walkSql } from './walk-sql.js';
 export interface RecomputeOptions {
   /** Every key from the whole log (a rebuild): the walk reads the log, and the key state is rebuilt. */
   wholeLog?: boolean;
-  /** Ties are likely (this commit or an earlier one counted some): walkInto groups before it walks. */
+  /** Ties are likely (this commit or an earlier one counted some): walkKeys groups before it walks. */
   mayTie?: boolean;
   /** TMP.keys carries each known key's row of the key state (keysSql, where the dialect fetches by row id). */
   byStateRow?: boolean;
@@ -42,7 +42,7 @@ export async function recompute(driver: Driver, flow: Flow, model: ColumnModel, 
   if (walked) {
     if (!wholeLog) await driver.run(prevSql(flow, model, d, names, columns));
     await driver.run(eventsSql(flow, model, d, names, { fastKeys: !wholeLog, wholeLog }));
-    await walkInto(driver, flow, model, events, mayTie);
+    await walkKeys(driver, flow, model, events, mayTie);
     // Every key recomputed: the rows that come out as they were are paired off first (narrowly).
     if (wholeLog) for (const sql of wholeDiffSql(flow, model, d, names)) await driver.run(sql);
   }
@@ -54,11 +54,11 @@ export async function recompute(driver: Driver, flow: Flow, model: ColumnModel, 
   // A batch with a truncate recomputes every key (keysSql's allSlow), without their rows of the state.
   const stateWrites = wholeLog ? rebuiltStateSql(flow, model, d, names) : executorFor(d).stateWrites(d, stateChange(model, d, names, { events, byRow: byStateRow, walked }));
   for (const sql of stateWrites) await driver.run(sql);
-  return writeDiff(driver, flow, model, names, version, at, { next: wholeLog ? TMP.changed : TMP.next, freeEarly, walkedKeys: walked, simpleKeys, feedHas: options.feedHas });
+  return writeDiff(driver, flow, model, names, version, at, { recomputed: wholeLog ? TMP.changed : TMP.recomputed, freeEarly, walkedKeys: walked, simpleKeys, feedHas: options.feedHas });
 }
 
 /**
- * The walk of `events` into TMP.next, ordered without the payloads unless two events of a key share
+ * The walk of `events` into TMP.recomputed, ordered without the payloads unless two events of a key share
  * sequence and operation (a tie). Unless ties are likely (`mayTie`: this commit or an earlier one
  * counted some), the walk finds its ties itself where it can (walk-sql.ts TIE: one more lag in its
  * sort), and only a walk that found one runs again in the full order; that spares a grouping of
@@ -66,31 +66,31 @@ export async function recompute(driver: Driver, flow: Flow, model: ColumnModel, 
  * the walk cannot mark them, one walk in the full order, which groups the events to find the tied
  * ones (walk-sql.ts withTieOrder).
  */
-export async function walkInto(driver: Driver, flow: Flow, model: ColumnModel, events: string, mayTie: boolean): Promise<void> {
+export async function walkKeys(driver: Driver, flow: Flow, model: ColumnModel, events: string, mayTie: boolean): Promise<void> {
   const d = driver.dialect;
   const q = d.quote;
   // Marking ties drops the mark's column in place after (temporaryTables).
   if (mayTie || !canMarkTies(flow) || !d.capabilities.temporaryTables) {
-    for (const sql of walkSql(flow, model, d, events, TMP.next)) await driver.run(sql);
+    for (const sql of walkSql(flow, model, d, events, TMP.recomputed)) await driver.run(sql);
     return;
   }
-  for (const sql of walkSql(flow, model, d, events, TMP.next, { tieFree: true, markTies: true })) await driver.run(sql);
-  if (!(await hasRow(driver, q(TMP.next), q(TIE)))) {
-    await driver.run(`ALTER TABLE ${q(TMP.next)} DROP COLUMN ${q(TIE)}`);
+  for (const sql of walkSql(flow, model, d, events, TMP.recomputed, { tieFree: true, markTies: true })) await driver.run(sql);
+  if (!(await hasRow(driver, q(TMP.recomputed), q(TIE)))) {
+    await driver.run(`ALTER TABLE ${q(TMP.recomputed)} DROP COLUMN ${q(TIE)}`);
     return;
   }
-  await driver.run(`DROP TABLE ${q(TMP.next)}`);
-  for (const sql of walkSql(flow, model, d, events, TMP.next)) await driver.run(sql);
+  await driver.run(`DROP TABLE ${q(TMP.recomputed)}`);
+  for (const sql of walkSql(flow, model, d, events, TMP.recomputed)) await driver.run(sql);
 }
 
 export const NO_CHANGES = { inserted: 0, updated: 0, deleted: 0, closed: 0 };
 
 export interface WriteDiffOptions {
   /** The walked keys' recomputed rows. */
-  next?: string;
+  recomputed?: string;
   /** Drop the diff's intermediate tables once written. */
   freeEarly?: boolean;
-  /** Some keys were walked (`next` and TMP.prev exist). */
+  /** Some keys were walked (`recomputed` and TMP.stored exist). */
   walkedKeys: boolean;
   /** Some keys are simple. */
   simpleKeys: boolean;
@@ -100,20 +100,20 @@ export interface WriteDiffOptions {
 
 /** Write the difference between the recomputed rows and the stored rows of TMP.keys; return its counts. */
 export async function writeDiff(driver: Driver, flow: Flow, model: ColumnModel, names: StoreNames, version: number, at: string, options: WriteDiffOptions) {
-  const { next = TMP.next, freeEarly = true, walkedKeys, simpleKeys, feedHas } = options;
+  const { recomputed = TMP.recomputed, freeEarly = true, walkedKeys, simpleKeys, feedHas } = options;
   const d = driver.dialect;
   const q = d.quote;
   // Where the engine keeps the target's changes itself (Delta), scdkit writes no feed.
   const ownFeed = !d.capabilities.changeFeed;
   if (ownFeed) await ensureFeedColumns(driver, flow, names, targetColumns(flow, model, d), feedHas);
-  const stored = walkedKeys && (await hasRow(driver, q(TMP.prev)));
-  const diff = diffSql(flow, model, d, names, { simpleKeys, walkedKeys, next, stored });
+  const stored = walkedKeys && (await hasRow(driver, q(TMP.stored)));
+  const diff = diffSql(flow, model, d, names, { simpleKeys, walkedKeys, recomputed, stored });
   for (const sql of diff.prepare) await driver.run(sql);
   const row = (await driver.query(diff.counts))[0]!;
   const [added, closes, removed] = [Number(row.added), Number(row.closes), Number(row.removed)];
   if (ownFeed && added + removed > 0) await driver.run(diff.feed, [version, at]);
   for (const sql of executorFor(d).targetWrites(d, diff.change, { added, closes, removed })) await driver.run(sql);
   // What only the diff read goes now (the key state reads the walk's input and the new events).
-  if (freeEarly) await driver.dropTemporary([TMP.simple, TMP.prev, ...Object.values(WALKED)], DIFF_VIEWS);
+  if (freeEarly) await driver.dropTemporary([TMP.simple, TMP.stored, ...Object.values(WALKED)], DIFF_VIEWS);
   return { inserted: Number(row.inserted), updated: Number(row.updated), deleted: Number(row.deleted), closed: Number(row.closed) };
 }

@@ -57,7 +57,7 @@ export function simpleDiffSql(flow: Flow, model: ColumnModel, d: Dialect, names:
     ...P.map((col) => `n.${q(col)} AS ${I(`n_${col}`)}`),
     ...rest.map((col) => `p.${q(col)} AS ${I(`t_${col}`)}`),
   ].join(', ')}
-  FROM ${q(TMP.fresh)} n JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'n', 'k')}
+  FROM ${q(TMP.newEvents)} n JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'n', 'k')}
   LEFT JOIN ${q(names.target)} p ON ${keyJoin(model, d, 'p', 'k')} AND ${currentCondition(flow, model, d, 'p.')}
   WHERE k.${q(SIMPLE)}${d.computeOnce}`;
   const create = d.scratch(TMP.simple, `SELECT ${[
@@ -97,7 +97,7 @@ export function simpleDiffSql(flow: Flow, model: ColumnModel, d: Dialect, names:
     row(ps, ns, 'false', 'l', true, flow.storedAs === 'scd2', `${h} AND (NOT ${u} OR ${c})`),
     row(ns, nullEnd, 'true', 'n', false, false, `${h} AND NOT ${u}`),
   ];
-  // L's stored row, in TMP.prev's shape (row id, target columns, current, slow).
+  // L's stored row, in TMP.stored's shape (row id, target columns, current, slow).
   const stored = target.map((col) => (keyNames.has(col) ? q(col) : P.includes(col) ? `${I(`l_${col}`)} AS ${q(col)}` : `${I(`t_${col}`)} AS ${q(col)}`));
   // The pre-images of the change feed: every removed L pairs with the row that replaces it, but
   // for a delete in scd1; a close (scd2) is stored as one row with its post-image (store/feed.ts).

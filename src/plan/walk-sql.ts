@@ -40,7 +40,7 @@ export function walkSql(flow: Flow, model: ColumnModel, d: Dialect, events: stri
   const { tieFree = false, markTies = false } = options;
   if (!flow.previousValues) return versionsSql(flow, model, d, events, into, tieFree, markTies);
   // The versions first (their previous values null), then each takes its values from the one before.
-  const walked = `${into}_walked`; // TMP.walked for TMP.next: discarded with the commit's scratch
+  const walked = `${into}_walked`; // TMP.walked for TMP.recomputed: discarded with the commit's scratch
   return [...versionsSql(flow, model, d, events, walked, tieFree, markTies), ...previousValuesSql(flow, model, d, walked, into, markTies)];
 }
 
@@ -154,7 +154,7 @@ ${versionsSelect(flow, model, d, 'v')}`),
  * a key that share both are next to each other, so one more lag in the walk's one sort finds every
  * tie. The output then has this column, true on a row per tied event (a version or not) and false
  * on every other; with no true row the order was total and the output is the walk's (apply.ts
- * walkInto).
+ * walkKeys).
  */
 export const TIE = `${INTERNAL_PREFIX}tie`;
 

@@ -69,7 +69,7 @@ for (const engine of engines) {
         await applyRows(driver, flow, inOrder);
         const bad = defineFlow({ ...flows.scd2!, expect: { positive: { sql: 'id < 0', action: 'fail' } } });
         await expect(applyRows(driver, bad, inOrder)).rejects.toThrow(/expectation "positive"/);
-        for (const t of ['_scd_stage', '_scd_rejects', '_scd_batch', '_scd_keys', '_scd_new', '_scd_prev', '_scd_simple'])
+        for (const t of ['_scd_stage', '_scd_rejects', '_scd_batch', '_scd_keys', '_scd_new', '_scd_stored', '_scd_simple'])
           expect(await driver.columns(t), t).toBeUndefined();
       } finally {
         await driver.close();

@@ -50,7 +50,7 @@ for (const engine of engines) {
 
     // SEMANTICS §3 ties: then ordered by the payload's canonical text, whether or not a commit
     // counted them. A log can hold ties no commit counted (one re-derived under a changed flow);
-    // then the walk finds them itself and orders them in full (recompute.ts walkInto).
+    // then the walk finds them itself and orders them in full (recompute.ts walkKeys).
     it('ties no commit counted: a rebuild still orders them by their payload', async () => {
       const flow = defineFlow({ target: 't', keys: 'id', sequenceBy: 'seq' });
       const driver = await engine.open();
