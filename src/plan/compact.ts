@@ -1,4 +1,5 @@
 import { ScdError } from '../errors.js';
+import { firstOfEachSql } from '../dialects/first-of-each.js';
 import type { Driver } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
 import { ensureCatalog, readTargetRecords, writeFlowRecord } from '../store/catalog.js';
@@ -147,10 +148,16 @@ export async function compact(driver: Driver, flow: Flow, given: string, progres
       const lastPart = (i: number) => q(`${INTERNAL_PREFIX}ls${i}`);
       const vk = [...K.map((k) => `v.${k}`), ...vsParts];
       await driver.run(
-        d.scratch(TMP.stored, `SELECT DISTINCT ON (${vk.join(', ')}) v.*, ${eParts.map((e, i) => `${e} AS ${lastPart(i)}`).join(', ')}
-         FROM ${q(TMP.recomputed)} v JOIN ${q(TMP.events)} e ON ${K.map((k) => `e.${k} = v.${k}`).join(' AND ')} AND e.${q(OP)} = ${OP_UPSERT} AND ${inVersion}
-         WHERE NOT v.${q(VD)} AND (${moved})
-         ORDER BY ${[...vk, ...eParts.map((e) => `${e} DESC`)].join(', ')}`),
+        d.scratch(
+          TMP.stored,
+          firstOfEachSql(d, {
+            columns: ['v.*', ...eParts.map((e, i) => `${e} AS ${lastPart(i)}`)],
+            from: `${q(TMP.recomputed)} v JOIN ${q(TMP.events)} e ON ${K.map((k) => `e.${k} = v.${k}`).join(' AND ')} AND e.${q(OP)} = ${OP_UPSERT} AND ${inVersion}
+         WHERE NOT v.${q(VD)} AND (${moved})`,
+            partition: vk,
+            order: eParts.map((e) => `${e} DESC`),
+          }),
+        ),
       );
       await driver.run(`INSERT INTO ${q(names.events)} (${list}) SELECT ${select(OP_UPSERT, (_c, i) => `v.${lastPart(i)}`, true)} FROM ${q(TMP.stored)} v`);
     }

@@ -1,4 +1,5 @@
-import { requireCapability, sqlString, type Dialect } from '../dialects/dialect.js';
+import { sqlString, type Dialect } from '../dialects/dialect.js';
+import { firstOfEachSql } from '../dialects/first-of-each.js';
 import type { ColumnInfo } from '../dialects/driver.js';
 import { FILE_COLUMN, LINE_COLUMN, RAW_COLUMN } from '../dialects/driver.js';
 import { castStaged, type StagedColumn } from '../typing/cast.js';
@@ -124,15 +125,14 @@ SELECT ${cols.map(q).join(', ')}, CAST($1 AS ${d.types.int}) FROM ${q(TMP.newEve
  * hashes recomputed, duplicates under the new identity dropped (the earliest commit kept).
  */
 export function relogSql(flow: Flow, model: ColumnModel, d: Dialect, from: string, into: string): string {
-  requireCapability(d, 'distinctOn', 're-deriving the event log (rebuild)');
   const q = d.quote;
   const cols = logColumns(model);
+  const id = identity(model, d, 'e');
   return `CREATE TABLE ${q(into)} AS
 WITH c AS (SELECT ${model.source.map((c) => q(c.name)).join(', ')},
   CASE WHEN ${q(COMMIT)} = ${FOLDED_COMMIT} THEN ${q(OP)} ELSE ${opExpr(flow)} END AS ${q(OP)}, ${q(COMMIT)} FROM ${q(from)}),
 e AS (SELECT ${eventProjection(model, d).join(', ')}, ${q(COMMIT)} FROM c)
-SELECT DISTINCT ON (${identity(model, d, 'e').join(', ')}) ${[...cols, COMMIT].map((c) => `e.${q(c)}`).join(', ')}
-FROM e ORDER BY ${[...identity(model, d, 'e'), `e.${q(COMMIT)}`].join(', ')}`;
+${firstOfEachSql(d, { columns: [...cols, COMMIT].map((c) => `e.${q(c)}`), names: [...cols, COMMIT], from: 'e', partition: id, order: [`e.${q(COMMIT)}`] })}`;
 }
 
 

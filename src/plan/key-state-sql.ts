@@ -1,7 +1,8 @@
 import type { Dialect } from '../dialects/dialect.js';
+import { firstOfEachSql } from '../dialects/first-of-each.js';
 import type { Flow } from '../flow/flow.js';
 import { TMP, written, type StoreNames } from '../store/names.js';
-import { INTERNAL_PREFIX, seqParts, type ColumnModel } from './model.js';
+import { seqParts, type ColumnModel } from './model.js';
 import { OP, OP_UPSERT } from './target.js';
 import { CURRENT } from './walk-sql.js';
 import { lastPart, stateColumns } from './key-state.js';
@@ -30,10 +31,13 @@ export function stateChange(model: ColumnModel, d: Dialect, names: StoreNames, o
   const last =
     S.length === 1
       ? `SELECT ${K.join(', ')}, max(${S[0]}) AS ${S[0]} FROM ${q(events)} GROUP BY ${K.join(', ')}`
-      : d.capabilities.distinctOn
-      ? `SELECT DISTINCT ON (${K.join(', ')}) ${[...K, ...S].join(', ')} FROM ${q(events)} ORDER BY ${[...K, ...S.map((s) => `${s} DESC`)].join(', ')}`
-      : `SELECT ${[...K, ...S].join(', ')} FROM (SELECT ${[...K, ...S].join(', ')}, row_number() OVER (PARTITION BY ${K.join(', ')} ORDER BY ${S.map((s) => `${s} DESC`).join(', ')}) AS ${q(`${INTERNAL_PREFIX}rn`)}
-   FROM ${q(events)}) x WHERE x.${q(`${INTERNAL_PREFIX}rn`)} = 1`;
+      : firstOfEachSql(d, {
+          columns: [...K, ...S],
+          names: [...model.keys.map((k) => k.name), ...seqParts(model)],
+          from: q(events),
+          partition: K,
+          order: S.map((s) => `${s} DESC`),
+        });
   const walkedKeys = `SELECT ${K.map((k) => `e.${k}`).join(', ')}, ${S.map((s) => `e.${s}`).join(', ')}, coalesce(c.live, false)
 FROM (${last}) e
 LEFT JOIN (SELECT ${K.join(', ')}, true AS live FROM ${q(TMP.recomputed)} WHERE ${q(CURRENT)}) c

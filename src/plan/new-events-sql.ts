@@ -1,4 +1,5 @@
 import { rowIdOf, type Dialect } from '../dialects/dialect.js';
+import { firstOfEachSql } from '../dialects/first-of-each.js';
 import { TMP, type StoreNames } from '../store/names.js';
 import { DROP, logColumns, REASON } from './events-sql.js';
 import { INTERNAL_PREFIX, type ColumnModel } from './model.js';
@@ -16,14 +17,12 @@ export function validSql(model: ColumnModel, d: Dialect): { dups: string; valid:
   const q = d.quote;
   const id = identity(model).map(q);
   const ok = `b.${q(REASON)} IS NULL AND NOT b.${q(DROP)}`;
+  // The rows of one identity are equal events: any one of them is kept.
+  const firstOf = (from: string) =>
+    firstOfEachSql(d, { columns: logColumns(model).map((c) => `b.${q(c)}`), names: logColumns(model), from, partition: id.map((c) => `b.${c}`), order: [] });
   if (!d.capabilities.distinctOn) {
-    // One row of each identity by a numbering (the rows of one identity are equal events).
-    const rn = q(`${INTERNAL_PREFIX}rn`);
-    const distinct = d.scratch(
-      TMP.valid,
-      `SELECT ${logColumns(model).map(q).join(', ')} FROM (SELECT ${logColumns(model).map((c) => `b.${q(c)}`).join(', ')},
-  row_number() OVER (PARTITION BY ${id.map((c) => `b.${c}`).join(', ')} ORDER BY b.${id[0]}) AS ${rn} FROM ${q(TMP.batch)} b WHERE ${ok}) x WHERE x.${rn} = 1`,
-    );
+    // Without DISTINCT ON, repeats are not looked for first: one numbering of every row.
+    const distinct = d.scratch(TMP.valid, firstOf(`${q(TMP.batch)} b WHERE ${ok}`));
     return { distinct, dups: distinct, valid: distinct };
   }
   // Keys and sequences of valid events are never null; truncates have a null key.
@@ -33,11 +32,11 @@ export function validSql(model: ColumnModel, d: Dialect): { dups: string; valid:
   const cols = logColumns(model).map((c) => `b.${q(c)}`).join(', ');
   return {
     // Every row deduplicated at once (a small batch: one statement, no repeats table).
-    distinct: d.scratch(TMP.valid, `SELECT DISTINCT ON (${id.map((c) => `b.${c}`).join(', ')}) ${cols} FROM ${q(TMP.batch)} b WHERE ${ok}`),
+    distinct: d.scratch(TMP.valid, firstOf(`${q(TMP.batch)} b WHERE ${ok}`)),
     dups: d.scratch(TMP.dups, `SELECT ${id.join(', ')} FROM ${q(TMP.batch)} b WHERE ${ok} GROUP BY ${id.join(', ')} HAVING count(*) > 1`),
     valid: d.scratch(TMP.valid, `SELECT ${cols} FROM ${q(TMP.batch)} b LEFT JOIN ${q(TMP.dups)} x ON ${same} WHERE ${ok} AND x.${q(model.seq[0]!.name)} IS NULL
 UNION ALL
-SELECT DISTINCT ON (${id.map((c) => `b.${c}`).join(', ')}) ${cols} FROM ${q(TMP.batch)} b JOIN ${q(TMP.dups)} x ON ${same} WHERE ${ok}`),
+${firstOf(`${q(TMP.batch)} b JOIN ${q(TMP.dups)} x ON ${same} WHERE ${ok}`)}`),
   };
 }
 

@@ -7,6 +7,7 @@ import { validSql } from '../../src/plan/new-events-sql.js';
 import { executorFor } from '../../src/execute/executor.js';
 import { relogSql } from '../../src/plan/events-sql.js';
 import { rowIdOf } from '../../src/dialects/dialect.js';
+import { firstOfEachSql } from '../../src/dialects/first-of-each.js';
 import { defineFlow } from '../../src/flow/load.js';
 import { storeNames } from '../../src/store/names.js';
 
@@ -36,9 +37,18 @@ describe('dialect capabilities', () => {
     expect(sparkDialect.capabilities).toMatchObject({ transactions: false, temporaryTables: false, rowIds: false, merge: true, distinctOn: false });
   });
 
-  it('a step that needs DISTINCT ON refuses the spark dialect by name, and a row id is never made up', () => {
+  it('one row of each group: DISTINCT ON where the dialect has it, a numbering where not, refused by name where the numbering has no names', () => {
     const flow = defineFlow({ target: 'dim', keys: ['id'], sequenceBy: ['ts', 'n'] });
-    expect(() => relogSql(flow, model, sparkDialect, 'a', 'b')).toThrow(/the spark dialect lacks distinctOn, which re-deriving the event log \(rebuild\) needs/);
+    expect(relogSql(flow, model, duckdbDialect, 'a', 'b')).toMatch(/SELECT DISTINCT ON \(/);
+    const spark = relogSql(flow, model, sparkDialect, 'a', 'b');
+    expect(spark).not.toMatch(/DISTINCT ON/);
+    expect(spark).toMatch(/row_number\(\) OVER \(PARTITION BY e\.`id`, .* ORDER BY e\.`__scd_commit`\) AS `__scd_rn`/);
+    const query = { columns: ['v.*'], from: 't v', partition: ['v.k'], order: ['v.s DESC'] };
+    expect(firstOfEachSql(postgresDialect, query)).toBe('SELECT DISTINCT ON (v.k) v.* FROM t v ORDER BY v.k, v.s DESC');
+    expect(() => firstOfEachSql(sparkDialect, query)).toThrow(/the spark dialect lacks distinctOn, and this query names no columns/);
+  });
+
+  it('a row id is never made up', () => {
     expect(() => sparkDialect.rowId).toThrow(/spark dialect has no row id/);
     expect(rowIdOf(sparkDialect, ['id'])).toBeUndefined();
   });
