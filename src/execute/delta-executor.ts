@@ -16,9 +16,10 @@ import type { TargetChange } from './target-change.js';
 export const deltaExecutor: CommitExecutor = {
   kind: 'delta',
   async begin(driver, names, version, recorded) {
-    if (recorded && (await interruptedWrites(driver, names, version))) await undoInterruptedCommit(driver, names, version);
+    const undone = recorded && (await interruptedWrites(driver, names, version)) ? await undoInterruptedCommit(driver, names, version) : [];
     // executorFor chose this executor for a dialect with commitLabel.
     await driver.run(driver.dialect.commitLabel!(commitLabel(names.target, version)));
+    return undone;
   },
   async beforeCreate(driver, names, version) {
     // An interrupted first commit may have left its tables.

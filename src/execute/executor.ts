@@ -17,9 +17,10 @@ export interface CommitExecutor {
   readonly kind: 'transactional' | 'delta';
   /**
    * Right after the target's lock, before any write of commit `version` (`recorded`: the target
-   * has a flow record, so earlier commits may have been interrupted).
+   * has a flow record, so earlier commits may have been interrupted). Returns the tables an
+   * interrupted commit's undo put back (none in a transaction).
    */
-  begin(driver: Driver, names: StoreNames, version: number, recorded: boolean): Promise<void>;
+  begin(driver: Driver, names: StoreNames, version: number, recorded: boolean): Promise<string[]>;
   /** Before a new target's tables are made. */
   beforeCreate(driver: Driver, names: StoreNames, version: number): Promise<void>;
   /** The names the rest of the commit reads and writes the target's tables by (StoreNames.writes). */

@@ -13,7 +13,7 @@ import type { TargetChange } from './target-change.js';
  */
 export const transactionalExecutor: CommitExecutor = {
   kind: 'transactional',
-  begin: async () => {},
+  begin: async () => [],
   beforeCreate: async () => {},
   pinReads: async (_driver, names) => names,
   targetWrites(d, change, sizes) {

@@ -5,7 +5,7 @@ import type { Dialect } from '../dialects/dialect.js';
 import type { Flow } from '../flow/flow.js';
 import { settleDebezium } from '../flow/debezium-positions.js';
 import { executorFor } from '../execute/executor.js';
-import { ensureCatalog, readTargetRecords, writeFlowRecord } from '../store/catalog.js';
+import { ensureCatalog, readFlowRecord, readTargetRecords, writeFlowRecord } from '../store/catalog.js';
 import { recordCommit, type CommitResult } from '../store/commits.js';
 import { FEED_OWN_COLUMNS } from '../store/feed.js';
 import { storeNames, TMP, type StoreNames } from '../store/names.js';
@@ -25,7 +25,7 @@ import { checkColumnNames, checkNewTarget } from './name-clashes.js';
 import { NO_CHANGES, recompute } from './recompute.js';
 import { withScratch } from './scratch.js';
 import { changedSettings, semanticSettings } from './settings.js';
-import { checkEndSentinel, COMMIT, createStoreSql, OP, OP_TRUNCATE } from './target.js';
+import { checkEndSentinel, COMMIT, createStoreSql, currentViewSql, OP, OP_TRUNCATE } from './target.js';
 
 export type ApplyResult = CommitResult;
 
@@ -121,7 +121,9 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
     // The flow record, this commit's number, whether an earlier commit counted ties, and what was staged.
     // Where scdkit writes the change feed, also which of its own columns the feed has (writeDiff).
     const feedColumns = d.capabilities.changeFeed ? undefined : { table: names.changes, among: FEED_OWN_COLUMNS };
-    const { record, version, hadTies, rows: read, found } = await readTargetRecords(driver, names, { staged: TMP.stage, rejected: TMP.rejects }, feedColumns);
+    const stored = await readTargetRecords(driver, names, { staged: TMP.stage, rejected: TMP.rejects }, feedColumns);
+    const { version, hadTies, rows: read, found } = stored;
+    let record = stored.record;
     let stagedRows = read.staged;
     const rejected = read.rejected;
     if (records !== undefined && records !== stagedRows + rejected)
@@ -132,7 +134,11 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
 
     // What the engine needs before a commit writes (without transactions: an interrupted commit's
     // writes undone, this one's labelled with its number; store/recovery.ts).
-    await executor.begin(driver, names, version, !!record);
+    const undone = await executor.begin(driver, names, version, !!record);
+    // An interrupted commit that changed the target's columns had its record put back with its
+    // tables: the record is read again, and the live view made again over the tables as they are.
+    const recordRestored = undone.includes(names.flows);
+    if (recordRestored) record = await readFlowRecord(driver, names);
     // A Debezium flow's sequence follows from its target's source columns: the stored ones once it exists.
     flow = settleDebezium(flow, (record?.model.source ?? sourceColumnsOf(stagedTable)).map((c) => c.name));
     const settings = semanticSettings(flow);
@@ -158,6 +164,7 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
           fix: 'restore the previous setting, or run `scd rebuild` on the flow to recompute all history under it',
         });
       model = stagedRows > 0 ? await evolveModel(driver, flow, record, staged, stagedAs, names, at) : record.model;
+      if (recordRestored) await driver.run(currentViewSql(flow, model, d, names));
     }
     // Before any statement holds a flow expression (also for an empty input: the batch holds them).
     await checkExpressions(driver, flow, model.source);

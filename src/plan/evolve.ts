@@ -64,11 +64,9 @@ export async function evolveModel(
     const before = targetColumns(flow, model, d);
     const next = deriveModel(flow, [...model.source, ...fresh]);
     checkColumnNames(flow, next, d);
-    for (const c of fresh) await driver.run(`ALTER TABLE ${q(names.events)} ADD COLUMN ${q(c.name)} ${c.type}`);
-    for (const c of targetColumns(flow, next, d)) {
-      if (before.some((b) => b.name === c.name)) continue;
-      for (const t of withTargetColumns) await driver.run(`ALTER TABLE ${q(t)} ADD COLUMN ${q(c.name)} ${c.type}`);
-    }
+    const added = targetColumns(flow, next, d).filter((c) => !before.some((b) => b.name === c.name));
+    for (const [table, columns] of [[names.events, fresh], ...withTargetColumns.map((t) => [t, added] as const)] as const)
+      await addColumns(driver, table, columns);
     model = next;
     changed = true;
   }
@@ -123,6 +121,18 @@ export async function evolveModel(
     await writeFlowRecord(driver, names, { ...record, model }, at);
   }
   return model;
+}
+
+/**
+ * Add `columns` to `table`, each unless the table has it already: on an engine without
+ * transactions each ALTER is a commit of its own, and a commit interrupted between two of them
+ * left some columns added and its flow record without them; applied again, it adds the rest.
+ */
+async function addColumns(driver: Driver, table: string, columns: readonly ColumnInfo[]): Promise<void> {
+  if (!columns.length) return;
+  const q = driver.dialect.quote;
+  const has = new Set(((await driver.columns(table)) ?? []).map((c) => driver.dialect.nameKey(c.name)));
+  for (const c of columns) if (!has.has(driver.dialect.nameKey(c.name))) await driver.run(`ALTER TABLE ${q(table)} ADD COLUMN ${q(c.name)} ${c.type}`);
 }
 
 /** A binary floating-point type (DOUBLE, REAL, FLOAT). */

@@ -53,10 +53,39 @@ export async function undoInterruptedCommit(driver: Driver, names: StoreNames, v
   if (!driver.undoLabelled) throw new Error(`the ${driver.dialect.name} driver commits in transactions: nothing is left to undo`);
   const tables: string[] = [];
   for (const table of targetTables(names)) if (await driver.columns(table)) tables.push(table);
-  const restored = await driver.undoLabelled(tables, commitLabel(names.target, version));
+  const label = commitLabel(names.target, version);
+  const restored = await driver.undoLabelled(tables, label);
   const q = driver.dialect.quote;
   if (await driver.columns(names.files)) await driver.run(`DELETE FROM ${q(names.files)} WHERE target = $1 AND version >= $2`, [names.target, version]);
+  if (await restoreFlowRecord(driver, names, version)) restored.push(names.flows);
   return restored;
+}
+
+/**
+ * A commit that changed the target's columns rewrote its flow record (the model) after altering
+ * the tables; its undo puts the tables back, and so the record too: the target's row of the
+ * shared flows table as it was before the commit's first write to it. Returns whether there was
+ * one to put back (only an evolving commit writes the record).
+ */
+async function restoreFlowRecord(driver: Driver, names: StoreNames, version: number): Promise<boolean> {
+  const d = driver.dialect;
+  if (!driver.tableHistory || !d.tableAtVersion) throw new Error(`the ${d.name} driver cannot read its tables' versions, which undoing an interrupted commit needs`);
+  // The shared table's history may hold an earlier target of the same name: only the versions
+  // after this target's latest write of an earlier commit (its first commit made the record) count.
+  const history = (await driver.tableHistory(names.flows)).map((h) => ({ version: h.version, commit: commitOfLabel(names.target, h.label) }));
+  let earlier = -1;
+  history.forEach((h, i) => {
+    if (h.commit !== undefined && h.commit < version) earlier = i;
+  });
+  const first = history.slice(earlier + 1).find((h) => h.commit === version);
+  if (earlier < 0 || !first) return false;
+  const q = d.quote;
+  await driver.run(
+    `MERGE INTO ${q(names.flows)} f USING (SELECT * FROM ${d.tableAtVersion(names.flows, first.version - 1)} WHERE target = $1) s ON f.target = s.target
+     WHEN MATCHED THEN UPDATE SET model = s.model, settings = s.settings, created_at = s.created_at`,
+    [names.target],
+  );
+  return true;
 }
 
 /**

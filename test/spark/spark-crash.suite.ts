@@ -35,26 +35,27 @@ const batch = (k: number) => [
 const isWrite = (sql: string) => /^\s*(INSERT|MERGE|DELETE|UPDATE|CREATE TABLE|ALTER TABLE)\b/i.test(sql) && !/_scd_locks/.test(sql);
 
 /** From now on, the driver's client fails once, right after its `k`-th write (the write is done). */
-function failAfterWrite(driver: Driver, k: number): { failed: () => boolean } {
+function failAfterWrite(driver: Driver, k: number): { failed: () => string | undefined } {
   const target = driver as unknown as { run: (sql: string, params?: unknown[]) => Promise<void> };
   const original = target.run.bind(driver);
   let writes = 0;
-  let failed = false;
+  let failedAfter: string | undefined;
   target.run = async (sql, params) => {
     await original(sql, params);
-    if (!failed && isWrite(sql) && ++writes === k) {
-      failed = true;
+    if (failedAfter === undefined && isWrite(sql) && ++writes === k) {
+      failedAfter = sql;
       throw new Error(`simulated failure after write ${k}`);
     }
   };
-  return { failed: () => failed };
+  return { failed: () => failedAfter };
 }
 
 /**
- * One attempt of `apply` whose client fails right after its `k`-th write: true when it failed
- * there (with that failure, nothing else), false when the attempt had no k-th write and succeeded.
+ * One attempt of `apply` whose client fails right after its `k`-th write: the write it failed
+ * after (with that failure, nothing else), or undefined when the attempt had no k-th write and
+ * succeeded.
  */
-async function failsAfterWrite(driver: Driver, k: number, apply: () => Promise<unknown>): Promise<boolean> {
+async function failsAfterWrite(driver: Driver, k: number, apply: () => Promise<unknown>): Promise<string | undefined> {
   const { run } = driver as unknown as { run: Driver['run'] };
   const probe = failAfterWrite(driver, k);
   let error: unknown;
@@ -65,12 +66,13 @@ async function failsAfterWrite(driver: Driver, k: number, apply: () => Promise<u
   } finally {
     (driver as unknown as { run: Driver['run'] }).run = run;
   }
-  if (!probe.failed()) {
+  const failedAfter = probe.failed();
+  if (failedAfter === undefined) {
     if (error) throw error;
-    return false;
+    return undefined;
   }
   expect(String(error)).toContain(`simulated failure after write ${k}`);
-  return true;
+  return failedAfter;
 }
 
 const sorted = (rows: Array<Record<string, unknown>>) => rows.map((r) => JSON.stringify(r)).sort();
@@ -154,5 +156,53 @@ describe.skipIf(!sparkEngine)("a failure between any two writes of a target's fi
     expect(failedAt.length).toBeGreaterThanOrEqual(5);
     expect(sorted(await readTargetWith(spark, first))).toEqual(sorted(await readTargetWith(duck, first)));
     expect((await readCommitLog(spark, first)).map((c) => c.version)).toEqual([1]);
+  });
+});
+
+describe.skipIf(!sparkEngine)('a failure between any two writes of a Spark commit that adds a column (SCD_TEST_SPARK_URL)', { timeout: 1_800_000 }, () => {
+  // The commit alters the tables (a column added to the log and the target), rewrites the flow
+  // record and the live view, then writes as any commit: a failure after any of those writes must
+  // leave the tables, the record and the view of one commit, never a mix.
+  const evolving = defineFlow({ target: 'dim_evolve', keys: 'id', sequenceBy: 'seq', applyAsDeletes: "op = 'D'", exceptColumns: ['op'], schemaEvolution: 'add-columns' });
+  const withTier = batch(1).map((e, i) => ({ ...e, tier: `t${i}` }));
+  let spark: Driver;
+  let duck: Driver;
+  /** The write each failed attempt failed right after. */
+  const failedAfter: string[] = [];
+  beforeAll(async () => {
+    spark = await sparkEngine!.open();
+    duck = await engines.find((e) => e.name === 'duckdb')!.open();
+    await applyRows(spark, evolving, base);
+    await applyRows(duck, evolving, base);
+    await applyRows(duck, evolving, withTier);
+    for (let k = 1; ; k++) {
+      const before = (await readCommitLog(spark, evolving)).length;
+      const write = await failsAfterWrite(spark, k, () => applyRows(spark, evolving, withTier));
+      if (write === undefined) break;
+      failedAfter.push(write.replace(/\s+/g, ' '));
+      if ((await readCommitLog(spark, evolving)).length > before) await applyRows(duck, evolving, withTier);
+    }
+  }, 1_800_000);
+  afterAll(async () => {
+    await spark?.close();
+    await duck?.close();
+  });
+
+  it('fails after each write, the column added among them, and ends with the target, log and live view DuckDB builds', async () => {
+    // Among the writes failed after (each attempt's count includes the undo's own writes): the
+    // first column added (the target's not yet), the new flow record (no event written yet), the
+    // key state (events written: the tables, their columns and the record are put back, and the
+    // next attempt adds the column again), and the commit record.
+    const shown = failedAfter.map((w) => w.slice(0, 60));
+    expect(shown[0]).toMatch(/^ALTER TABLE `_scd_dim_evolve_events` ADD COLUMN `tier`/);
+    expect(shown).toEqual(expect.arrayContaining([expect.stringMatching(/^MERGE INTO `_scd_flows` f USING \(SELECT \$1 AS target/), expect.stringMatching(/^MERGE INTO \S*`_scd_dim_evolve_keys`/)]));
+    expect(shown.findIndex((w) => /_scd_dim_evolve_keys/.test(w))).toBeLessThan(shown.length - 1);
+    expect(shown.at(-1)).toMatch(/^INSERT INTO `_scd_commits`/);
+    expect(sorted(await readTargetWith(spark, evolving))).toEqual(sorted(await readTargetWith(duck, evolving)));
+    const names = storeNames(evolving.target);
+    const current = async (d: Driver) => sorted(await d.query(`SELECT id, city, tier FROM ${d.dialect.quote(names.current)}`));
+    expect(await current(spark)).toEqual(await current(duck));
+    const count = async (d: Driver) => Number((await d.query(`SELECT count(*) AS n FROM ${d.dialect.quote(names.events)} WHERE tier IS NOT NULL`))[0]!.n);
+    expect(await count(spark)).toBe(await count(duck));
   });
 });

@@ -101,7 +101,7 @@ describe('the executor of a commit', () => {
   it('transactional: nothing is sent before the writes, and the tables are read by their own names', async () => {
     const { sent, driver } = recording(duckdbDialect);
     const x = executorFor(duckdbDialect);
-    await x.begin(driver, storeNames('dim'), 3, true);
+    expect(await x.begin(driver, storeNames('dim'), 3, true)).toEqual([]);
     await x.beforeCreate(driver, storeNames('dim'), 1);
     expect(await x.pinReads(driver, storeNames('dim'))).toEqual(storeNames('dim'));
     expect(sent).toEqual([]);
@@ -110,7 +110,7 @@ describe('the executor of a commit', () => {
   it('Delta: a commit looks for an interrupted one only when the target has a record, and labels its writes', async () => {
     const x = executorFor(sparkDialect);
     const first = recording(sparkDialect);
-    await x.begin(first.driver, storeNames('dim'), 1, false);
+    expect(await x.begin(first.driver, storeNames('dim'), 1, false)).toEqual([]);
     expect(first.sent).toEqual(['SET spark.databricks.delta.commitInfo.userMetadata = scdkit commit 1 of dim']);
     const later = recording(sparkDialect, 0);
     await x.begin(later.driver, storeNames('dim'), 4, true);
