@@ -133,11 +133,12 @@ function launch() {
     // many tables there are (a test run makes hundreds and drops them): keep the 64 latest used.
     'spark.driver.extraJavaOptions': `-Dderby.system.home=${DIR} -Ddelta.log.cacheSize=64`,
     'spark.sql.session.timeZone': 'UTC',
-    // A 2-core machine: few shuffle partitions, no web UI.
+    // A 2-core machine: few shuffle partitions, no web UI (SCD_SPARK_UI=1 turns it on, on
+    // 127.0.0.1:4040, to profile: its REST API times each query's stages).
     'spark.sql.shuffle.partitions': '4',
     // Delta rebuilds a table's state from its log in 50 tasks by default: 2 suffice here.
     'spark.databricks.delta.snapshotPartitions': '2',
-    'spark.ui.enabled': 'false',
+    'spark.ui.enabled': process.env.SCD_SPARK_UI === '1' ? 'true' : 'false',
     // A hash table built for a broadcast join takes at least one memory page, 64 MB by default
     // however few its rows, and a commit's cached scratch keeps its broadcasts: 1 MB pages.
     'spark.buffer.pageSize': '1m',

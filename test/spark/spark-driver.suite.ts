@@ -144,6 +144,13 @@ describe.skipIf(!url)('Spark driver on a live server (SCD_TEST_SPARK_URL; skippe
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it("sets its session's settings: UTC, views keep their analyzed plans, no adaptive execution", async () => {
+    const setting = async (key: string) => String((await a.query(`SET ${key}`))[0]!.value);
+    expect(await setting('spark.sql.session.timeZone')).toBe('UTC');
+    expect(await setting('spark.sql.legacy.storeAnalyzedPlanForView')).toBe('true');
+    expect(await setting('spark.sql.adaptive.enabled')).toBe('false');
+  });
+
   it('a target held by one commit is refused to another with noWait, and free again when the first ends', async () => {
     let inside: Promise<void> | undefined;
     await a.transaction(async () => {

@@ -76,6 +76,12 @@ export class SparkDriver implements Driver {
       // A stored plan with CTE definitions, read by several views of one statement, lost a column
       // a CTE made (DECISIONS.md "Spark sessions inline CTEs in commands"): inline them instead.
       await client.execute(`SET spark.sql.legacy.inlineCTEInCommands = true`);
+      // Adaptive execution re-describes the whole plan as text each time a stage ends (for the UI's
+      // listeners, whether or not a UI runs), and a commit's scratch reads cached scratch whose
+      // plans the description repeats at every reference: that text was over half of a commit's
+      // time (docs/PERFORMANCE.md, session 20). Cached scratch has exact sizes, so the plan made
+      // up front chooses its joins as well.
+      await client.execute(`SET spark.sql.adaptive.enabled = false`);
       await client.execute(`CREATE DATABASE IF NOT EXISTS ${sparkSchemaName(schema)}`);
       await client.execute(`USE ${sparkSchemaName(schema)}`);
     } catch (e) {
