@@ -15,6 +15,8 @@ import type { TargetChange } from './target-change.js';
  */
 export const deltaExecutor: CommitExecutor = {
   kind: 'delta',
+  // The target's lease is a Delta write of its own: taken while the input is staged.
+  locksWhileStaging: true,
   async begin(driver, names, version, recorded) {
     const undone = recorded && (await interruptedWrites(driver, names, version)) ? await undoInterruptedCommit(driver, names, version) : [];
     // executorFor chose this executor for a dialect with commitLabel.
@@ -38,6 +40,19 @@ export const deltaExecutor: CommitExecutor = {
   },
   // One MERGE of the recomputed keys: the state changes in one commit of its own.
   stateWrites: (d, change) => [change.empty ? stateInsertSql(d.quote, change) : stateMergeSql(d.quote, change)],
+  // Each write is a Delta commit of its own and the labelled undo does not depend on their order
+  // (store/recovery.ts), so writes that read nothing the others write run at once: the engine
+  // plans one while it scans for the other.
+  writesAtOnce: true,
+  async runWrites(driver, groups) {
+    const ran = await Promise.allSettled(
+      groups.map(async (group) => {
+        for (const sql of group) await driver.run(sql);
+      }),
+    );
+    const failed = ran.find((r) => r.status === 'rejected');
+    if (failed) throw (failed as PromiseRejectedResult).reason;
+  },
 };
 
 /**

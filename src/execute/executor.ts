@@ -16,6 +16,11 @@ import { transactionalExecutor } from './transactional-executor.js';
 export interface CommitExecutor {
   readonly kind: 'transactional' | 'delta';
   /**
+   * Whether the commit takes the target's lock while it stages its input: where the lock is a
+   * write of its own (a lease row), not a part of the transaction that staging must stay out of.
+   */
+  readonly locksWhileStaging: boolean;
+  /**
    * Right after the target's lock, before any write of commit `version` (`recorded`: the target
    * has a flow record, so earlier commits may have been interrupted). Returns the tables an
    * interrupted commit's undo put back (none in a transaction).
@@ -29,6 +34,17 @@ export interface CommitExecutor {
   targetWrites(d: Dialect, change: TargetChange, sizes: ChangeSizes): string[];
   /** The statements that make `change` in the key state. */
   stateWrites(d: Dialect, change: StateChange): string[];
+  /**
+   * Whether runWrites runs its groups at once: the plan then hands the key state's writes over
+   * with the target's, instead of writing them before the diff.
+   */
+  readonly writesAtOnce: boolean;
+  /**
+   * Run groups of writes of which none reads what another writes, each group's statements in
+   * order: in turn, or at once (writesAtOnce). Every group has ended when it returns, also when
+   * one failed (the first failure is then thrown).
+   */
+  runWrites(driver: Driver, groups: string[][]): Promise<void>;
 }
 
 /**

@@ -13,6 +13,8 @@ import type { TargetChange } from './target-change.js';
  */
 export const transactionalExecutor: CommitExecutor = {
   kind: 'transactional',
+  // The lock is the transaction's, and staging runs before it (a reader that refuses a file must not abort it).
+  locksWhileStaging: false,
   begin: async () => [],
   beforeCreate: async () => {},
   pinReads: async (_driver, names) => names,
@@ -26,6 +28,11 @@ export const transactionalExecutor: CommitExecutor = {
   },
   // The recomputed keys' rows go, then their new rows come (the lock keeps the state as read).
   stateWrites: (d, change) => [...(change.empty ? [] : [forgetKeysSql(d, change)]), stateInsertSql(d.quote, change)],
+  // One transaction runs one statement at a time.
+  writesAtOnce: false,
+  async runWrites(driver, groups) {
+    for (const sql of groups.flat()) await driver.run(sql);
+  },
 };
 
 /** The delete of the recomputed keys' rows of the state. */

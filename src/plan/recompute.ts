@@ -48,13 +48,15 @@ export async function recompute(driver: Driver, flow: Flow, model: ColumnModel, 
   }
   // Simple keys are written by their own statements (none in a rebuild or a batch of late events).
   const simpleKeys = wholeLog ? false : options.simpleKeys ?? (await hasRow(driver, q(TMP.keys), q(SIMPLE)));
-  // The key state before the target: the target's write is the last of a commit's changes (where
-  // each write is a commit of its own, store/recovery.ts). Neither reads what the other writes.
+  // Neither the key state's writes nor the target's read what the other writes: written in turn
+  // (the state first), or at once with the target's where the executor writes at once.
   // Only a rebuild recomputes the whole log, and it has just recreated the state empty.
   // A batch with a truncate recomputes every key (keysSql's allSlow), without their rows of the state.
-  const stateWrites = wholeLog ? rebuiltStateSql(flow, model, d, names) : executorFor(d).stateWrites(d, stateChange(model, d, names, { events, byRow: byStateRow, walked }));
-  for (const sql of stateWrites) await driver.run(sql);
-  return writeDiff(driver, flow, model, names, version, at, { recomputed: wholeLog ? TMP.changed : TMP.recomputed, freeEarly, walkedKeys: walked, simpleKeys, feedHas: options.feedHas });
+  const executor = executorFor(d);
+  const stateWrites = wholeLog ? rebuiltStateSql(flow, model, d, names) : executor.stateWrites(d, stateChange(model, d, names, { events, byRow: byStateRow, walked }));
+  if (!executor.writesAtOnce) for (const sql of stateWrites) await driver.run(sql);
+  const alongside = executor.writesAtOnce ? stateWrites : [];
+  return writeDiff(driver, flow, model, names, version, at, { recomputed: wholeLog ? TMP.changed : TMP.recomputed, freeEarly, walkedKeys: walked, simpleKeys, feedHas: options.feedHas, alongside });
 }
 
 /**
@@ -96,11 +98,13 @@ export interface WriteDiffOptions {
   simpleKeys: boolean;
   /** Which of FEED_OWN_COLUMNS the change feed has, read in this transaction; undefined: look. */
   feedHas?: ReadonlySet<string>;
+  /** Writes that read nothing the target's change writes (the key state's), run with it (CommitExecutor.runWrites). */
+  alongside?: string[];
 }
 
 /** Write the difference between the recomputed rows and the stored rows of TMP.keys; return its counts. */
 export async function writeDiff(driver: Driver, flow: Flow, model: ColumnModel, names: StoreNames, version: number, at: string, options: WriteDiffOptions) {
-  const { recomputed = TMP.recomputed, freeEarly = true, walkedKeys, simpleKeys, feedHas } = options;
+  const { recomputed = TMP.recomputed, freeEarly = true, walkedKeys, simpleKeys, feedHas, alongside = [] } = options;
   const d = driver.dialect;
   const q = d.quote;
   // Where the engine keeps the target's changes itself (Delta), scdkit writes no feed.
@@ -112,7 +116,8 @@ export async function writeDiff(driver: Driver, flow: Flow, model: ColumnModel, 
   const row = (await driver.query(diff.counts))[0]!;
   const [added, closes, removed] = [Number(row.added), Number(row.closes), Number(row.removed)];
   if (ownFeed && added + removed > 0) await driver.run(diff.feed, [version, at]);
-  for (const sql of executorFor(d).targetWrites(d, diff.change, { added, closes, removed })) await driver.run(sql);
+  const executor = executorFor(d);
+  await executor.runWrites(driver, [alongside, executor.targetWrites(d, diff.change, { added, closes, removed })]);
   // What only the diff read goes now (the key state reads the walk's input and the new events).
   if (freeEarly) await driver.dropTemporary([TMP.simple, TMP.stored, ...Object.values(WALKED)], DIFF_VIEWS);
   return { inserted: Number(row.inserted), updated: Number(row.updated), deleted: Number(row.deleted), closed: Number(row.closed) };

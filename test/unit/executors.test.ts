@@ -146,4 +146,39 @@ describe('the executor of a commit', () => {
     expect(merge).toMatch(/WHEN MATCHED AND NOT s\.`__scd_has` THEN DELETE/);
     expect(x.stateWrites(sparkDialect, state(sparkDialect, { empty: true }))[0]).toMatch(/^INSERT INTO `_scd_dim_keys`/);
   });
+
+  /** A driver whose statements each take a turn of the event loop per character of their last word, logging start and end. */
+  function timed(d: Dialect, fails?: string) {
+    const log: string[] = [];
+    const driver = {
+      dialect: d,
+      run: async (sql: string) => {
+        log.push(`start ${sql}`);
+        for (let i = 0; i < sql.length; i++) await Promise.resolve();
+        log.push(`end ${sql}`);
+        if (sql === fails) throw new Error(`${sql} failed`);
+      },
+    } as unknown as Driver;
+    return { log, driver };
+  }
+
+  it('transactional: independent groups of writes one statement after another, in the order given', async () => {
+    const { log, driver } = timed(duckdbDialect);
+    await executorFor(duckdbDialect).runWrites(driver, [['state-a', 'state-b'], ['target']]);
+    expect(log).toEqual(['start state-a', 'end state-a', 'start state-b', 'end state-b', 'start target', 'end target']);
+    expect(executorFor(duckdbDialect).writesAtOnce).toBe(false);
+  });
+
+  it('Delta: independent groups of writes at once (each in order), all ended before a failure is thrown', async () => {
+    const x = executorFor(sparkDialect);
+    expect(x.writesAtOnce).toBe(true);
+    const { log, driver } = timed(sparkDialect);
+    await x.runWrites(driver, [['state-merge-long', 'state-2'], ['target']]);
+    // The target's write starts before the key state's first has ended; each group stays in order.
+    expect(log.indexOf('start target')).toBeLessThan(log.indexOf('end state-merge-long'));
+    expect(log.indexOf('end state-merge-long')).toBeLessThan(log.indexOf('start state-2'));
+    const failing = timed(sparkDialect, 'target');
+    await expect(x.runWrites(failing.driver, [['state-merge-long'], ['target']])).rejects.toThrow('target failed');
+    expect(failing.log).toContain('end state-merge-long');
+  });
 });
