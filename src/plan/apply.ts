@@ -110,12 +110,18 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
   const executor = executorFor(d);
   const num = async (sql: string, params: unknown[] = []) => Number(Object.values((await driver.query(sql, params))[0] ?? {})[0] ?? 0);
   progress(`reading ${spec.inputs.length === 1 ? spec.inputs[0] : `${spec.inputs.length} inputs`}`);
-  const { skipped, lexical = new Map(), records, columns: stagedColumns } = await spec.stage(driver);
+  // Staging writes only temporary tables: it runs before the transaction, so that a reader that
+  // refuses a file does not abort one. Where the lock is a write of its own instead (Spark's
+  // lease: CommitExecutor.locksWhileStaging), the lock is taken while the input is staged.
+  const stagedFirst = executor.locksWhileStaging ? undefined : await spec.stage(driver);
   // A batch of few records, none of which can reach every key (a truncate, a snapshot's implied
   // deletes): its commit's results are small too (Driver.transaction's `small`).
+  const records = stagedFirst?.records;
   const small = records !== undefined && records < LARGE_COMMIT && !spec.prepare && flow.applyAsTruncates === undefined;
   return driver.transaction(async () => {
-    await driver.lockTarget(flow.target, progress);
+    const input = stagedFirst ?? (await bothDone(spec.stage(driver), driver.lockTarget(flow.target, progress)));
+    if (stagedFirst) await driver.lockTarget(flow.target, progress);
+    const { skipped, lexical = new Map(), records, columns: stagedColumns } = input;
     await spec.claim?.(driver);
     const stagedTable = stagedColumns ?? (await driver.columns(TMP.stage)) ?? [];
     // The flow record, this commit's number, whether an earlier commit counted ties, and what was staged.
@@ -358,6 +364,14 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
     await spec.afterRecord?.(driver, version);
     return result;
   }, { small });
+}
+
+/** The first's value once both have ended; the first failure, if either failed. */
+async function bothDone<T>(first: Promise<T>, second: Promise<unknown>): Promise<T> {
+  const [a, b] = await Promise.allSettled([first, second]);
+  if (a.status === 'rejected') throw a.reason;
+  if (b.status === 'rejected') throw b.reason;
+  return a.value;
 }
 
 /** How each source column of the staged table is held now (a snapshot's prepare may add columns). */

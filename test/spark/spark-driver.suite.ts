@@ -151,14 +151,20 @@ describe.skipIf(!url)('Spark driver on a live server (SCD_TEST_SPARK_URL; skippe
     expect(await setting('spark.sql.adaptive.enabled')).toBe('false');
   });
 
-  it('a target held by one commit is refused to another with noWait, and free again when the first ends', async () => {
+  it('a target held by one commit is refused to another with noWait, and free again once the first dropped its scratch', async () => {
     let inside: Promise<void> | undefined;
     await a.transaction(async () => {
       await a.lockTarget('dim');
       inside = b.transaction(async () => b.lockTarget('dim'));
       await expect(inside).rejects.toThrow(/target "dim" .* is being changed by another scdkit commit/);
     });
+    // The lease goes back while the commit's scratch is dropped; the drop waits for it.
+    await a.discardScratch([], []);
     await b.transaction(async () => b.lockTarget('dim'));
+    await b.discardScratch([], []);
+    await a.transaction(async () => a.lockTarget('dim'));
+    // Any later statement of the session waits for it too.
+    expect(await a.query(`SELECT CAST(count(*) AS INT) AS n FROM ${LOCKS_TABLE} WHERE target = 'dim'`)).toEqual([{ n: 0 }]);
   });
 
   it("a lease whose holder died is taken over once it expires, and only then", async () => {
@@ -168,7 +174,7 @@ describe.skipIf(!url)('Spark driver on a live server (SCD_TEST_SPARK_URL; skippe
     await expect(b.transaction(async () => b.lockTarget('gone'))).rejects.toThrow(/being changed by another scdkit commit/);
     await a.run(`UPDATE ${LOCKS_TABLE} SET expires_at = current_timestamp() - INTERVAL 1 MINUTES WHERE target = 'gone'`);
     await b.transaction(async () => b.lockTarget('gone'));
-    expect(await a.query(`SELECT * FROM ${LOCKS_TABLE} WHERE target = 'gone'`)).toEqual([]);
+    expect(await b.query(`SELECT * FROM ${LOCKS_TABLE} WHERE target = 'gone'`)).toEqual([]);
   });
 
   it('a catalog.schema flow (Unity Catalog names) keeps its tables in that catalog and schema', async () => {

@@ -39,6 +39,8 @@ export class SparkDriver implements Driver {
   readonly dialect = sparkDialect;
   readonly location: string;
   private readonly lease: SparkLease;
+  /** The lease being given back at the end of a transaction (released() waits for it). */
+  private releasing: Promise<void> | undefined;
   /** Tables read through a pinned temporary view (pinReads) until the commit's scratch goes. */
   private readonly pinned = new Set<string>();
   /** The temporary views this session made through run(), oldest first (discardScratch drops them newest first). */
@@ -96,6 +98,7 @@ export class SparkDriver implements Driver {
    * any other is sent now, after the waiting ones.
    */
   async run(sql: string, params: unknown[] = []): Promise<void> {
+    if (this.releasing) await this.released();
     const text = bindParams(sql, params);
     const made = viewMadeBy(sql);
     if (made) this.made.push(made);
@@ -107,6 +110,7 @@ export class SparkDriver implements Driver {
   }
 
   async query(sql: string, params: unknown[] = []): Promise<Row[]> {
+    if (this.releasing) await this.released();
     return this.send(bindParams(sql, params), 'query');
   }
 
@@ -267,8 +271,18 @@ export class SparkDriver implements Driver {
     try {
       return await fn();
     } finally {
-      await this.lease.release();
+      // The lease goes back while the commit's scratch is dropped: every later statement of the
+      // session waits for it (discardScratch's drops do not), and reports its failure.
+      this.releasing = this.lease.release();
+      this.releasing.catch(() => undefined);
     }
+  }
+
+  /** Wait for the lease's giving back, if one is under way; its failure is thrown once. */
+  private async released(): Promise<void> {
+    const releasing = this.releasing;
+    this.releasing = undefined;
+    await releasing;
   }
 
   /**
@@ -319,6 +333,7 @@ export class SparkDriver implements Driver {
   }
 
   async lockTarget(target: string, waiting?: (message: string) => void): Promise<void> {
+    await this.released();
     await this.lease.acquire(target, !!this.options.noWait, waiting);
   }
 
@@ -359,13 +374,17 @@ export class SparkDriver implements Driver {
     // costs nothing in a script.
     const others = [...views, ...tables].filter((n) => !made.includes(n) && !this.pinned.has(n));
     const order = [...made, ...new Set(others), ...pinnedMade];
-    try {
-      if (order.length) await this.client.execute(sqlScript(order.map((n) => `DROP VIEW IF EXISTS ${q(n)}`)));
-      this.made.length = 0;
-      this.pinned.clear();
-    } catch {
-      await this.discardOneByOne(tables, views, new Set(pinnedMade));
-    }
+    const drop = async () => {
+      try {
+        if (order.length) await this.client.execute(sqlScript(order.map((n) => `DROP VIEW IF EXISTS ${q(n)}`)));
+        this.made.length = 0;
+        this.pinned.clear();
+      } catch {
+        await this.discardOneByOne(tables, views, new Set(pinnedMade));
+      }
+    };
+    const [dropped, released] = await Promise.allSettled([drop(), this.released()]);
+    for (const r of [dropped, released]) if (r.status === 'rejected') throw r.reason;
   }
 
   /** The views of the commit, one statement each, where the script of them failed. */
@@ -405,6 +424,7 @@ export class SparkDriver implements Driver {
 
   async close(): Promise<void> {
     try {
+      await this.released().catch(() => undefined);
       await this.lease.release().catch(() => undefined);
       if (this.options.dropSchemaOnClose) await this.client.execute(`DROP DATABASE IF EXISTS ${this.schemaName} CASCADE`).catch(() => undefined);
     } finally {
