@@ -167,6 +167,26 @@ describe.skipIf(!url)('Spark driver on a live server (SCD_TEST_SPARK_URL; skippe
     expect(await a.query(`SELECT CAST(count(*) AS INT) AS n FROM ${LOCKS_TABLE} WHERE target = 'dim'`)).toEqual([{ n: 0 }]);
   });
 
+  it("drops a commit's cached views first (newest first), then its plain views: a plain view's drop is cheap once no cached plan is left", async () => {
+    await a.run('CACHE TABLE `_scd_t1` AS SELECT 1 AS x');
+    await a.run('CREATE TEMP VIEW `_scd_v1` AS SELECT x FROM `_scd_t1`');
+    await a.run('CACHE TABLE `_scd_t2` AS SELECT x FROM `_scd_v1`');
+    await a.run('CREATE TEMP VIEW `_scd_v2` AS SELECT x FROM `_scd_t2`');
+    expect(await a.query('SELECT x FROM `_scd_v2`')).toEqual([{ x: 1 }]);
+    const client = (a as unknown as { client: { execute: (sql: string) => Promise<unknown> } }).client;
+    const execute = client.execute.bind(client);
+    const sent: string[] = [];
+    client.execute = async (sql: string) => (sent.push(sql), execute(sql));
+    try {
+      await a.discardScratch([], []);
+    } finally {
+      client.execute = execute;
+    }
+    const dropped = sent.join('\n').match(/DROP VIEW IF EXISTS `(_scd_[tv]\d)`/g)?.map((x) => x.slice(-8, -1));
+    expect(dropped).toEqual(['_scd_t2', '_scd_t1', '_scd_v2', '_scd_v1']);
+    expect((await a.query(`SHOW VIEWS LIKE '_scd_[tv]*'`)).filter((r) => r.isTemporary === true)).toEqual([]);
+  });
+
   it("a lease whose holder died is taken over once it expires, and only then", async () => {
     // The lease table exists once a lease was taken (whichever test runs first).
     await a.transaction(async () => a.lockTarget('first'));

@@ -45,6 +45,8 @@ export class SparkDriver implements Driver {
   private readonly pinned = new Set<string>();
   /** The temporary views this session made through run(), oldest first (discardScratch drops them newest first). */
   private readonly made: string[] = [];
+  /** Which of `made` hold no cached data (made by CREATE … VIEW): discardScratch drops them after the cached ones. */
+  private readonly plain = new Set<string>();
   /** The schema as SQL names it: `schema`, or `catalog`.`schema` (Unity Catalog). */
   private readonly schemaName: string;
   /**
@@ -101,7 +103,12 @@ export class SparkDriver implements Driver {
     if (this.releasing) await this.released();
     const text = bindParams(sql, params);
     const made = viewMadeBy(sql);
-    if (made) this.made.push(made);
+    if (made) {
+      this.made.push(made);
+      // A view CREATE makes holds no data; CACHE TABLE's does, and a renamed view keeps its cache.
+      if (/^\s*CREATE\b/i.test(sql)) this.plain.add(made);
+      else if (!/^\s*ALTER\b/i.test(sql)) this.plain.delete(made);
+    }
     if (made && deferrable(text)) {
       this.deferred.push({ sql: text, makes: made });
       return;
@@ -362,14 +369,18 @@ export class SparkDriver implements Driver {
    * last: a view goes before the views it reads. Dropping a cached view that other cached views
    * read has Spark re-plan and re-cache those (its uncache does not cascade for temporary views),
    * which costs a recomputation and, with views dropped at once, fails in Spark's optimizer
-   * (PLAN_VALIDATION_FAILED_RULE_IN_BATCH, PushDownPredicates). Only DROP VIEW: it never reaches a
-   * stored table of the same name.
+   * (PLAN_VALIDATION_FAILED_RULE_IN_BATCH, PushDownPredicates). The plain views (no cache) go
+   * after the cached ones: every drop has Spark's cache manager look through the plan of each cached
+   * view left, and a commit's late cached plans are its largest, so a plain view dropped while they
+   * are there costs up to 1.7 s, and after them nothing (docs/PERFORMANCE.md, session 20). Only
+   * DROP VIEW: it never reaches a stored table of the same name.
    */
   async discardScratch(tables: string[], views: string[]): Promise<void> {
     // What was never sent made nothing; a pinned name with no view would reach the table.
     const unsent = this.deferred.splice(0);
     const pinnedMade = [...this.pinned].filter((t) => !unsent.some((d) => d.makes === t));
-    const made = [...new Set([...this.made].reverse())].filter((n) => !this.pinned.has(n));
+    const newestFirst = [...new Set([...this.made].reverse())].filter((n) => !this.pinned.has(n));
+    const made = [...newestFirst.filter((n) => !this.plain.has(n)), ...newestFirst.filter((n) => this.plain.has(n))];
     // The commit's other scratch names (`_scd_…`, which no stored table has) go too: IF EXISTS
     // costs nothing in a script.
     const others = [...views, ...tables].filter((n) => !made.includes(n) && !this.pinned.has(n));
@@ -378,6 +389,7 @@ export class SparkDriver implements Driver {
       try {
         if (order.length) await this.client.execute(sqlScript(order.map((n) => `DROP VIEW IF EXISTS ${q(n)}`)));
         this.made.length = 0;
+        this.plain.clear();
         this.pinned.clear();
       } catch {
         await this.discardOneByOne(tables, views, new Set(pinnedMade));
@@ -391,6 +403,7 @@ export class SparkDriver implements Driver {
   private async discardOneByOne(tables: string[], views: string[], pinned: Set<string>): Promise<void> {
     const newestFirst = [...new Set([...this.made].reverse())];
     this.made.length = 0;
+    this.plain.clear();
     this.pinned.clear();
     // The commit's other scratch names go only where the session has such a view; all of them if the list failed.
     const existing = await this.sessionViews();
