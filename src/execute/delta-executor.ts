@@ -1,3 +1,4 @@
+import { allEnded } from '../dialects/all-ended.js';
 import { INTERNAL_COLUMN_PREFIX } from '../dialects/driver.js';
 import { commitLabel, dropUnfinishedCreation, interruptedWrites, undoInterruptedCommit } from '../store/recovery.js';
 import { PINNED_TABLES } from '../store/names.js';
@@ -45,13 +46,11 @@ export const deltaExecutor: CommitExecutor = {
   // plans one while it scans for the other.
   writesAtOnce: true,
   async runWrites(driver, groups) {
-    const ran = await Promise.allSettled(
+    await allEnded(
       groups.map(async (group) => {
         for (const sql of group) await driver.run(sql);
       }),
     );
-    const failed = ran.find((r) => r.status === 'rejected');
-    if (failed) throw (failed as PromiseRejectedResult).reason;
   },
 };
 

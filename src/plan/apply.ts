@@ -4,6 +4,7 @@ import { FILE_COLUMN, LINE_COLUMN } from '../dialects/driver.js';
 import type { Dialect } from '../dialects/dialect.js';
 import type { Flow } from '../flow/flow.js';
 import { settleDebezium } from '../flow/debezium-positions.js';
+import { allEnded } from '../dialects/all-ended.js';
 import { executorFor } from '../execute/executor.js';
 import { ensureCatalog, readFlowRecord, readTargetRecords, writeFlowRecord } from '../store/catalog.js';
 import { recordCommit, type CommitResult } from '../store/commits.js';
@@ -119,7 +120,7 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
   const records = stagedFirst?.records;
   const small = records !== undefined && records < LARGE_COMMIT && !spec.prepare && flow.applyAsTruncates === undefined;
   return driver.transaction(async () => {
-    const input = stagedFirst ?? (await bothDone(spec.stage(driver), driver.lockTarget(flow.target, progress)));
+    const input = stagedFirst ?? (await allEnded([spec.stage(driver), driver.lockTarget(flow.target, progress)]))[0];
     if (stagedFirst) await driver.lockTarget(flow.target, progress);
     const { skipped, lexical = new Map(), records, columns: stagedColumns } = input;
     await spec.claim?.(driver);
@@ -364,14 +365,6 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
     await spec.afterRecord?.(driver, version);
     return result;
   }, { small });
-}
-
-/** The first's value once both have ended; the first failure, if either failed. */
-async function bothDone<T>(first: Promise<T>, second: Promise<unknown>): Promise<T> {
-  const [a, b] = await Promise.allSettled([first, second]);
-  if (a.status === 'rejected') throw a.reason;
-  if (b.status === 'rejected') throw b.reason;
-  return a.value;
 }
 
 /** How each source column of the staged table is held now (a snapshot's prepare may add columns). */

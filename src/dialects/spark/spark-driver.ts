@@ -1,3 +1,4 @@
+import { allEnded } from '../all-ended.js';
 import { QueryError, ScdError } from '../../errors.js';
 import type { ExpressionProblem } from '../expression.js';
 import { spliced } from '../expression.js';
@@ -395,8 +396,7 @@ export class SparkDriver implements Driver {
         await this.discardOneByOne(tables, views, new Set(pinnedMade));
       }
     };
-    const [dropped, released] = await Promise.allSettled([drop(), this.released()]);
-    for (const r of [dropped, released]) if (r.status === 'rejected') throw r.reason;
+    await allEnded([drop(), this.released()]);
   }
 
   /** The views of the commit, one statement each, where the script of them failed. */
