@@ -79,8 +79,10 @@ export interface Driver {
    * Inside a transaction: hold the flow target's lock until the transaction ends, so that two
    * applies of one target never interleave (the second waits, or fails with `noWait`). `waiting`
    * is told once, before a wait begins, that another commit holds the target (targetHeld).
+   * `records`: how the lock may read the target's commit records, where a lock is a write of its
+   * own that may end with its holder's record (Spark's lease); a transaction's lock ignores it.
    */
-  lockTarget(target: string, waiting?: (message: string) => void): Promise<void>;
+  lockTarget(target: string, waiting?: (message: string) => void, records?: LockRecords): Promise<void>;
   /**
    * Load files into a new temporary table with the files' own columns, plus
    * `__scd_file` (path) and `__scd_line` (line or record number in the file); and records that
@@ -134,6 +136,22 @@ export interface TransactionOptions {
    * it off).
    */
   small?: boolean;
+}
+
+/**
+ * What a target's lock may read of its commit records (Driver.lockTarget). A lock that is a write
+ * of its own (Spark's lease row) ends by itself once the target's records reach the commit its
+ * holder was to record, so that the holder needs no write to give it back.
+ */
+export interface LockRecords {
+  /** A scalar query of the target's last recorded commit number (0 before the first); its one parameter ($1) is the target. */
+  lastRecorded: string;
+  /**
+   * The commit under the lock writes its record last of its writes when its work succeeds: its
+   * lock then ends with that record. False where a write may follow the record (a table source's
+   * watermark), which the next holder must not overtake.
+   */
+  endsWithRecord: boolean;
 }
 
 /**

@@ -7,7 +7,7 @@ import { settleDebezium } from '../flow/debezium-positions.js';
 import { allEnded } from '../dialects/all-ended.js';
 import { executorFor } from '../execute/executor.js';
 import { ensureCatalog, readFlowRecord, readTargetRecords, writeFlowRecord } from '../store/catalog.js';
-import { recordCommit, type CommitResult } from '../store/commits.js';
+import { lockRecords, recordCommit, type CommitResult } from '../store/commits.js';
 import { FEED_OWN_COLUMNS } from '../store/feed.js';
 import { storeNames, TMP, type StoreNames } from '../store/names.js';
 import type { StagedColumn } from '../typing/cast.js';
@@ -119,9 +119,12 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
   // deletes): its commit's results are small too (Driver.transaction's `small`).
   const records = stagedFirst?.records;
   const small = records !== undefined && records < LARGE_COMMIT && !spec.prepare && flow.applyAsTruncates === undefined;
+  // The commit record is the commit's last write unless a write follows it (afterRecord): a lock
+  // that is a write of its own may then end with the record (LockRecords).
+  const lockReads = lockRecords(d, names, !spec.afterRecord);
   return driver.transaction(async () => {
-    const input = stagedFirst ?? (await allEnded([spec.stage(driver), driver.lockTarget(flow.target, progress)]))[0];
-    if (stagedFirst) await driver.lockTarget(flow.target, progress);
+    const input = stagedFirst ?? (await allEnded([spec.stage(driver), driver.lockTarget(flow.target, progress, lockReads)]))[0];
+    if (stagedFirst) await driver.lockTarget(flow.target, progress, lockReads);
     const { skipped, lexical = new Map(), records, columns: stagedColumns } = input;
     await spec.claim?.(driver);
     const stagedTable = stagedColumns ?? (await driver.columns(TMP.stage)) ?? [];

@@ -1,4 +1,5 @@
-import type { Driver } from '../dialects/driver.js';
+import type { Dialect } from '../dialects/dialect.js';
+import type { Driver, LockRecords } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
 import { storeNames, type StoreNames } from './names.js';
 
@@ -90,6 +91,19 @@ export function emptyCommit(version: number, operation: CommitResult['operation'
 
 /** The number of the target's latest commit (0: none yet). */
 export async function latestVersion(driver: Driver, flow: Flow): Promise<number> {
-  const rows = await driver.query(`SELECT CAST(coalesce(max(version), 0) AS INTEGER) AS v FROM ${driver.dialect.quote(storeNames(flow.target).commits)} WHERE target = $1`, [flow.target]);
+  const rows = await driver.query(lastRecordedSql(driver.dialect, storeNames(flow.target)), [flow.target]);
   return Number(rows[0]?.v ?? 0);
+}
+
+/** A query of the target's latest commit number as `v` (0: none yet); its parameter $1 is the target. */
+export function lastRecordedSql(d: Dialect, names: StoreNames): string {
+  return `SELECT CAST(coalesce(max(version), 0) AS ${d.types.int}) AS v FROM ${d.quote(names.commits)} WHERE target = $1`;
+}
+
+/**
+ * How a commit's lock may read the target's records (Driver.lockTarget): `endsWithRecord` when the
+ * commit's record is its last write, so that a lock which is a write of its own ends with it.
+ */
+export function lockRecords(d: Dialect, names: StoreNames, endsWithRecord: boolean): LockRecords {
+  return { lastRecorded: lastRecordedSql(d, names), endsWithRecord };
 }

@@ -92,6 +92,7 @@ describe("a Spark target's lease (unit: always run)", () => {
           sent.push(sql.split(/\s/)[0]!);
           if (sql.startsWith('MERGE')) return [{ num_affected_rows: ++merges < 3 ? 0 : 1 }];
           if (sql.startsWith('SELECT')) return [{ at: '2026-12-03 19:30:00.123456' }];
+          if (sql.startsWith('DESCRIBE')) return ['target', 'holder', 'expires_at', 'ends_at_commit'].map((col_name) => ({ col_name }));
           return [];
         },
       },
@@ -100,7 +101,58 @@ describe("a Spark target's lease (unit: always run)", () => {
     const said: string[] = [];
     await lease.acquire('dim', false, (m) => said.push(m));
     expect(said).toEqual(['waiting for target "dim" in sc://spark/db: another scdkit commit is changing it (at the latest until 2026-12-03 19:30:00 UTC, when its lease runs out if its holder stopped)']);
-    expect(sent).toEqual(['CREATE', 'MERGE', 'SELECT', 'MERGE', 'MERGE']);
+    expect(sent).toEqual(['CREATE', 'DESCRIBE', 'MERGE', 'SELECT', 'MERGE', 'MERGE']);
+  });
+
+  /** A lease over a fake server that records every statement and grants every MERGE. */
+  const recordingLease = (columns = ['target', 'holder', 'expires_at', 'ends_at_commit']) => {
+    const sent: string[] = [];
+    const lease = new SparkLease(
+      {
+        execute: async (sql) => {
+          sent.push(sql);
+          if (sql.startsWith('MERGE')) return [{ num_affected_rows: 1 }];
+          if (sql.startsWith('DESCRIBE')) return columns.map((col_name) => ({ col_name }));
+          return [];
+        },
+      },
+      'sc://spark/db',
+    );
+    return { lease, sent };
+  };
+  const records = { lastRecorded: `SELECT max(version) FROM _scd_commits WHERE target = 'dim'`, endsWithRecord: true };
+
+  it("a lease taken to end with its holder's record is taken over once the records reach it, and needs no DELETE after work that succeeded", async () => {
+    const { lease, sent } = recordingLease();
+    await lease.acquire('dim', true, undefined, records);
+    const merge = sent.find((s) => s.startsWith('MERGE'))!;
+    // Ends at the commit after the last recorded one; an earlier holder's lease ended once the records reached its own.
+    expect(merge).toContain(`(SELECT max(version) FROM _scd_commits WHERE target = 'dim') + 1 AS ends_at_commit`);
+    expect(merge).toContain('OR l.ends_at_commit <= s.recorded)');
+    const before = sent.length;
+    await lease.end(true);
+    expect(sent.length).toBe(before);
+  });
+
+  it('a lease is given back by a DELETE after work that failed, or where a write may follow the record', async () => {
+    const failed = recordingLease();
+    await failed.lease.acquire('dim', true, undefined, records);
+    await failed.lease.end(false);
+    expect(failed.sent.at(-1)).toMatch(/^DELETE FROM _scd_locks WHERE target = 'dim' AND holder = '/);
+    const watermark = recordingLease();
+    await watermark.lease.acquire('dim', true, undefined, { ...records, endsWithRecord: false });
+    expect(watermark.sent.find((s) => s.startsWith('MERGE'))).toContain('CAST(NULL AS INT) AS ends_at_commit');
+    await watermark.lease.end(true);
+    expect(watermark.sent.at(-1)).toMatch(/^DELETE FROM _scd_locks/);
+  });
+
+  it('a lease table made before leases ended with a record gets the column, once', async () => {
+    const { lease, sent } = recordingLease(['target', 'holder', 'expires_at']);
+    await lease.acquire('dim', true);
+    await lease.end(false);
+    await lease.acquire('dim', true);
+    expect(sent.filter((s) => s.startsWith('ALTER'))).toEqual(['ALTER TABLE _scd_locks ADD COLUMNS (ends_at_commit INT)']);
+    expect(sent.filter((s) => s.startsWith('DESCRIBE'))).toHaveLength(1);
   });
 });
 
@@ -187,10 +239,22 @@ describe.skipIf(!url)('Spark driver on a live server (SCD_TEST_SPARK_URL; skippe
     expect((await a.query(`SHOW VIEWS LIKE '_scd_[tv]*'`)).filter((r) => r.isTemporary === true)).toEqual([]);
   });
 
+  it("a commit's lease ends with its record: no DELETE after it, and another driver (noWait) takes the target at once", async () => {
+    const flow = defineFlow({ target: 'dim_ends', keys: 'id', sequenceBy: 'ts' });
+    await applyRows(a, flow, [{ id: 1, ts: 1, v: 'a' }]);
+    const lease = `SELECT ends_at_commit FROM ${LOCKS_TABLE} WHERE target = 'dim_ends'`;
+    // Still there after the commit (nothing was sent to give it back), ended by record 1.
+    expect(await a.query(lease)).toEqual([{ ends_at_commit: 1 }]);
+    await applyRows(b, flow, [{ id: 1, ts: 2, v: 'b' }]);
+    expect(await b.query(lease)).toEqual([{ ends_at_commit: 2 }]);
+    await applyRows(a, flow, [{ id: 1, ts: 3, v: 'c' }]);
+    expect((await readTargetWith(a, flow)).map((r) => r.v)).toEqual(['a', 'b', 'c']);
+  });
+
   it("a lease whose holder died is taken over once it expires, and only then", async () => {
     // The lease table exists once a lease was taken (whichever test runs first).
     await a.transaction(async () => a.lockTarget('first'));
-    await a.run(`INSERT INTO ${LOCKS_TABLE} VALUES ('gone', 'dead-holder', current_timestamp() + INTERVAL 1 HOURS)`);
+    await a.run(`INSERT INTO ${LOCKS_TABLE} VALUES ('gone', 'dead-holder', current_timestamp() + INTERVAL 1 HOURS, NULL)`);
     await expect(b.transaction(async () => b.lockTarget('gone'))).rejects.toThrow(/being changed by another scdkit commit/);
     await a.run(`UPDATE ${LOCKS_TABLE} SET expires_at = current_timestamp() - INTERVAL 1 MINUTES WHERE target = 'gone'`);
     await b.transaction(async () => b.lockTarget('gone'));

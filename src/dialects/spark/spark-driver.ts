@@ -2,7 +2,7 @@ import { allEnded } from '../all-ended.js';
 import { QueryError, ScdError } from '../../errors.js';
 import type { ExpressionProblem } from '../expression.js';
 import { spliced } from '../expression.js';
-import type { ColumnInfo, Driver, InputFile, Row, StagedFiles, TableVersion } from '../driver.js';
+import type { ColumnInfo, Driver, InputFile, LockRecords, Row, StagedFiles, TableVersion } from '../driver.js';
 import { FILE_COLUMN, LINE_COLUMN } from '../driver.js';
 import { quoteDotted } from '../dialect.js';
 import { bindParams } from './spark-params.js';
@@ -32,7 +32,8 @@ const q = sparkDialect.quote;
  * - No multi-statement transaction: `transaction` runs its work as it comes; each write is a
  *   Delta commit of its own, the target's one MERGE among them, and the commit record last
  *   (plan/apply.ts recovers an interrupted commit from that order, store/recovery.ts).
- * - No advisory lock: a lease row in a Delta table (spark-lock.ts), released when the work ends.
+ * - No advisory lock: a lease row in a Delta table (spark-lock.ts), ended by the commit's record or
+ *   given back when the work ends.
  * - Scratch: cached temporary views of the session (Dialect.scratch), uncached after each commit.
  * - Parameters are bound as literals by the driver (spark-params.ts).
  */
@@ -267,7 +268,8 @@ export class SparkDriver implements Driver {
 
   /**
    * Spark has no multi-statement transaction: the work runs as it comes, and the target's lease
-   * (lockTarget) is given back when it ends, however it ends.
+   * (lockTarget) ends with it: with the commit's record when the work succeeded and the lease was
+   * taken to end so (LockRecords), or given back by a DELETE.
    *
    * The commit's label (Dialect.commitLabel) stays set on the session after the work: the writes
    * that may follow in the session are the lease's, a table source's watermark (after the commit
@@ -276,12 +278,16 @@ export class SparkDriver implements Driver {
    * undoes: store/recovery.ts).
    */
   async transaction<T>(fn: () => Promise<T>): Promise<T> {
+    let succeeded = false;
     try {
-      return await fn();
+      const result = await fn();
+      succeeded = true;
+      return result;
     } finally {
-      // The lease goes back while the commit's scratch is dropped: every later statement of the
-      // session waits for it (discardScratch's drops do not), and reports its failure.
-      this.releasing = this.lease.release();
+      // The lease ends with a successful commit's record, or goes back while the commit's scratch
+      // is dropped: every later statement of the session waits for that (discardScratch's drops
+      // do not), and reports its failure.
+      this.releasing = this.lease.end(succeeded);
       this.releasing.catch(() => undefined);
     }
   }
@@ -340,9 +346,10 @@ export class SparkDriver implements Driver {
       .sort((a, b) => a.version - b.version);
   }
 
-  async lockTarget(target: string, waiting?: (message: string) => void): Promise<void> {
+  async lockTarget(target: string, waiting?: (message: string) => void, records?: LockRecords): Promise<void> {
     await this.released();
-    await this.lease.acquire(target, !!this.options.noWait, waiting);
+    const bound = records && { ...records, lastRecorded: bindParams(records.lastRecorded, [target]) };
+    await this.lease.acquire(target, !!this.options.noWait, waiting, bound);
   }
 
   async stageFiles(files: InputFile[], table: string, rejects: string): Promise<StagedFiles> {

@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { targetHeld, targetInUse, type Row } from '../driver.js';
+import { targetHeld, targetInUse, type LockRecords, type Row } from '../driver.js';
 import { sparkString } from './spark-dialect.js';
 
 /** The Delta table that holds the targets' leases, in the flow's database. */
 export const LOCKS_TABLE = '_scd_locks';
 /** A lease outlives a holder that died (kill -9, a lost connection) by at most this long. */
 export const LEASE_MINUTES = 30;
+/** The commit whose record ends a lease (NULL: only its expiry or its holder ends it). */
+const ENDS_AT = 'ends_at_commit';
 /** How often a waiting commit asks again. */
 const RETRY_MS = 1000;
 
@@ -15,13 +17,21 @@ export interface LeaseStatements {
 
 /**
  * A target's write lock on Spark, which has no advisory locks: a lease row per target in a Delta
- * table, taken by one MERGE that inserts it or takes over an expired one. Delta's optimistic
+ * table, taken by one MERGE that inserts it or takes over one that ended. Delta's optimistic
  * concurrency makes the MERGE atomic: of two at once, one fails with a conflict and tries again.
- * The holder deletes its row when its commit ends; a holder that died leaves it until it expires.
+ *
+ * A lease ends when it expires (a holder that died: kill -9, a lost connection), when its holder
+ * deletes its row, or, taken for a commit whose record is its last write (LockRecords), once the
+ * target's records reach the commit its holder was to record (`ends_at_commit`, the last
+ * recorded one plus one when taken): such a holder that succeeds writes nothing more to give it
+ * back. Nobody else records a commit of the target while the lease holds, so the record that ends
+ * it is its holder's.
  */
 export class SparkLease {
   private readonly holder = randomUUID();
   private held: string | undefined;
+  /** The held lease ends with its holder's commit record (taken with LockRecords.endsWithRecord). */
+  private endsWithRecord = false;
   private ready = false;
 
   constructor(
@@ -29,15 +39,23 @@ export class SparkLease {
     private readonly location: string,
   ) {}
 
-  /** Take the target's lease, asking again every second while another holds it (`waiting` is told once). */
-  async acquire(target: string, noWait: boolean, waiting?: (message: string) => void): Promise<void> {
+  /**
+   * Take the target's lease, asking again every second while another holds it (`waiting` is told
+   * once). `records.lastRecorded` has its parameter bound; without `records`, a lease that ended
+   * with its holder's record is taken only once it expires.
+   */
+  async acquire(target: string, noWait: boolean, waiting?: (message: string) => void, records?: LockRecords): Promise<void> {
     if (!this.ready) {
-      await this.db.execute(`CREATE TABLE IF NOT EXISTS ${LOCKS_TABLE} (target STRING NOT NULL, holder STRING NOT NULL, expires_at TIMESTAMP NOT NULL) USING delta`);
+      await this.db.execute(`CREATE TABLE IF NOT EXISTS ${LOCKS_TABLE} (target STRING NOT NULL, holder STRING NOT NULL, expires_at TIMESTAMP NOT NULL, ${ENDS_AT} INT) USING delta`);
+      // A lease table made before leases ended with a record has no such column.
+      const columns = (await this.db.execute(`DESCRIBE TABLE ${LOCKS_TABLE}`)).map((r) => r.col_name);
+      if (!columns.includes(ENDS_AT)) await this.db.execute(`ALTER TABLE ${LOCKS_TABLE} ADD COLUMNS (${ENDS_AT} INT)`);
       this.ready = true;
     }
     for (let told = false; ; ) {
-      if (await this.tryTake(target)) {
+      if (await this.tryTake(target, records)) {
         this.held = target;
+        this.endsWithRecord = !!records?.endsWithRecord;
         return;
       }
       if (noWait) throw targetInUse(target, this.location);
@@ -54,6 +72,18 @@ export class SparkLease {
     return typeof at === 'string' ? `at the latest until ${at.slice(0, 19)} UTC, when its lease runs out if its holder stopped` : '';
   }
 
+  /**
+   * The holder's work ended: a lease that ends with the holder's record, after work that
+   * succeeded (and so wrote the record), ended with it; any other is given back.
+   */
+  async end(succeeded: boolean): Promise<void> {
+    if (succeeded && this.held !== undefined && this.endsWithRecord) {
+      this.held = undefined;
+      return;
+    }
+    await this.release();
+  }
+
   /** Give the lease back (nothing when none is held). */
   async release(): Promise<void> {
     if (this.held === undefined) return;
@@ -62,13 +92,17 @@ export class SparkLease {
     await this.db.execute(`DELETE FROM ${LOCKS_TABLE} WHERE target = ${sparkString(target)} AND holder = ${sparkString(this.holder)}`);
   }
 
-  private async tryTake(target: string): Promise<boolean> {
+  private async tryTake(target: string, records?: LockRecords): Promise<boolean> {
+    // The target's last recorded commit, read in the MERGE (no row: NULL, and no lease ends by a record).
+    const recorded = records ? `(${records.lastRecorded})` : 'CAST(NULL AS INT)';
+    const ends = records?.endsWithRecord ? `${recorded} + 1` : 'CAST(NULL AS INT)';
     try {
       const rows = await this.db.execute(`MERGE INTO ${LOCKS_TABLE} l
-USING (SELECT ${sparkString(target)} AS target, ${sparkString(this.holder)} AS holder, current_timestamp() + INTERVAL ${LEASE_MINUTES} MINUTES AS expires_at) s
+USING (SELECT ${sparkString(target)} AS target, ${sparkString(this.holder)} AS holder, current_timestamp() + INTERVAL ${LEASE_MINUTES} MINUTES AS expires_at,
+  ${recorded} AS recorded, ${ends} AS ${ENDS_AT}) s
 ON l.target = s.target
-WHEN MATCHED AND (l.expires_at < current_timestamp() OR l.holder = s.holder) THEN UPDATE SET holder = s.holder, expires_at = s.expires_at
-WHEN NOT MATCHED THEN INSERT (target, holder, expires_at) VALUES (s.target, s.holder, s.expires_at)`);
+WHEN MATCHED AND (l.expires_at < current_timestamp() OR l.holder = s.holder OR l.${ENDS_AT} <= s.recorded) THEN UPDATE SET holder = s.holder, expires_at = s.expires_at, ${ENDS_AT} = s.${ENDS_AT}
+WHEN NOT MATCHED THEN INSERT (target, holder, expires_at, ${ENDS_AT}) VALUES (s.target, s.holder, s.expires_at, s.${ENDS_AT})`);
       return Number(rows[0]?.num_affected_rows ?? 0) > 0;
     } catch (e) {
       // Another MERGE on the table at the same moment: Delta refused one of the two; ask again.
