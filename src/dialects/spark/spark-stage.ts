@@ -80,7 +80,8 @@ export async function stageSparkFiles(db: SparkStatements, files: InputFile[], t
     }
     // JSON lines (and JSON documents' elements): each record a map of its values as VARIANT.
     const objects = `_scd_objects_${i}`;
-    await db.run(`CACHE TABLE ${q(objects)} AS SELECT line, raw, from_json(raw, 'MAP<STRING,VARIANT>') AS m, try_parse_json(raw) AS v FROM ${q(lines)}`);
+    // Each line parsed once here; a line that is no object is parsed again for its reason only.
+    await db.run(`CACHE TABLE ${q(objects)} AS SELECT line, raw, from_json(raw, 'MAP<STRING,VARIANT>') AS m FROM ${q(lines)}`);
     // How many records, then the columns in order of first appearance: by line, then by place in
     // the record (one query: the file's views go with it).
     const place = `STRUCT<l: BIGINT, p: INT>`;
@@ -111,7 +112,7 @@ export async function stageSparkFiles(db: SparkStatements, files: InputFile[], t
       columns: names.map((n) => ({ name: n, type: 'STRING' })),
     });
     rejectParts.push(
-      `SELECT ${label}, line, CASE WHEN v IS NULL THEN 'malformed JSON' ELSE 'not a JSON object' END, raw FROM ${q(objects)} WHERE m IS NULL`,
+      `SELECT ${label}, line, CASE WHEN try_parse_json(raw) IS NULL THEN 'malformed JSON' ELSE 'not a JSON object' END, raw FROM ${q(objects)} WHERE m IS NULL`,
     );
   }
   const columns = unionColumns(parts.map((p) => p.columns));
