@@ -62,8 +62,10 @@ export interface Driver {
    * Where defined (an engine whose materialized scratch may be recomputed from what it read, after
    * a write to it: Spark's cache), have the rest of the commit read these stored tables as they are
    * now, and return the quoted name to write each by. Scratch made after it reads them unchanged.
+   * `latest`: versions known to be the tables' latest (read under the target's lock, nothing
+   * written since), not read again.
    */
-  pinReads?(tables: string[]): Promise<Record<string, string>>;
+  pinReads?(tables: string[], latest?: Record<string, number>): Promise<Record<string, string>>;
   /**
    * Where defined (an engine without transactions, whose writes carry Dialect.commitLabel), put
    * each table back as it was before its latest writes labelled `label`; returns the tables put back.
@@ -72,9 +74,10 @@ export interface Driver {
   /**
    * Where defined (an engine that versions its tables: Delta), the versions of `table`, oldest
    * first, each with the label its writer gave it (Dialect.commitLabel) and, for a version that
-   * put the table back to an earlier one, that earlier version.
+   * put the table back to an earlier one, that earlier version. `latest`: only that many of the
+   * newest versions.
    */
-  tableHistory?(table: string): Promise<TableVersion[]>;
+  tableHistory?(table: string, latest?: number): Promise<TableVersion[]>;
   /**
    * Inside a transaction: hold the flow target's lock until the transaction ends, so that two
    * applies of one target never interleave (the second waits, or fails with `noWait`). `waiting`

@@ -1,6 +1,6 @@
 import { allEnded } from '../dialects/all-ended.js';
 import { INTERNAL_COLUMN_PREFIX } from '../dialects/driver.js';
-import { commitLabel, dropUnfinishedCreation, interruptedWrites, undoInterruptedCommit } from '../store/recovery.js';
+import { commitLabel, dropUnfinishedCreation, interruptedBy, latestWrites, undoInterruptedCommit } from '../store/recovery.js';
 import { PINNED_TABLES } from '../store/names.js';
 import type { CommitExecutor } from './executor.js';
 import { stateInsertSql, type StateChange } from './state-change.js';
@@ -18,11 +18,17 @@ export const deltaExecutor: CommitExecutor = {
   kind: 'delta',
   // The target's lease is a Delta write of its own: taken while the input is staged.
   locksWhileStaging: true,
-  async begin(driver, names, version, recorded) {
-    const undone = recorded && (await interruptedWrites(driver, names, version)) ? await undoInterruptedCommit(driver, names, version) : [];
+  // The tables' latest versions, read while the flow record is (a first commit's tables are not
+  // there yet: nothing to look at, and begin needs nothing).
+  look: (driver, names) => latestWrites(driver, names).catch(() => undefined),
+  async begin(driver, names, version, recorded, looked) {
+    const latest = recorded ? ((await looked) ?? (await latestWrites(driver, names))) : undefined;
+    const interrupted = latest !== undefined && interruptedBy(latest, names, version);
+    const undone = interrupted ? await undoInterruptedCommit(driver, names, version) : [];
     // executorFor chose this executor for a dialect with commitLabel.
     await driver.run(driver.dialect.commitLabel!(commitLabel(names.target, version)));
-    return undone;
+    // The versions read are the latest unless the undo wrote (then pinReads reads them again).
+    return { undone, latest: latest && !interrupted ? Object.fromEntries(Object.entries(latest).map(([t, h]) => [t, h.version])) : undefined };
   },
   async beforeCreate(driver, names, version) {
     // An interrupted first commit may have left its tables.
@@ -30,17 +36,19 @@ export const deltaExecutor: CommitExecutor = {
   },
   // Scratch may be recomputed from what it read (Spark's cache): the rest of the commit reads the
   // target's tables as they are now, and writes them by the names the driver gives.
-  async pinReads(driver, names) {
+  async pinReads(driver, names, latest) {
     if (!driver.pinReads) throw new Error(`the ${driver.dialect.name} driver has no pinReads, which a commit without transactions needs to read its tables as of its start`);
-    const writes = await driver.pinReads(PINNED_TABLES.map((t) => names[t]));
+    const writes = await driver.pinReads(PINNED_TABLES.map((t) => names[t]), latest);
     return { ...names, writes: Object.fromEntries(PINNED_TABLES.map((t) => [t, writes[names[t]]!])) };
   },
   // executorFor chose this executor for a dialect with MERGE.
   targetWrites(d, change, sizes) {
     return sizes.added + sizes.removed > 0 ? [mergeByIdentity(d.quote, change)] : [];
   },
-  // One MERGE of the recomputed keys: the state changes in one commit of its own.
-  stateWrites: (d, change) => [change.empty ? stateInsertSql(d.quote, change) : stateMergeSql(d.quote, change)],
+  // The known keys' rows changed by a MERGE with no insert clause, then the new keys' rows
+  // appended: two Delta commits (the state is not the target), each cheaper than one MERGE that
+  // inserts too, which joins every row of the state with an outer join.
+  stateWrites: (d, change) => (change.empty ? [stateInsertSql(d.quote, change)] : [stateMergeSql(d.quote, change), newKeysInsertSql(d.quote, change)]),
   // Each write is a Delta commit of its own and the labelled undo does not depend on their order
   // (store/recovery.ts), so writes that read nothing the others write run at once: the engine
   // plans one while it scans for the other.
@@ -55,8 +63,9 @@ export const deltaExecutor: CommitExecutor = {
 };
 
 /**
- * The key state of the recomputed keys as one MERGE: a key's new row replaces its old one; a key
- * without a new row loses its row.
+ * The key state of the recomputed keys the state knows, as one MERGE: a key's new row replaces
+ * its old one; a key without a new row loses its row. Keys the state does not know are left to
+ * newKeysInsertSql.
  */
 function stateMergeSql(q: (s: string) => string, change: StateChange): string {
   const { state, keys, columns, recomputed, rows } = change;
@@ -70,8 +79,20 @@ function stateMergeSql(q: (s: string) => string, change: StateChange): string {
     ON ${keys.map((k, i) => `n.x${i} = k.${q(k)}`).join(' AND ')}) s
 ON ${keys.map((k) => `t.${q(k)} = s.${q(k)}`).join(' AND ')}
 WHEN MATCHED AND NOT s.${has} THEN DELETE
-WHEN MATCHED THEN UPDATE SET ${rest.map((c) => `${q(c)} = s.${q(c)}`).join(', ')}
-WHEN NOT MATCHED AND s.${has} THEN INSERT (${columns.map(q).join(', ')}) VALUES (${columns.map((c) => `s.${q(c)}`).join(', ')})`;
+WHEN MATCHED THEN UPDATE SET ${rest.map((c) => `${q(c)} = s.${q(c)}`).join(', ')}`;
+}
+
+/**
+ * The new rows of the recomputed keys the state did not know before the commit (read as of its
+ * start, stateBefore: the MERGE's keys are the others), appended. The state's rows of the
+ * recomputed keys are picked first, so that the rows left to compare are few.
+ */
+function newKeysInsertSql(q: (s: string) => string, change: StateChange): string {
+  const { state, stateBefore, keys, columns, recomputed, rows } = change;
+  const on = (a: string, b: string) => keys.map((k) => `${a}.${q(k)} = ${b}.${q(k)}`).join(' AND ');
+  return `INSERT INTO ${state} (${columns.map(q).join(', ')})
+SELECT ${columns.map((c) => `n.${q(c)}`).join(', ')} FROM (${rows}) AS n(${columns.map(q).join(', ')})
+LEFT ANTI JOIN (SELECT ${keys.map((k) => `b.${q(k)}`).join(', ')} FROM ${stateBefore} b LEFT SEMI JOIN ${recomputed} r ON ${on('b', 'r')}) o ON ${on('n', 'o')}`;
 }
 
 /**

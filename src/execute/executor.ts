@@ -1,5 +1,5 @@
 import type { Dialect } from '../dialects/dialect.js';
-import type { Driver } from '../dialects/driver.js';
+import type { Driver, TableVersion } from '../dialects/driver.js';
 import type { StoreNames } from '../store/names.js';
 import { deltaExecutor } from './delta-executor.js';
 import type { StateChange } from './state-change.js';
@@ -21,15 +21,23 @@ export interface CommitExecutor {
    */
   readonly locksWhileStaging: boolean;
   /**
-   * Right after the target's lock, before any write of commit `version` (`recorded`: the target
-   * has a flow record, so earlier commits may have been interrupted). Returns the tables an
-   * interrupted commit's undo put back (none in a transaction).
+   * Under the target's lock, while the commit reads its flow record (whether there is one is not
+   * known yet): what begin needs to know of the target's tables, read ahead (none in a transaction;
+   * undefined where it could not be read, which begin then reads itself).
    */
-  begin(driver: Driver, names: StoreNames, version: number, recorded: boolean): Promise<string[]>;
+  look(driver: Driver, names: StoreNames): Promise<Looked | undefined>;
+  /**
+   * Right after the target's lock, before any write of commit `version` (`recorded`: the target
+   * has a flow record, so earlier commits may have been interrupted). `looked`: look's answer.
+   */
+  begin(driver: Driver, names: StoreNames, version: number, recorded: boolean, looked?: Promise<Looked | undefined>): Promise<Begun>;
   /** Before a new target's tables are made. */
   beforeCreate(driver: Driver, names: StoreNames, version: number): Promise<void>;
-  /** The names the rest of the commit reads and writes the target's tables by (StoreNames.writes). */
-  pinReads(driver: Driver, names: StoreNames): Promise<StoreNames>;
+  /**
+   * The names the rest of the commit reads and writes the target's tables by (StoreNames.writes).
+   * `latest`: begin's versions of the tables, given when nothing has written them since.
+   */
+  pinReads(driver: Driver, names: StoreNames, latest?: Begun['latest']): Promise<StoreNames>;
   /** The statements that make `change` in the target, given how many rows it holds (none: nothing to write). */
   targetWrites(d: Dialect, change: TargetChange, sizes: ChangeSizes): string[];
   /** The statements that make `change` in the key state. */
@@ -45,6 +53,17 @@ export interface CommitExecutor {
    * one failed (the first failure is then thrown).
    */
   runWrites(driver: Driver, groups: string[][]): Promise<void>;
+}
+
+/** What look read ahead: each of the target's tables' latest engine version, by name. */
+export type Looked = Record<string, TableVersion>;
+
+/** What begin found and did. */
+export interface Begun {
+  /** The tables an interrupted commit's undo put back (none in a transaction). */
+  undone: string[];
+  /** Where begin read them and put nothing back: each table's latest engine version, by name. */
+  latest?: Record<string, number>;
 }
 
 /**

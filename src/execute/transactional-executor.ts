@@ -15,7 +15,8 @@ export const transactionalExecutor: CommitExecutor = {
   kind: 'transactional',
   // The lock is the transaction's, and staging runs before it (a reader that refuses a file must not abort it).
   locksWhileStaging: false,
-  begin: async () => [],
+  look: async () => undefined,
+  begin: async () => ({ undone: [] }),
   beforeCreate: async () => {},
   pinReads: async (_driver, names) => names,
   targetWrites(d, change, sizes) {

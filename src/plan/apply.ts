@@ -131,6 +131,8 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
     // The flow record, this commit's number, whether an earlier commit counted ties, and what was staged.
     // Where scdkit writes the change feed, also which of its own columns the feed has (writeDiff).
     const feedColumns = d.capabilities.changeFeed ? undefined : { table: names.changes, among: FEED_OWN_COLUMNS };
+    // What the executor needs to know before the first write is read while the record is.
+    const looked = executor.look(driver, names);
     const stored = await readTargetRecords(driver, names, { staged: TMP.stage, rejected: TMP.rejects }, feedColumns);
     const { version, hadTies, rows: read, found } = stored;
     let record = stored.record;
@@ -144,7 +146,7 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
 
     // What the engine needs before a commit writes (without transactions: an interrupted commit's
     // writes undone, this one's labelled with its number; store/recovery.ts).
-    const undone = await executor.begin(driver, names, version, !!record);
+    const { undone, latest } = await executor.begin(driver, names, version, !!record, looked);
     // An interrupted commit that changed the target's columns had its record put back with its
     // tables: the record is read again, and the live view made again over the tables as they are.
     const recordRestored = undone.includes(names.flows);
@@ -189,8 +191,10 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
     };
     // The target's tables as the rest of the commit reads and writes them (a snapshot's
     // comparison with the live rows too): as of now where scratch may be recomputed (Spark).
+    // Begin's versions of the tables serve where no write came after it (a commit that changed
+    // the target's columns wrote them).
     const pinReads = async () => {
-      names = await executor.pinReads(driver, names);
+      names = await executor.pinReads(driver, names, model === record?.model ? latest : undefined);
     };
     // A new target whose records each order their own keys (JSON) takes its columns' order from
     // its first applied record, so it is created once the batch tells which that is.
@@ -322,12 +326,17 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
         file: flow.origin,
         fix: 'this is a bug in scdkit: please report it with the input file',
       });
-    if (eventsApplied > 0) await driver.run(appendEventsSql(model, d, names), [version]);
+    // The new events go into the log now; where the executor writes at once, with the key state's
+    // and the target's writes instead (the log is read as of the commit's start: none of the three
+    // reads what another writes), or after the counts when no key is recomputed.
+    const appendLater = executor.writesAtOnce && eventsApplied > 0;
+    if (eventsApplied > 0 && !appendLater) await driver.run(appendEventsSql(model, d, names), [version]);
     const ties = madeAnew ? madeAnew.ties : eventsApplied && mayTie ? await num(tiesSql(model, d, names, { truncates: flow.applyAsTruncates !== undefined })) : 0;
     // Only a slow key can have no new event (a fast key's events are all new).
     // (Where scratch cannot change in place, they are only counted, and recomputed to no change.)
     const keysAffected = madeAnew ? madeAnew.keys : !truncated && Number(keyCounts.slow) > 0 ? await dropKeysWithoutNews(driver, model) : Number(keyCounts.keys);
 
+    if (appendLater && keysAffected === 0) await driver.run(appendEventsSql(model, d, names), [version]);
     let counts = NO_CHANGES;
     if (keysAffected > 0) {
       progress(`recomputing the history of ${keysAffected} key${keysAffected === 1 ? '' : 's'}`);
@@ -339,6 +348,7 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
         simpleKeys: Number(keyCounts.walked) < Number(keyCounts.keys),
         // A new target's feed was not there when they were read.
         feedHas: record ? found : undefined,
+        withWrites: appendLater ? [appendEventsSql(model, d, names, version)] : undefined,
       });
     }
     const result: ApplyResult = {

@@ -1,5 +1,5 @@
-import type { Driver } from '../dialects/driver.js';
-import { COMMIT, type StoreNames } from './names.js';
+import type { Driver, TableVersion } from '../dialects/driver.js';
+import type { StoreNames } from './names.js';
 
 /**
  * How a commit is made whole on an engine without multi-statement transactions (Delta Lake),
@@ -10,7 +10,7 @@ import { COMMIT, type StoreNames } from './names.js';
  * - the commit record (the `_scd_commits` row) is written last: a commit is done when, and only
  *   when, its record is there;
  * - the next commit of the target (under the target's lease) looks for writes of a commit without
- *   a record, and undoes them: every table of the target back to its Delta version before the
+ *   a record (the label of each table's latest Delta version), and undoes them: every table of the target back to its Delta version before the
  *   first write so labelled (RESTORE), the shared files table by its version column. The
  *   interrupted commit's inputs are then still to apply (a landing folder applies them again).
  *
@@ -35,14 +35,25 @@ function targetTables(names: StoreNames): string[] {
   return [names.events, names.quarantine, names.state, names.target];
 }
 
-/** Whether the log or the quarantine holds rows of commit `version`, which has no record yet (an interrupted commit). */
-export async function interruptedWrites(driver: Driver, names: StoreNames, version: number): Promise<boolean> {
-  const q = driver.dialect.quote;
-  const rows = await driver.query(
-    `SELECT (SELECT count(*) FROM ${q(names.events)} WHERE ${q(COMMIT)} >= $1) + (SELECT count(*) FROM ${q(names.quarantine)} WHERE ${q(COMMIT)} >= $1) AS n`,
-    [version],
-  );
-  return Number(rows[0]!.n) > 0;
+/** The latest engine version of each of the target's tables, read at once, by table name. */
+export async function latestWrites(driver: Driver, names: StoreNames): Promise<Record<string, TableVersion>> {
+  const history = driver.tableHistory?.bind(driver);
+  if (!history) throw new Error(`the ${driver.dialect.name} driver cannot read its tables' versions, which finding an interrupted commit needs`);
+  const tables = targetTables(names);
+  const latest = await Promise.all(tables.map(async (t) => (await history(t, 1)).at(-1)));
+  return Object.fromEntries(tables.flatMap((t, i) => (latest[i] ? [[t, latest[i]!]] : [])));
+}
+
+/**
+ * Whether a table of the target was last written under the label of commit `version` or later,
+ * which has no record yet (an interrupted commit), given each table's latest version
+ * (latestWrites). Only a commit's own writes carry its label, and undoInterruptedCommit puts back
+ * exactly the tables whose latest write carries it. (A recovery's RESTORE may carry the label it
+ * undoes: a table so put back is found again, and put back to the same version, which changes
+ * nothing.)
+ */
+export function interruptedBy(latest: Record<string, TableVersion>, names: StoreNames, version: number): boolean {
+  return Object.values(latest).some((h) => (commitOfLabel(names.target, h.label) ?? 0) >= version);
 }
 
 /**

@@ -24,6 +24,7 @@ const change = (d: Dialect, rowId?: string): TargetChange => ({
 
 const state = (d: Dialect, over: Partial<StateChange> = {}): StateChange => ({
   state: d.quote('_scd_dim_keys'),
+  stateBefore: d.quote('_scd_dim_keys_before'),
   keys: ['id'],
   columns: ['id', '__scd_l0', '__scd_live'],
   recomputed: d.quote('_scd_keys'),
@@ -32,14 +33,15 @@ const state = (d: Dialect, over: Partial<StateChange> = {}): StateChange => ({
   ...over,
 });
 
-/** A driver that records what is sent; `n` answers its one query (the interrupted writes' count). */
-function recording(d: Dialect, n = 0) {
+/** A driver that records what is sent; each table's latest version carries `label` (Delta's history). */
+function recording(d: Dialect, label: string | null = null) {
   const sent: string[] = [];
   const driver = {
     dialect: d,
     location: 'test',
     run: async (sql: string) => void sent.push(sql),
-    query: async (sql: string) => (sent.push(sql), [{ n }]),
+    query: async (sql: string) => (sent.push(sql), []),
+    tableHistory: async (table: string, latest?: number) => (sent.push(`history ${table} ${latest}`), [{ version: 7, label }]),
   } as unknown as Driver;
   return { sent, driver };
 }
@@ -101,7 +103,7 @@ describe('the executor of a commit', () => {
   it('transactional: nothing is sent before the writes, and the tables are read by their own names', async () => {
     const { sent, driver } = recording(duckdbDialect);
     const x = executorFor(duckdbDialect);
-    expect(await x.begin(driver, storeNames('dim'), 3, true)).toEqual([]);
+    expect(await x.begin(driver, storeNames('dim'), 3, true)).toEqual({ undone: [] });
     await x.beforeCreate(driver, storeNames('dim'), 1);
     expect(await x.pinReads(driver, storeNames('dim'))).toEqual(storeNames('dim'));
     expect(sent).toEqual([]);
@@ -110,13 +112,46 @@ describe('the executor of a commit', () => {
   it('Delta: a commit looks for an interrupted one only when the target has a record, and labels its writes', async () => {
     const x = executorFor(sparkDialect);
     const first = recording(sparkDialect);
-    expect(await x.begin(first.driver, storeNames('dim'), 1, false)).toEqual([]);
+    expect(await x.begin(first.driver, storeNames('dim'), 1, false)).toEqual({ undone: [], latest: undefined });
     expect(first.sent).toEqual(['SET spark.databricks.delta.commitInfo.userMetadata = scdkit commit 1 of dim']);
-    const later = recording(sparkDialect, 0);
-    await x.begin(later.driver, storeNames('dim'), 4, true);
-    expect(later.sent).toHaveLength(2);
-    expect(later.sent[0]).toMatch(/^SELECT \(SELECT count\(\*\) FROM `_scd_dim_events` WHERE `__scd_commit` >= \$1\)/);
-    expect(later.sent[1]).toMatch(/scdkit commit 4 of dim$/);
+    // The latest version of each of the target's tables, read at once: written by recorded commits only.
+    const later = recording(sparkDialect, 'scdkit commit 3 of dim');
+    // Nothing to undo: the versions read are the tables' latest, which the pinned reads take as they are.
+    expect(await x.begin(later.driver, storeNames('dim'), 4, true)).toEqual({ undone: [], latest: { _scd_dim_events: 7, _scd_dim_quarantine: 7, _scd_dim_keys: 7, dim: 7 } });
+    expect(later.sent).toEqual([
+      'history _scd_dim_events 1',
+      'history _scd_dim_quarantine 1',
+      'history _scd_dim_keys 1',
+      'history dim 1',
+      'SET spark.databricks.delta.commitInfo.userMetadata = scdkit commit 4 of dim',
+    ]);
+  });
+
+  it("Delta: the tables' latest versions read ahead (look, while the flow record is read) serve begin; none read for a first commit", async () => {
+    const x = executorFor(sparkDialect);
+    const ahead = recording(sparkDialect, 'scdkit commit 3 of dim');
+    const looked = x.look(ahead.driver, storeNames('dim'));
+    expect(await x.begin(ahead.driver, storeNames('dim'), 4, true, looked)).toEqual({ undone: [], latest: { _scd_dim_events: 7, _scd_dim_quarantine: 7, _scd_dim_keys: 7, dim: 7 } });
+    expect(ahead.sent.filter((s) => s.startsWith('history'))).toHaveLength(4);
+    // A look that could not read (a first commit: no tables yet) is no answer, and a first commit needs none.
+    const failing = { ...recording(sparkDialect).driver, tableHistory: async () => Promise.reject(new Error('TABLE_OR_VIEW_NOT_FOUND')) } as unknown as Driver;
+    expect(await x.look(failing, storeNames('dim'))).toBeUndefined();
+    expect(await x.begin(failing, storeNames('dim'), 1, false, x.look(failing, storeNames('dim')))).toEqual({ undone: [], latest: undefined });
+    expect(await executorFor(duckdbDialect).look(failing, storeNames('dim'))).toBeUndefined();
+  });
+
+  it("Delta: a table whose latest version carries the label of a commit without a record is an interrupted commit's, and is undone", async () => {
+    const x = executorFor(sparkDialect);
+    // Another target's label, or none, is not this target's interrupted commit.
+    for (const label of [null, 'scdkit commit 4 of other', 'a user\'s write']) {
+      const { sent, driver } = recording(sparkDialect, label);
+      await x.begin(driver, storeNames('dim'), 4, true);
+      expect(sent.at(-1)).toMatch(/scdkit commit 4 of dim$/);
+      expect(sent).toHaveLength(5);
+    }
+    // Commit 4's label, not recorded: the undo starts (this fake has no undoLabelled, which says so).
+    const { driver } = recording(sparkDialect, 'scdkit commit 4 of dim');
+    await expect(x.begin(driver, storeNames('dim'), 4, true)).rejects.toThrow(/nothing is left to undo/);
   });
 
   it('Delta: a driver without pinned reads is refused by name', async () => {
@@ -137,14 +172,18 @@ describe('the executor of a commit', () => {
     expect(duck.stateWrites(duckdbDialect, state(duckdbDialect, { empty: true })).map((x) => x.split(' ')[0])).toEqual(['INSERT']);
   });
 
-  it('Delta: the key state in one MERGE of the recomputed keys (a key without a new row loses its row)', () => {
+  it('Delta: the known keys by a MERGE without an insert clause (a key without a new row loses its row), then the new keys appended', () => {
     const x = executorFor(sparkDialect);
-    const [merge, ...more] = x.stateWrites(sparkDialect, state(sparkDialect));
+    const [merge, insert, ...more] = x.stateWrites(sparkDialect, state(sparkDialect, { state: '`db`.`_scd_dim_keys`' }));
     expect(more).toEqual([]);
-    expect(merge).toMatch(/^MERGE INTO `_scd_dim_keys` t USING \(/);
+    expect(merge).toMatch(/^MERGE INTO `db`\.`_scd_dim_keys` t USING \(/);
     expect(merge).toMatch(/FROM \(SELECT DISTINCT `id` FROM `_scd_keys`\) k/);
     expect(merge).toMatch(/WHEN MATCHED AND NOT s\.`__scd_has` THEN DELETE/);
-    expect(x.stateWrites(sparkDialect, state(sparkDialect, { empty: true }))[0]).toMatch(/^INSERT INTO `_scd_dim_keys`/);
+    expect(merge).not.toMatch(/NOT MATCHED/);
+    // The new keys: those the state had no row of when the commit read it (stateBefore), whatever the MERGE did since.
+    expect(insert).toMatch(/^INSERT INTO `db`\.`_scd_dim_keys` \(`id`, `__scd_l0`, `__scd_live`\)/);
+    expect(insert).toMatch(/LEFT ANTI JOIN \(SELECT b\.`id` FROM `_scd_dim_keys_before` b LEFT SEMI JOIN `_scd_keys` r ON b\.`id` = r\.`id`\) o ON n\.`id` = o\.`id`$/);
+    expect(x.stateWrites(sparkDialect, state(sparkDialect, { empty: true }))).toEqual([expect.stringMatching(/^INSERT INTO `_scd_dim_keys`/)]);
   });
 
   /** A driver whose statements each take a turn of the event loop per character of their last word, logging start and end. */

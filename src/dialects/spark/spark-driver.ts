@@ -305,8 +305,8 @@ export class SparkDriver implements Driver {
    * cached view when a table it read is written; pinned, it recomputes the same rows. Writes name
    * the table with its database (which no temporary view shadows).
    */
-  async pinReads(tables: string[]): Promise<Record<string, string>> {
-    const versions = await Promise.all(tables.map(async (t) => Number((await this.client.execute(`DESCRIBE HISTORY ${q(t)} LIMIT 1`))[0]!.version)));
+  async pinReads(tables: string[], latest: Record<string, number> = {}): Promise<Record<string, string>> {
+    const versions = await Promise.all(tables.map(async (t) => latest[t] ?? Number((await this.client.execute(`DESCRIBE HISTORY ${q(t)} LIMIT 1`))[0]!.version)));
     const qualified = (t: string) => `${this.schemaName}.${q(t)}`;
     // Sent with the commit's next statement (run defers a view's making).
     for (const [i, t] of tables.entries()) {
@@ -332,8 +332,8 @@ export class SparkDriver implements Driver {
     return restored;
   }
 
-  async tableHistory(table: string): Promise<TableVersion[]> {
-    const history = await this.client.execute(`DESCRIBE HISTORY ${q(table)}`);
+  async tableHistory(table: string, latest?: number): Promise<TableVersion[]> {
+    const history = await this.client.execute(`DESCRIBE HISTORY ${q(table)}${latest ? ` LIMIT ${latest}` : ''}`);
     return history
       .map((h) => {
         const restored = h.operation === 'RESTORE' ? parameter(h.operationParameters, 'version') : undefined;
