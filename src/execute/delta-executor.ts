@@ -45,10 +45,8 @@ export const deltaExecutor: CommitExecutor = {
   targetWrites(d, change, sizes) {
     return sizes.added + sizes.removed > 0 ? [mergeByIdentity(d.quote, change)] : [];
   },
-  // The known keys' rows changed by a MERGE with no insert clause, then the new keys' rows
-  // appended: two Delta commits (the state is not the target), each cheaper than one MERGE that
-  // inserts too, which joins every row of the state with an outer join.
-  stateWrites: (d, change) => (change.empty ? [stateInsertSql(d.quote, change)] : [stateMergeSql(d.quote, change), newKeysInsertSql(d.quote, change)]),
+  // One MERGE of the recomputed keys: the state changes in one commit of its own.
+  stateWrites: (d, change) => [change.empty ? stateInsertSql(d.quote, change) : stateMergeSql(d.quote, change)],
   // Each write is a Delta commit of its own and the labelled undo does not depend on their order
   // (store/recovery.ts), so writes that read nothing the others write run at once: the engine
   // plans one while it scans for the other.
@@ -63,9 +61,8 @@ export const deltaExecutor: CommitExecutor = {
 };
 
 /**
- * The key state of the recomputed keys the state knows, as one MERGE: a key's new row replaces
- * its old one; a key without a new row loses its row. Keys the state does not know are left to
- * newKeysInsertSql.
+ * The key state of the recomputed keys as one MERGE: a key's new row replaces its old one; a key
+ * without a new row loses its row.
  */
 function stateMergeSql(q: (s: string) => string, change: StateChange): string {
   const { state, keys, columns, recomputed, rows } = change;
@@ -79,20 +76,8 @@ function stateMergeSql(q: (s: string) => string, change: StateChange): string {
     ON ${keys.map((k, i) => `n.x${i} = k.${q(k)}`).join(' AND ')}) s
 ON ${keys.map((k) => `t.${q(k)} = s.${q(k)}`).join(' AND ')}
 WHEN MATCHED AND NOT s.${has} THEN DELETE
-WHEN MATCHED THEN UPDATE SET ${rest.map((c) => `${q(c)} = s.${q(c)}`).join(', ')}`;
-}
-
-/**
- * The new rows of the recomputed keys the state did not know before the commit (read as of its
- * start, stateBefore: the MERGE's keys are the others), appended. The state's rows of the
- * recomputed keys are picked first, so that the rows left to compare are few.
- */
-function newKeysInsertSql(q: (s: string) => string, change: StateChange): string {
-  const { state, stateBefore, keys, columns, recomputed, rows } = change;
-  const on = (a: string, b: string) => keys.map((k) => `${a}.${q(k)} = ${b}.${q(k)}`).join(' AND ');
-  return `INSERT INTO ${state} (${columns.map(q).join(', ')})
-SELECT ${columns.map((c) => `n.${q(c)}`).join(', ')} FROM (${rows}) AS n(${columns.map(q).join(', ')})
-LEFT ANTI JOIN (SELECT ${keys.map((k) => `b.${q(k)}`).join(', ')} FROM ${stateBefore} b LEFT SEMI JOIN ${recomputed} r ON ${on('b', 'r')}) o ON ${on('n', 'o')}`;
+WHEN MATCHED THEN UPDATE SET ${rest.map((c) => `${q(c)} = s.${q(c)}`).join(', ')}
+WHEN NOT MATCHED AND s.${has} THEN INSERT (${columns.map(q).join(', ')}) VALUES (${columns.map((c) => `s.${q(c)}`).join(', ')})`;
 }
 
 /**

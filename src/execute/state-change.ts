@@ -6,8 +6,6 @@
 export interface StateChange {
   /** The key state, quoted, as the commit writes it (StoreNames.writes). */
   state: string;
-  /** The key state, quoted, as the commit read it: the rows the keys had before it. */
-  stateBefore: string;
   /** The key columns, unquoted. */
   keys: string[];
   /** The state's columns in order, unquoted, the keys first. */

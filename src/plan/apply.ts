@@ -326,17 +326,12 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
         file: flow.origin,
         fix: 'this is a bug in scdkit: please report it with the input file',
       });
-    // The new events go into the log now; where the executor writes at once, with the key state's
-    // and the target's writes instead (the log is read as of the commit's start: none of the three
-    // reads what another writes), or after the counts when no key is recomputed.
-    const appendLater = executor.writesAtOnce && eventsApplied > 0;
-    if (eventsApplied > 0 && !appendLater) await driver.run(appendEventsSql(model, d, names), [version]);
+    if (eventsApplied > 0) await driver.run(appendEventsSql(model, d, names), [version]);
     const ties = madeAnew ? madeAnew.ties : eventsApplied && mayTie ? await num(tiesSql(model, d, names, { truncates: flow.applyAsTruncates !== undefined })) : 0;
     // Only a slow key can have no new event (a fast key's events are all new).
     // (Where scratch cannot change in place, they are only counted, and recomputed to no change.)
     const keysAffected = madeAnew ? madeAnew.keys : !truncated && Number(keyCounts.slow) > 0 ? await dropKeysWithoutNews(driver, model) : Number(keyCounts.keys);
 
-    if (appendLater && keysAffected === 0) await driver.run(appendEventsSql(model, d, names), [version]);
     let counts = NO_CHANGES;
     if (keysAffected > 0) {
       progress(`recomputing the history of ${keysAffected} key${keysAffected === 1 ? '' : 's'}`);
@@ -348,7 +343,6 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
         simpleKeys: Number(keyCounts.walked) < Number(keyCounts.keys),
         // A new target's feed was not there when they were read.
         feedHas: record ? found : undefined,
-        withWrites: appendLater ? [appendEventsSql(model, d, names, version)] : undefined,
       });
     }
     const result: ApplyResult = {

@@ -113,13 +113,11 @@ export function logColumns(model: ColumnModel): string[] {
 }
 
 
-export function appendEventsSql(model: ColumnModel, d: Dialect, names: StoreNames, version?: number): string {
+export function appendEventsSql(model: ColumnModel, d: Dialect, names: StoreNames): string {
   const q = d.quote;
   const cols = logColumns(model);
-  // The commit's number: its parameter ($1), or written in where the statement runs among others without parameters.
-  const commit = version === undefined ? '$1' : String(Math.trunc(version));
   return `INSERT INTO ${written(names, 'events', q)} (${[...cols, COMMIT].map(q).join(', ')})
-SELECT ${cols.map(q).join(', ')}, CAST(${commit} AS ${d.types.int}) FROM ${q(TMP.newEvents)}`;
+SELECT ${cols.map(q).join(', ')}, CAST($1 AS ${d.types.int}) FROM ${q(TMP.newEvents)}`;
 }
 
 /**

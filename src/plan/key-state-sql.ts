@@ -50,7 +50,6 @@ FROM ${q(TMP.newEvents)} n JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'n', 'k'
   const stateRow = stateRowId(model, d);
   return {
     state: written(names, 'state', q),
-    stateBefore: q(names.state),
     keys: model.keys.map((k) => k.name),
     columns: stateColumns(model, d).map((c) => c.name),
     recomputed: q(TMP.keys),

@@ -26,11 +26,6 @@ export interface RecomputeOptions {
   simpleKeys?: boolean;
   /** Which of FEED_OWN_COLUMNS the change feed has, read in this transaction; undefined: look. */
   feedHas?: ReadonlySet<string>;
-  /**
-   * Where the executor writes at once (writesAtOnce): other writes of the commit that read nothing
-   * the key state's and the target's writes change (the event log's append), run at once with them.
-   */
-  withWrites?: string[];
 }
 
 /**
@@ -60,7 +55,7 @@ export async function recompute(driver: Driver, flow: Flow, model: ColumnModel, 
   const executor = executorFor(d);
   const stateWrites = wholeLog ? rebuiltStateSql(flow, model, d, names) : executor.stateWrites(d, stateChange(model, d, names, { events, byRow: byStateRow, walked }));
   if (!executor.writesAtOnce) for (const sql of stateWrites) await driver.run(sql);
-  const alongside = executor.writesAtOnce ? [stateWrites, ...(options.withWrites?.length ? [options.withWrites] : [])] : [];
+  const alongside = executor.writesAtOnce ? stateWrites : [];
   return writeDiff(driver, flow, model, names, version, at, { recomputed: wholeLog ? TMP.changed : TMP.recomputed, freeEarly, walkedKeys: walked, simpleKeys, feedHas: options.feedHas, alongside });
 }
 
@@ -103,8 +98,8 @@ export interface WriteDiffOptions {
   simpleKeys: boolean;
   /** Which of FEED_OWN_COLUMNS the change feed has, read in this transaction; undefined: look. */
   feedHas?: ReadonlySet<string>;
-  /** Groups of writes that read nothing the target's change writes (the key state's), run with it (CommitExecutor.runWrites). */
-  alongside?: string[][];
+  /** Writes that read nothing the target's change writes (the key state's), run with it (CommitExecutor.runWrites). */
+  alongside?: string[];
 }
 
 /** Write the difference between the recomputed rows and the stored rows of TMP.keys; return its counts. */
@@ -122,7 +117,7 @@ export async function writeDiff(driver: Driver, flow: Flow, model: ColumnModel, 
   const [added, closes, removed] = [Number(row.added), Number(row.closes), Number(row.removed)];
   if (ownFeed && added + removed > 0) await driver.run(diff.feed, [version, at]);
   const executor = executorFor(d);
-  await executor.runWrites(driver, [...alongside, executor.targetWrites(d, diff.change, { added, closes, removed })]);
+  await executor.runWrites(driver, [alongside, executor.targetWrites(d, diff.change, { added, closes, removed })]);
   // What only the diff read goes now (the key state reads the walk's input and the new events).
   if (freeEarly) await driver.dropTemporary([TMP.simple, TMP.stored, ...Object.values(WALKED)], DIFF_VIEWS);
   return { inserted: Number(row.inserted), updated: Number(row.updated), deleted: Number(row.deleted), closed: Number(row.closed) };
