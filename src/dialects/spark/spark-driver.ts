@@ -306,7 +306,7 @@ export class SparkDriver implements Driver {
    * the table with its database (which no temporary view shadows).
    */
   async pinReads(tables: string[], latest: Record<string, number> = {}): Promise<Record<string, string>> {
-    const versions = await Promise.all(tables.map(async (t) => latest[t] ?? Number((await this.client.execute(`DESCRIBE HISTORY ${q(t)} LIMIT 1`))[0]!.version)));
+    const versions = await Promise.all(tables.map(async (t) => latest[t] ?? (await this.tableHistory(t, 1)).at(-1)!.version));
     const qualified = (t: string) => `${this.schemaName}.${q(t)}`;
     // Sent with the commit's next statement (run defers a view's making).
     for (const [i, t] of tables.entries()) {
