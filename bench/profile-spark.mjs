@@ -2,7 +2,7 @@
 //   node bench/profile-spark.mjs <base database> <batch file> [--url sc://…] [--dist DIR]
 // The base database (a bench setup's, e.g. scdbench_base_n1m_<build>) is copied first with SHALLOW
 // CLONE into scdprof_work (bench/spark.mjs copyDatabase), so the setup stays untouched. Each line
-// is one plan the client sent (a SQL script counts once), slowest first.
+// is one plan the client sent (a SQL script counts once), in the order sent, with its start.
 import path from 'node:path';
 import { benchFlow } from './flow.mjs';
 import { admin, copyDatabase, dropDatabase } from './spark.mjs';
@@ -22,6 +22,7 @@ const scdkit = await import(path.join(dist, 'index.js'));
 await admin(url, dist, (c) => copyDatabase(c, base, work));
 const driver = await scdkit.openDriver(url, { schema: work });
 const stats = [];
+let started = performance.now();
 for (const m of ['execute', 'query']) {
   const send = driver.client[m].bind(driver.client);
   driver.client[m] = async (sql, ...rest) => {
@@ -29,16 +30,18 @@ for (const m of ['execute', 'query']) {
     try {
       return await send(sql, ...rest);
     } finally {
-      stats.push([(performance.now() - t) / 1000, String(sql).replace(/\s+/g, ' ').trim().slice(0, Number(process.env.PROFILE_CHARS ?? 160))]);
+      stats.push([(performance.now() - t) / 1000, (t - started) / 1000, String(sql).replace(/\s+/g, ' ').trim().slice(0, Number(process.env.PROFILE_CHARS ?? 160))]);
     }
   };
 }
 try {
   const t0 = performance.now();
+  started = t0;
   const r = await scdkit.applyFiles(driver, benchFlow(scdkit, url, work), scdkit.resolveInputs([file]));
   const total = (performance.now() - t0) / 1000;
   console.log(`apply: ${total.toFixed(2)} s, ${stats.length} round trips (${stats.reduce((n, [s]) => n + s, 0).toFixed(2)} s in them); events ${r.eventsApplied}`);
-  for (const [s, sql] of [...stats].sort((a, b) => b[0] - a[0])) console.log(`${s.toFixed(2).padStart(7)} s  ${sql}`);
+  // In the order they were sent: when each started (s after the apply began) and how long it took.
+  for (const [s, at, sql] of stats) console.log(`${at.toFixed(2).padStart(7)} +${s.toFixed(2).padStart(6)} s  ${sql}`);
 } finally {
   await driver.close();
   await admin(url, dist, (c) => dropDatabase(c, work));

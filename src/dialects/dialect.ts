@@ -95,6 +95,12 @@ export interface Dialect {
    */
   commitLabel?(label: string): string;
   /**
+   * Where defined, `select` (a parenthesized SELECT) marked as small enough to be sent whole to
+   * every task of a join that reads it (Spark: the BROADCAST hint), where the engine would
+   * otherwise shuffle the large side of the join to meet it (a MERGE's source against its target).
+   */
+  sentWhole?(select: string): string;
+  /**
    * Where defined (capabilities.changeFeed), a FROM item of the changes the engine recorded for
    * `table` between its versions `from` and `to` (inclusive): the table's columns, `_change_type`
    * and `_commit_version` (the engine's version of the table, not an scdkit commit).

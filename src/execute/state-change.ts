@@ -14,6 +14,8 @@ export interface StateChange {
   recomputed: string;
   /** The recomputed keys' new rows: a SELECT of the state's columns, a key at most once. */
   rows: string;
+  /** How many keys are recomputed, where counted (the executor may shape its statement by it). */
+  keyCount?: number;
   /** The state was just made (a rebuild): no key has a row to lose. */
   empty: boolean;
   /**

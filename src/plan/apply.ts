@@ -343,6 +343,7 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
         simpleKeys: Number(keyCounts.walked) < Number(keyCounts.keys),
         // A new target's feed was not there when they were read.
         feedHas: record ? found : undefined,
+        keyCount: keysAffected,
       });
     }
     const result: ApplyResult = {

@@ -19,6 +19,8 @@ export interface StateOptions {
   byRow?: boolean;
   /** Some key was walked (TMP.events and TMP.recomputed exist); otherwise every key is simple. */
   walked?: boolean;
+  /** How many keys TMP.keys holds, where counted. */
+  keyCount?: number;
 }
 
 /** The new state of the recomputed keys (last event's sequence, and whether a version is live), as its executor's input. */
@@ -54,6 +56,7 @@ FROM ${q(TMP.newEvents)} n JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'n', 'k'
     columns: stateColumns(model, d).map((c) => c.name),
     recomputed: q(TMP.keys),
     rows,
+    keyCount: options.keyCount,
     empty,
     byRow: byRow && d.fetchByRowId && stateRow ? { rowId: stateRow, column: STATE_ROW } : undefined,
   };

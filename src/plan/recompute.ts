@@ -26,6 +26,8 @@ export interface RecomputeOptions {
   simpleKeys?: boolean;
   /** Which of FEED_OWN_COLUMNS the change feed has, read in this transaction; undefined: look. */
   feedHas?: ReadonlySet<string>;
+  /** How many keys TMP.keys holds, where counted. */
+  keyCount?: number;
 }
 
 /**
@@ -53,7 +55,7 @@ export async function recompute(driver: Driver, flow: Flow, model: ColumnModel, 
   // Only a rebuild recomputes the whole log, and it has just recreated the state empty.
   // A batch with a truncate recomputes every key (keysSql's allSlow), without their rows of the state.
   const executor = executorFor(d);
-  const stateWrites = wholeLog ? rebuiltStateSql(flow, model, d, names) : executor.stateWrites(d, stateChange(model, d, names, { events, byRow: byStateRow, walked }));
+  const stateWrites = wholeLog ? rebuiltStateSql(flow, model, d, names) : executor.stateWrites(d, stateChange(model, d, names, { events, byRow: byStateRow, walked, keyCount: options.keyCount }));
   if (!executor.writesAtOnce) for (const sql of stateWrites) await driver.run(sql);
   const alongside = executor.writesAtOnce ? stateWrites : [];
   return writeDiff(driver, flow, model, names, version, at, { recomputed: wholeLog ? TMP.changed : TMP.recomputed, freeEarly, walkedKeys: walked, simpleKeys, feedHas: options.feedHas, alongside });

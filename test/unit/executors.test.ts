@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { duckdbDialect, postgresDialect, type Dialect, type Driver } from '../../src/index.js';
 import { sparkDialect } from '../../src/dialects/spark/spark-dialect.js';
 import { executorFor } from '../../src/execute/executor.js';
+import { SENT_WHOLE_VALUES } from '../../src/execute/delta-executor.js';
 import type { TargetChange } from '../../src/execute/target-change.js';
 import type { StateChange } from '../../src/execute/state-change.js';
 import { storeNames } from '../../src/store/names.js';
@@ -97,6 +98,24 @@ describe('the executor of a commit', () => {
       expect(sql[0]).toMatch(/WHEN MATCHED AND s\.`__scd_action` = 'close' THEN UPDATE SET `end` = s\.`end`/);
       expect(sql[0]).not.toMatch(/rowid|ctid|__scd_of_row/);
     }
+  });
+
+  it("Delta: a small MERGE source is sent whole to the join with its table (Spark's BROADCAST hint), a large one left to the engine", () => {
+    const x = executorFor(sparkDialect);
+    const whole = /^MERGE INTO `dim` t USING \(SELECT \/\*\+ BROADCAST \*\/ \* FROM \(\n  SELECT coalesce/;
+    // Four columns a row: the values the source holds decide.
+    expect(x.targetWrites(sparkDialect, change(sparkDialect), { added: 2, closes: 1, removed: 1 })[0]).toMatch(whole);
+    expect(x.targetWrites(sparkDialect, change(sparkDialect), { added: SENT_WHOLE_VALUES / 8, closes: 0, removed: SENT_WHOLE_VALUES / 8 })[0]).toMatch(whole);
+    const large = x.targetWrites(sparkDialect, change(sparkDialect), { added: SENT_WHOLE_VALUES / 8, closes: 0, removed: SENT_WHOLE_VALUES / 8 + 1 })[0]!;
+    expect(large).toMatch(/^MERGE INTO `dim` t USING \(\n  SELECT coalesce/);
+    expect(large).not.toMatch(/BROADCAST/);
+    // The key state: by how many keys are recomputed, where counted (uncounted: the engine's choice).
+    expect(x.stateWrites(sparkDialect, state(sparkDialect, { keyCount: 1000 }))[0]).toMatch(/^MERGE INTO `_scd_dim_keys` t USING \(SELECT \/\*\+ BROADCAST \*\/ \* FROM \(\n  SELECT k\.`id`/);
+    expect(x.stateWrites(sparkDialect, state(sparkDialect, { keyCount: SENT_WHOLE_VALUES }))[0]).not.toMatch(/BROADCAST/);
+    expect(x.stateWrites(sparkDialect, state(sparkDialect))[0]).not.toMatch(/BROADCAST/);
+    // An engine that cannot be told keeps its own join.
+    expect(sparkDialect.sentWhole).toBeDefined();
+    expect(duckdbDialect.sentWhole).toBeUndefined();
   });
 
   it('transactional: nothing is sent before the writes, and the tables are read by their own names', async () => {

@@ -45,6 +45,18 @@ describe('which statements wait and which end a script (unit)', () => {
 });
 
 describe("the Spark driver's round trips (unit)", () => {
+  it("staging's scratch is sent before stageFiles returns: it runs while the lease is taken, not after", async () => {
+    const { sent, driver } = recording((sql) => (sql.includes('SELECT k, n FROM') ? [{ k: null, n: 2 }, { k: 'id', n: null }] : []));
+    const staged = await driver.stageFiles([{ path: '/data/in.ndjson', format: 'ndjson' }], '_scd_stage', '_scd_rejects');
+    expect(staged.records).toBe(2);
+    // The lines and their keys in one round trip (answering the query); the staged rows and the
+    // rejects made in the next, before stageFiles returns, not with the commit's next query.
+    expect(sent).toHaveLength(2);
+    expect(sent[1]!.sql).toMatch(/^BEGIN\nCACHE TABLE `_scd_stage` AS [\s\S]*;\nCACHE TABLE `_scd_rejects` AS [\s\S]*;\nEND$/);
+    await driver.query('SELECT 1');
+    expect(sent.at(-1)).toEqual({ as: 'query', sql: 'SELECT 1' });
+  });
+
   it('views made in a row go with the next query, in one round trip that answers the query', async () => {
     const { sent, driver } = recording((sql) => (sql.startsWith('BEGIN') ? [{ n: 3 }] : []));
     await driver.run('CACHE TABLE `a` AS SELECT 1 AS x');

@@ -127,6 +127,9 @@ export const sparkDialect: Dialect = {
     `CREATE TABLE ${options.ifNotExists ? 'IF NOT EXISTS ' : ''}${quote(name)} (${columns}) USING delta TBLPROPERTIES (delta.enableDeletionVectors = true${
       options.changeFeed ? ', delta.enableChangeDataFeed = true' : ''
     })`,
+  // Spark cannot size a join of scratch before it runs (its estimate of a join multiplies the
+  // sides), so without the hint a MERGE shuffles its whole target to meet a small source.
+  sentWhole: (select) => `(SELECT /*+ BROADCAST */ * FROM ${select} AS whole)`,
   commitLabel: (label) => `SET spark.databricks.delta.commitInfo.userMetadata = ${label.replace(/[;\n]/g, ' ')}`,
   // Delta's change data feed and time travel (the target is made with the feed on).
   tableChanges: (table, from, to) => `table_changes(${sparkString(table)}, ${Math.trunc(from)}, ${Math.trunc(to)})`,

@@ -352,8 +352,15 @@ export class SparkDriver implements Driver {
     await this.lease.acquire(target, !!this.options.noWait, waiting, bound);
   }
 
+  /**
+   * The staged input is made before this returns, not with the next query: staging runs while the
+   * target's lease is taken (CommitExecutor.locksWhileStaging), so its work overlaps the lease's
+   * instead of following it.
+   */
   async stageFiles(files: InputFile[], table: string, rejects: string): Promise<StagedFiles> {
-    return stageSparkFiles({ run: (sql) => this.run(sql), query: (sql) => this.query(sql) }, files, table, rejects);
+    const staged = await stageSparkFiles({ run: (sql) => this.run(sql), query: (sql) => this.query(sql) }, files, table, rejects);
+    await this.flush();
+    return staged;
   }
 
   async appendRejects(file: string, label: string, rejects: string): Promise<void> {
