@@ -326,7 +326,13 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
         file: flow.origin,
         fix: 'this is a bug in scdkit: please report it with the input file',
       });
-    if (eventsApplied > 0) await driver.run(appendEventsSql(model, d, names), [version]);
+    // Where the executor writes at once and nothing of the commit reads the log after its append
+    // (every key simple: no walk, no ties to count), the append goes with the target's and the key
+    // state's writes; otherwise now, before the scratch that reads the log (which a write to the
+    // log would have the engine compute again: docs/DECISIONS.md "The log's append").
+    const appendLater = executor.writesAtOnce && !truncated && Number(keyCounts.walked) === 0;
+    if (eventsApplied > 0 && !appendLater) await driver.run(appendEventsSql(model, d, names), [version]);
+    const logAppend = eventsApplied > 0 && appendLater ? [appendEventsSql(model, d, names, version)] : [];
     const ties = madeAnew ? madeAnew.ties : eventsApplied && mayTie ? await num(tiesSql(model, d, names, { truncates: flow.applyAsTruncates !== undefined })) : 0;
     // Only a slow key can have no new event (a fast key's events are all new).
     // (Where scratch cannot change in place, they are only counted, and recomputed to no change.)
@@ -344,8 +350,9 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
         // A new target's feed was not there when they were read.
         feedHas: record ? found : undefined,
         keyCount: keysAffected,
+        alongside: [logAppend],
       });
-    }
+    } else if (logAppend.length) await driver.run(logAppend[0]!);
     const result: ApplyResult = {
       version,
       operation: 'apply',

@@ -113,11 +113,13 @@ export function logColumns(model: ColumnModel): string[] {
 }
 
 
-export function appendEventsSql(model: ColumnModel, d: Dialect, names: StoreNames): string {
+export function appendEventsSql(model: ColumnModel, d: Dialect, names: StoreNames, version?: number): string {
   const q = d.quote;
   const cols = logColumns(model);
+  // The commit's number: a parameter ($1), or written in where the statement runs without any.
+  const commit = version === undefined ? '$1' : String(Math.trunc(version));
   return `INSERT INTO ${written(names, 'events', q)} (${[...cols, COMMIT].map(q).join(', ')})
-SELECT ${cols.map(q).join(', ')}, CAST($1 AS ${d.types.int}) FROM ${q(TMP.newEvents)}`;
+SELECT ${cols.map(q).join(', ')}, CAST(${commit} AS ${d.types.int}) FROM ${q(TMP.newEvents)}`;
 }
 
 /**

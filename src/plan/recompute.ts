@@ -28,6 +28,12 @@ export interface RecomputeOptions {
   feedHas?: ReadonlySet<string>;
   /** How many keys TMP.keys holds, where counted. */
   keyCount?: number;
+  /**
+   * Groups of writes of the commit that read nothing the recomputation writes and that nothing of
+   * it reads (the log's append, where no scratch reads the log), run with the target's writes
+   * where the executor writes at once (CommitExecutor.runWrites).
+   */
+  alongside?: string[][];
 }
 
 /**
@@ -57,7 +63,7 @@ export async function recompute(driver: Driver, flow: Flow, model: ColumnModel, 
   const executor = executorFor(d);
   const stateWrites = wholeLog ? rebuiltStateSql(flow, model, d, names) : executor.stateWrites(d, stateChange(model, d, names, { events, byRow: byStateRow, walked, keyCount: options.keyCount }));
   if (!executor.writesAtOnce) for (const sql of stateWrites) await driver.run(sql);
-  const alongside = executor.writesAtOnce ? stateWrites : [];
+  const alongside = [...(executor.writesAtOnce ? [stateWrites] : []), ...(options.alongside ?? [])];
   return writeDiff(driver, flow, model, names, version, at, { recomputed: wholeLog ? TMP.changed : TMP.recomputed, freeEarly, walkedKeys: walked, simpleKeys, feedHas: options.feedHas, alongside });
 }
 
@@ -100,8 +106,8 @@ export interface WriteDiffOptions {
   simpleKeys: boolean;
   /** Which of FEED_OWN_COLUMNS the change feed has, read in this transaction; undefined: look. */
   feedHas?: ReadonlySet<string>;
-  /** Writes that read nothing the target's change writes (the key state's), run with it (CommitExecutor.runWrites). */
-  alongside?: string[];
+  /** Groups of writes that read nothing the target's change writes (the key state's), run with it (CommitExecutor.runWrites). */
+  alongside?: string[][];
 }
 
 /** Write the difference between the recomputed rows and the stored rows of TMP.keys; return its counts. */
@@ -119,7 +125,7 @@ export async function writeDiff(driver: Driver, flow: Flow, model: ColumnModel, 
   const [added, closes, removed] = [Number(row.added), Number(row.closes), Number(row.removed)];
   if (ownFeed && added + removed > 0) await driver.run(diff.feed, [version, at]);
   const executor = executorFor(d);
-  await executor.runWrites(driver, [alongside, executor.targetWrites(d, diff.change, { added, closes, removed })]);
+  await executor.runWrites(driver, [...alongside, executor.targetWrites(d, diff.change, { added, closes, removed })]);
   // What only the diff read goes now (the key state reads the walk's input and the new events).
   if (freeEarly) await driver.dropTemporary([TMP.simple, TMP.stored, ...Object.values(WALKED)], DIFF_VIEWS);
   return { inserted: Number(row.inserted), updated: Number(row.updated), deleted: Number(row.deleted), closed: Number(row.closed) };

@@ -31,6 +31,13 @@ const batch = (k: number) => [
   ev(null, `bad-${k}`, 100 + 10 * k),
 ];
 
+/**
+ * Batch k with every key simple (one event each, after all it had: a change, a delete, a new key,
+ * a bad record): nothing reads the log after its append, which goes with the target's and the key
+ * state's writes (docs/DECISIONS.md, issue 20 session 22).
+ */
+const simpleBatch = (k: number) => [ev(1, `simple-${k}`, 1000 + 10 * k), ev(4, '', 1000 + 10 * k, 'D'), ev(20 + k, `new-${k}`, 1000 + 10 * k), ev(null, `bad-${k}`, 1000)];
+
 /** A write to a stored table (scratch on Spark is CACHE TABLE / CREATE TEMP VIEW, never these); the lease table is not the commit's. */
 const isWrite = (sql: string) => /^\s*(INSERT|MERGE|DELETE|UPDATE|CREATE TABLE|ALTER TABLE)\b/i.test(sql) && !/_scd_locks/.test(sql);
 
@@ -82,6 +89,8 @@ describe.skipIf(!sparkEngine)('a failure between any two writes of a Spark commi
   let duck: Driver;
   let points = 0;
   let lastWriteIsRecord = false;
+  let simplePoints = 0;
+  let simpleLastIsRecord = false;
   beforeAll(async () => {
     spark = await sparkEngine!.open();
     duck = await engines.find((e) => e.name === 'duckdb')!.open();
@@ -101,6 +110,18 @@ describe.skipIf(!sparkEngine)('a failure between any two writes of a Spark commi
         await applyRows(duck, flow, b);
       }
     }
+    // The same with a batch whose keys are all simple (the log's append among the writes at once).
+    const simple = simpleBatch(2);
+    await applyRows(duck, flow, simple);
+    for (let k = 1; ; k++) {
+      const before = (await readCommitLog(spark, flow)).length;
+      if (!(await failsAfterWrite(spark, k, () => applyRows(spark, flow, simple)))) break;
+      simplePoints = k;
+      if ((await readCommitLog(spark, flow)).length > before) {
+        simpleLastIsRecord = true;
+        await applyRows(duck, flow, simple);
+      }
+    }
   }, 1_800_000);
   afterAll(async () => {
     await spark?.close();
@@ -110,6 +131,9 @@ describe.skipIf(!sparkEngine)('a failure between any two writes of a Spark commi
   it('fails at every write of a commit (events, quarantine, key state, target, commit record)', () => {
     expect(points).toBeGreaterThanOrEqual(5);
     expect(lastWriteIsRecord).toBe(true);
+    // A batch of simple keys: the same writes, the log's among the ones at once.
+    expect(simplePoints).toBeGreaterThanOrEqual(5);
+    expect(simpleLastIsRecord).toBe(true);
   });
 
   it('ends with the target DuckDB builds without failures', async () => {

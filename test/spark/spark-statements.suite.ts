@@ -85,6 +85,14 @@ describe.skipIf(!sparkEngine)('round trips of a Spark commit (SCD_TEST_SPARK_URL
     expect(second.statements()).toBeLessThanOrEqual(LATE_CEILING);
     const rows = await readTargetWith(driver, flow);
     expect(rows.length).toBe(1020);
+    // The log's append: with the target's and the key state's writes where every key is simple
+    // (nothing reads the log after it), before the walk's scratch where keys are walked.
+    const at = (sent: string[], pattern: RegExp) => sent.findIndex((sql) => pattern.test(sql));
+    const append = /INSERT INTO \S*`_scd_dim_events`/;
+    expect(at(first.sent, append)).toBeGreaterThan(at(first.sent, /CACHE TABLE `_scd_simple`/));
+    expect(at(first.sent, append)).toBeGreaterThan(-1);
+    expect(at(second.sent, append)).toBeGreaterThan(-1);
+    expect(at(second.sent, append)).toBeLessThan(at(second.sent, /CACHE TABLE `_scd_events`/));
   });
 
   it('the target closes versions with deletion vectors: its MERGE rewrites no file of unchanged rows', async () => {
