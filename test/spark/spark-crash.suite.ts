@@ -84,44 +84,42 @@ async function failsAfterWrite(driver: Driver, k: number, apply: () => Promise<u
 
 const sorted = (rows: Array<Record<string, unknown>>) => rows.map((r) => JSON.stringify(r)).sort();
 
+/**
+ * One batch, applied to Spark again and again: attempt k fails right after its k-th write (the
+ * undo of the previous attempt's writes counted among them), until an attempt has no k-th write.
+ * DuckDB gets the same commits without failures. Returns how many writes an attempt failed after,
+ * and whether the last of them was the commit record.
+ */
+async function failAtEveryWrite(spark: Driver, duck: Driver, rows: Array<ReturnType<typeof ev>>): Promise<{ points: number; lastIsRecord: boolean }> {
+  let points = 0;
+  let lastIsRecord = false;
+  await applyRows(duck, flow, rows);
+  for (let k = 1; ; k++) {
+    const before = (await readCommitLog(spark, flow)).length;
+    if (!(await failsAfterWrite(spark, k, () => applyRows(spark, flow, rows)))) break;
+    points = k;
+    // A failure after the commit record leaves a whole commit: the next attempt is a replay.
+    if ((await readCommitLog(spark, flow)).length > before) {
+      lastIsRecord = true;
+      await applyRows(duck, flow, rows);
+    }
+  }
+  return { points, lastIsRecord };
+}
+
 describe.skipIf(!sparkEngine)('a failure between any two writes of a Spark commit (SCD_TEST_SPARK_URL)', { timeout: 1_800_000 }, () => {
   let spark: Driver;
   let duck: Driver;
-  let points = 0;
-  let lastWriteIsRecord = false;
-  let simplePoints = 0;
-  let simpleLastIsRecord = false;
+  let mixed = { points: 0, lastIsRecord: false };
+  let simple = { points: 0, lastIsRecord: false };
   beforeAll(async () => {
     spark = await sparkEngine!.open();
     duck = await engines.find((e) => e.name === 'duckdb')!.open();
     await applyRows(spark, flow, base);
     await applyRows(duck, flow, base);
-    // One batch, applied again and again: attempt k fails right after its k-th write (the undo of
-    // the previous attempt's writes counted among them), until an attempt has no k-th write.
-    const b = batch(1);
-    await applyRows(duck, flow, b);
-    for (let k = 1; ; k++) {
-      const before = (await readCommitLog(spark, flow)).length;
-      if (!(await failsAfterWrite(spark, k, () => applyRows(spark, flow, b)))) break;
-      points = k;
-      // A failure after the commit record leaves a whole commit: the next attempt is a replay.
-      if ((await readCommitLog(spark, flow)).length > before) {
-        lastWriteIsRecord = true;
-        await applyRows(duck, flow, b);
-      }
-    }
-    // The same with a batch whose keys are all simple (the log's append among the writes at once).
-    const simple = simpleBatch(2);
-    await applyRows(duck, flow, simple);
-    for (let k = 1; ; k++) {
-      const before = (await readCommitLog(spark, flow)).length;
-      if (!(await failsAfterWrite(spark, k, () => applyRows(spark, flow, simple)))) break;
-      simplePoints = k;
-      if ((await readCommitLog(spark, flow)).length > before) {
-        simpleLastIsRecord = true;
-        await applyRows(duck, flow, simple);
-      }
-    }
+    mixed = await failAtEveryWrite(spark, duck, batch(1));
+    // A batch whose keys are all simple: the log's append is among the writes at once.
+    simple = await failAtEveryWrite(spark, duck, simpleBatch(2));
   }, 1_800_000);
   afterAll(async () => {
     await spark?.close();
@@ -129,11 +127,11 @@ describe.skipIf(!sparkEngine)('a failure between any two writes of a Spark commi
   });
 
   it('fails at every write of a commit (events, quarantine, key state, target, commit record)', () => {
-    expect(points).toBeGreaterThanOrEqual(5);
-    expect(lastWriteIsRecord).toBe(true);
+    expect(mixed.points).toBeGreaterThanOrEqual(5);
+    expect(mixed.lastIsRecord).toBe(true);
     // A batch of simple keys: the same writes, the log's among the ones at once.
-    expect(simplePoints).toBeGreaterThanOrEqual(5);
-    expect(simpleLastIsRecord).toBe(true);
+    expect(simple.points).toBeGreaterThanOrEqual(5);
+    expect(simple.lastIsRecord).toBe(true);
   });
 
   it('ends with the target DuckDB builds without failures', async () => {
