@@ -329,7 +329,8 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
     // Where the executor writes at once and nothing of the commit reads the log after its append
     // (every key simple: no walk, no ties to count), the append goes with the target's and the key
     // state's writes; otherwise now, before the scratch that reads the log (which a write to the
-    // log would have the engine compute again: docs/DECISIONS.md "The log's append").
+    // log would have the engine compute again: docs/DECISIONS.md "A small MERGE source sent whole;
+    // staging overlaps the lease; the log's append with the writes when nothing reads it").
     const appendLater = executor.writesAtOnce && !truncated && Number(keyCounts.walked) === 0;
     if (eventsApplied > 0 && !appendLater) await driver.run(appendEventsSql(model, d, names), [version]);
     const logAppend = eventsApplied > 0 && appendLater ? [appendEventsSql(model, d, names, version)] : [];

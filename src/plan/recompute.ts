@@ -106,7 +106,7 @@ export interface WriteDiffOptions {
   simpleKeys: boolean;
   /** Which of FEED_OWN_COLUMNS the change feed has, read in this transaction; undefined: look. */
   feedHas?: ReadonlySet<string>;
-  /** Groups of writes that read nothing the target's change writes (the key state's), run with it (CommitExecutor.runWrites). */
+  /** Groups of writes that read nothing the target's change writes (the key state's, the log's append), run with it (CommitExecutor.runWrites). */
   alongside?: string[][];
 }
 
