@@ -8,6 +8,9 @@
 //   floor    {db, file}          time the floor (bench/floor.mjs: the least docs/SEMANTICS.md asks, hand-written)
 //   floor-log {db, file}         time the baseline plus the narrowest event log (bench/floor.mjs; both engines)
 //   floor-check {db, file}       floor-log plus the narrowest check that every value fits (bench/floor.mjs; both engines)
+//   floor-state {db, file}       Spark: the floor plus each key's last sequence (bench/spark-floor.mjs, which has
+//                                Spark's floor and floor-log too)
+//   floor-logread {db, file}     Spark: the floor plus the batch's keys' last sequences read from the log
 //   sort     {db}               time a DuckDB sort of the flow's event log (rebuild reference)
 //   rebuild  {db}               time scdkit's rebuild, if the library exports one (else available: false)
 //   check    {scdDb, baseDb, floor?} compare scdkit's target (floor: a floor's table; DuckDB) with the baseline table (untimed)
@@ -29,6 +32,7 @@ import { floorCheckSteps, floorCheckStepsPostgres, floorLogSteps, floorLogStepsP
 import { ATTRS } from './generate.mjs';
 import { benchFlow, TARGET } from './flow.mjs';
 import * as SPARK from './spark.mjs';
+import { sparkFloorLogSteps, sparkFloorSteps, sparkFloorTablesSql } from './spark-floor.mjs';
 import { correctnessSql, historyOf } from './peers/correctness.mjs';
 import { landingSteps, SOURCE, sourceAtSql, sourceViewSql } from './peers/source.mjs';
 
@@ -172,7 +176,7 @@ async function setupPostgres() {
   return { ...out, versions: Number(counts.versions), current: Number(counts.current) };
 }
 
-/** Time `steps` ([phase, sql | {copy, file}]) in one transaction, after the untimed `before`. */
+/** Time `steps` ([phase, sql | [sql, …] | {copy, file}]) in one transaction, after the untimed `before`. */
 async function runSteps(steps, before) {
   const driver = await open(task.db);
   for (const sql of before) await driver.run(sql);
@@ -188,6 +192,12 @@ async function runSteps(steps, before) {
   for (const [name, step] of steps) {
     const t = now();
     if (typeof step === 'string') await driver.run(step);
+    else if (Array.isArray(step)) {
+      // Sent at once (Spark floors): the driver's deferred scratch first (a query sends it), then
+      // each statement straight through the client, so that none waits for another's script.
+      await driver.query('SELECT 1');
+      await Promise.all(step.map((sql) => driver.client.execute(sql)));
+    }
     else await driver.copyFrom(step.copy, { file: step.file }); // COPY ... FROM STDIN through the same pg client
     phase(name, now() - t);
   }
@@ -227,13 +237,23 @@ const tasks = {
   },
 
   async floor() {
+    if (isSpark(task.db)) return runSteps(sparkFloorSteps(task.file), sparkFloorTablesSql('floor'));
     if (isPg(task.db)) return runSteps(floorStepsPostgres(task.file), floorTablesSqlPostgres());
     return runSteps(floorSteps(task.file), floorTablesSql());
   },
 
   async 'floor-log'() {
+    if (isSpark(task.db)) return runSteps(sparkFloorLogSteps(task.file), sparkFloorTablesSql('floor-log'));
     if (isPg(task.db)) return runSteps(floorLogStepsPostgres(task.file), floorTablesSqlPostgres());
     return runSteps(floorLogSteps(task.file), floorTablesSql());
+  },
+
+  async 'floor-state'() {
+    return runSteps(sparkFloorSteps(task.file, 2, { state: true }), sparkFloorTablesSql('floor-state'));
+  },
+
+  async 'floor-logread'() {
+    return runSteps(sparkFloorSteps(task.file, 2, { logRead: true }), sparkFloorTablesSql('floor-logread'));
   },
 
   async 'floor-check'() {
@@ -341,7 +361,7 @@ async function setupSpark() {
 async function checkSpark() {
   const driver = await open(task.db);
   try {
-    const [row] = await driver.query(SPARK.checkSql(task.scdDb, task.baseDb));
+    const [row] = await driver.query(SPARK.checkSql(task.scdDb, task.baseDb, { floor: task.floor }));
     return Object.fromEntries(Object.entries(row).map(([k, v]) => [k, Number(v)]));
   } finally {
     await driver.close();

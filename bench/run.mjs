@@ -9,6 +9,7 @@ import path from 'node:path';
 import { batchMix, ensureFile, ensureInitialChunks, GEN_VERSION, landingLinesFor, parseSize, sizeLabel } from './generate.mjs';
 import * as PG from './postgres.mjs';
 import * as SPARK from './spark.mjs';
+import { SPARK_FLOORS, sparkFloorCopies } from './spark-floor.mjs';
 import { ensurePeerBase, peerRun, PEERS } from './peers/case.mjs';
 import { BASE_TABLE } from './baseline.mjs';
 import { TARGET } from './flow.mjs';
@@ -35,7 +36,8 @@ const HELP = `npm run bench -- [options]        (or: node bench/run.mjs [options
   --threads N       SET threads on both sides;  --memory-limit X: SET memory_limit on both sides
   --timeout S       seconds before a child is killed                 default 3600
   --no-check        skip the row-by-row comparison of the in-order results
-  --floor           batch cases also time the three floors of bench/floor.mjs (the least docs/SEMANTICS.md asks, hand-written)
+  --floor           batch cases also time the three floors of bench/floor.mjs (the least docs/SEMANTICS.md asks, hand-written);
+                    Spark cases those of bench/spark-floor.mjs
   --fresh           rebuild the cached initial databases even if scdkit's build did not change
   --keep-work       keep the database copies of the last repetition in bench/data/work
   --build ID        run the snapshot bench/data/builds/ID of an earlier run (same build in two runs)
@@ -546,12 +548,23 @@ function floors(opts, sRuns, bRuns, fl) {
 function printFloors(rows) {
   const sec = (x) => (x.median == null ? 'ERROR' : x.median.toFixed(2));
   const x = (v) => (v == null ? 'n/a' : `${v.toFixed(2)}×`);
-  for (const r of rows.filter((r) => r.floor))
+  for (const r of rows.filter((r) => r.floor && !r.sparkFloor))
     console.log(
       `${r.name}: baseline ${sec(r.baseline)} s; floor-log (baseline + narrowest log) ${sec(r.floorLog)} s = ${x(r.floorLogRatio)}; floor-check (floor-log + every value's kind) ${r.floorCheck ? sec(r.floorCheck) : '-'} s = ${x(r.floorCheckRatio)}; floor (one read + log + feed) ${sec(r.floor)} s = ${x(r.floorRatio)}; scdkit ${sec(r.scdkit)} s = ${x(r.overFloor)} the floor${
         r.check?.floor ? ` (in-order check: ${FLOORS.map(([kind]) => `${kind} ${fmtCheck(r.check[kind])}`).join(', ')})` : ''
       }`,
     );
+}
+
+function printSparkFloors(rows) {
+  const sec = (x) => (x?.median == null ? 'ERROR' : x.median.toFixed(2));
+  const x = (v) => (v == null ? 'n/a' : `${v.toFixed(2)}×`);
+  for (const r of rows.filter((r) => r.sparkFloor)) {
+    const checks = r.floorChecks ? ` (in-order check: ${Object.entries(r.floorChecks).map(([kind, c]) => `${kind} ${fmtCheck(c)}`).join(', ')})` : '';
+    console.log(
+      `${r.name}: baseline ${sec(r.baseline)} s; floor-log (baseline + narrowest log) ${sec(r.floorLog)} s = ${x(r.floorLogRatio)}; floor (lease + one MERGE + log + record) ${sec(r.floor)} s = ${x(r.floorRatio)}; floor-state (floor + each key's last sequence) ${sec(r.floorState)} s = ${x(r.floorStateRatio)}; floor-logread (floor + the keys' last sequences from the log) ${sec(r.floorLogRead)} s = ${x(r.floorLogReadRatio)}; scdkit ${sec(r.scdkit)} s = ${x(r.overFloor)} the floor${checks}`,
+    );
+  }
 }
 
 const fmtRun = (r) =>
@@ -778,7 +791,7 @@ async function main() {
 
   let spark;
   if (opts.engines.includes('spark') && opts.sparkSizes.length && opts.sparkBatches.length && opts.sparkModes.length) {
-    const helpers = { root, dataDir, genDir, fp, log, ensureFile, runChild, sideSummary, pairedRatio, fmtRun, fmtCheck };
+    const helpers = { root, dataDir, genDir, fp, log, ensureFile, runChild, sideSummary, pairedRatio, fmtRun, fmtCheck, sparkFloors: SPARK_FLOORS, sparkFloorCopies };
     const r = await SPARK.runSparkCases(opts, helpers);
     rows.push(...r.rows);
     spark = { ...r.spark, setups: r.setups };
@@ -828,6 +841,10 @@ async function main() {
     console.log(table(sparkRows));
     console.log(`\nThe issue's targets (reported, not asserted):`);
     for (const l of SPARK.targetLines(sparkRows)) console.log(l);
+    if (opts.floor) {
+      console.log(`\nThe floors on Spark (bench/spark-floor.mjs): the least the issue asks of a batch on Delta, hand-written; medians, ratios paired by repetition.\n`);
+      printSparkFloors(sparkRows);
+    }
     for (const s of spark.setups)
       console.log(
         `\nsetup spark ${sizeLabel(s.N)}: scdkit initial load of ${s.events ?? '?'} events → ${s.versions} versions (${s.current} current): ${s.seconds.toFixed(1)} s${s.cached ? ' (the database of an earlier run of this build)' : ''}`,
@@ -856,7 +873,7 @@ async function main() {
     printFloors(rows);
   }
   const errors = rows.flatMap((r) => [
-    ...['scdkit', 'baseline', ...FLOORS.map(([, key]) => key)].filter((k) => r[k]?.error).map((k) => [r.name, k, r[k].error]),
+    ...['scdkit', 'baseline', ...FLOORS.map(([, key]) => key), ...SPARK_FLOORS.map(([, key]) => key)].filter((k) => r[k]?.error).map((k) => [r.name, k, r[k].error]),
     ...Object.entries(r.peers ?? {}).filter(([, p]) => p.error).map(([t, p]) => [r.name, t, p.error]),
   ]);
   for (const [name, side, e] of errors) console.log(`\nERROR ${name} — ${side}: ${e.code ? `[${e.code}] ` : ''}${e.message}${e.stderr ? `\n${e.stderr}` : ''}`);

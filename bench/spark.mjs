@@ -208,11 +208,17 @@ export function baselineSteps(file) {
   ];
 }
 
-/** The in-order check: scdkit's target (database scdDb) against the baseline table (baseDb), both ways. */
-export function checkSql(scdDb, baseDb) {
+/**
+ * The in-order check: scdkit's target (database scdDb) against the baseline table (baseDb), both
+ * ways; `floor`: the first database is a floor's, whose table is the baseline's (bench/spark-floor.mjs).
+ */
+export function checkSql(scdDb, baseDb, { floor = false } = {}) {
   const cols = `id, ${ATTRS.join(', ')}`;
+  const mine = floor
+    ? `SELECT ${cols}, effective_from AS f, effective_to AS t FROM ${q(scdDb)}.${BASE_TABLE}`
+    : `SELECT ${cols}, \`__START_AT\` AS f, coalesce(\`__END_AT\`, TIMESTAMP_NTZ '9999-12-31') AS t FROM ${q(scdDb)}.${q(TARGET)}`;
   return `
-    WITH s AS (SELECT ${cols}, \`__START_AT\` AS f, coalesce(\`__END_AT\`, TIMESTAMP_NTZ '9999-12-31') AS t FROM ${q(scdDb)}.${q(TARGET)}),
+    WITH s AS (${mine}),
          b AS (SELECT ${cols}, effective_from AS f, effective_to AS t FROM ${q(baseDb)}.${BASE_TABLE})
     SELECT (SELECT count(*) FROM s) AS rows_scdkit,
            (SELECT count(*) FROM b) AS rows_baseline,
@@ -281,6 +287,9 @@ async function batchCase(c, base, server, opts, h) {
   const bRuns = [];
   let check;
   const copySeconds = [];
+  const floorKinds = opts.floor ? h.sparkFloors : [];
+  const fl = Object.fromEntries(floorKinds.map(([kind]) => [kind, []]));
+  let floorChecks;
   for (let rep = 0; rep < opts.sparkReps; rep++) {
     const t = Date.now();
     await admin(server.url, opts.dist, async (a) => {
@@ -290,10 +299,26 @@ async function batchCase(c, base, server, opts, h) {
     copySeconds.push((Date.now() - t) / 1000);
     const runS = async () => sRuns.push(await h.runChild({ kind: 'scdkit', db: server.db, schema: sDb, file: c.file }, opts));
     const runB = async () => bRuns.push(await h.runChild({ kind: 'baseline', db: server.db, schema: bDb, file: c.file }, opts));
-    // alternate which side runs first, so slow drift of a shared server hits each alike
+    // --floor: each floor in a copy of the baseline's table of its own (untimed), checked in order
+    // against the baseline's rows once, then dropped.
+    const floorSide = (kind) => async () => {
+      const fDb = dbName(tag, kind);
+      await admin(server.url, opts.dist, (a) => copyDatabase(a, base, fDb, h.sparkFloorCopies(kind)));
+      fl[kind].push(await h.runChild({ kind, db: server.db, schema: fDb, file: c.file }, opts));
+      if (rep === 0 && c.mode === 'in' && opts.check && !fl[kind][0].error && !bRuns[0]?.error) {
+        (floorChecks ??= {})[kind] = await h.runChild({ kind: 'check', db: server.db, schema: fDb, scdDb: fDb, baseDb: bDb, floor: true }, opts);
+        h.log(`  check ${kind}: ${h.fmtCheck(floorChecks[kind])}`);
+      }
+      await admin(server.url, opts.dist, (a) => dropDatabase(a, fDb));
+    };
+    // alternate which side runs first, so slow drift of a shared server hits each alike (the
+    // floors after both, so that their checks find the baseline's rows)
     const sides = [runS, runB];
     for (let k = 0; k < sides.length; k++) await sides[(k + rep) % sides.length]();
-    h.log(`  rep ${rep + 1}: scdkit ${h.fmtRun(sRuns.at(-1))}, baseline ${h.fmtRun(bRuns.at(-1))} (copies ${copySeconds.at(-1).toFixed(0)} s, untimed)`);
+    for (const [kind] of floorKinds) await floorSide(kind)();
+    h.log(
+      `  rep ${rep + 1}: scdkit ${h.fmtRun(sRuns.at(-1))}, baseline ${h.fmtRun(bRuns.at(-1))}${floorKinds.map(([kind]) => `, ${kind} ${h.fmtRun(fl[kind].at(-1))}`).join('')} (copies ${copySeconds.at(-1).toFixed(0)} s, untimed)`,
+    );
     if (rep === 0 && c.mode === 'in' && opts.check && !sRuns[0].error && !bRuns[0].error) {
       check = await h.runChild({ kind: 'check', db: server.db, schema: sDb, scdDb: sDb, baseDb: bDb }, opts);
       h.log(`  check: ${h.fmtCheck(check)}`);
@@ -301,7 +326,10 @@ async function batchCase(c, base, server, opts, h) {
     if (!(opts.keepWork && rep === opts.sparkReps - 1)) await admin(server.url, opts.dist, async (a) => Promise.all([sDb, bDb].map((db) => dropDatabase(a, db))));
     if (sRuns.at(-1).error && bRuns.at(-1).error) break;
   }
-  return { scdkit: h.sideSummary(sRuns), baseline: h.sideSummary(bRuns), pairedRatio: h.pairedRatio(sRuns, bRuns), check, copySeconds };
+  const floors = {};
+  for (const [kind, key] of floorKinds) Object.assign(floors, { [key]: h.sideSummary(fl[kind]), [`${key}Ratio`]: h.pairedRatio(fl[kind], bRuns) });
+  if (floorKinds.length) Object.assign(floors, { sparkFloor: true, overFloor: h.pairedRatio(sRuns, fl.floor), floorChecks });
+  return { scdkit: h.sideSummary(sRuns), baseline: h.sideSummary(bRuns), pairedRatio: h.pairedRatio(sRuns, bRuns), check, copySeconds, ...floors };
 }
 
 /**
