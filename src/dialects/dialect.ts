@@ -20,6 +20,11 @@ export interface DialectCapabilities {
    * target's feed from it instead of writing its own.
    */
   changeFeed: boolean;
+  /**
+   * The engine reads input files at object-store URLs (`s3://…`, `abfss://…`) itself: a Spark
+   * server, with its file systems. Elsewhere such an input is refused before anything is read.
+   */
+  objectStoreInputs: boolean;
 }
 
 /** A dotted name as written (`raw.customer_changes`, `main.analytics`), each part quoted. */

@@ -62,7 +62,8 @@ export const DEFAULT_DATABASE = 'scd.duckdb';
 /** The column a processing-time flow's commits stamp their records with (its sequence). */
 export const PROCESSING_TIME_COLUMN = '_processed_at';
 
+/** A path of the flow against its folder; a URL (a scheme and `://`: `sc://`, `s3://`, `postgres://`) as written. */
 export function resolveAgainst(baseDir: string, p: string): string {
-  if (p === ':memory:' || /^[a-z]+:\/\//i.test(p)) return p;
+  if (p === ':memory:' || /^[a-z][a-z0-9+.-]*:\/\//i.test(p)) return p;
   return path.resolve(baseDir, p);
 }

@@ -10,6 +10,7 @@ import type { Flow } from '../flow/flow.js';
 import { applyCommit, type ApplyResult, type Progress } from '../plan/apply.js';
 import { storeNames } from '../store/names.js';
 import { claimFiles, ensureFilesTable, recordFiles, type FileRecord } from './landing.js';
+import { checkInputsReadable } from './files.js';
 import { stageInputs } from './stage.js';
 import { firstRecordKeys } from './record-keys.js';
 
@@ -23,6 +24,7 @@ export interface ApplyFilesOptions {
 export async function applyFiles(driver: Driver, flow: Flow, files: InputFile[], options: ApplyFilesOptions | Progress = {}): Promise<ApplyResult> {
   const { progress, record = [] } = typeof options === 'function' ? { progress: options, record: [] } : options;
   const names = storeNames(flow.target);
+  checkInputsReadable(driver, flow, files);
   return applyCommit(driver, flow, {
     inputs: files.map((f) => f.label ?? f.path),
     stage: (drv) => stageInputs(drv, flow, files),

@@ -6,6 +6,7 @@ import type { Driver, InputFile } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
 import type { StoreNames } from '../store/names.js';
 import { folderFiles, formatOf } from './files.js';
+import { isObjectStoreUrl } from '../files/object-store.js';
 
 /** What identifies an applied file: recorded in the same transaction as its commit. */
 export interface FileRecord {
@@ -52,6 +53,13 @@ export async function pendingFiles(driver: Driver, flow: Flow, names: StoreNames
     throw new ScdError('USAGE', 'no input: the flow has no source.path and no --input was given', {
       file: flow.origin,
       fix: 'add --input FILE, or set source: { path: ... } in the flow',
+    });
+  // Exactly once rests on each file's size, time and hash, which scd takes itself.
+  if (isObjectStoreUrl(src))
+    throw new ScdError('SOURCE_INVALID', `source path ${src} is an object-store URL: scd cannot list or hash its files, so it cannot apply them exactly once`, {
+      file: flow.origin,
+      field: 'source.path',
+      fix: 'apply its files with --input URL, or land them in a folder that scd and the server both see',
     });
   if (!existsSync(src))
     throw new ScdError('SOURCE_INVALID', `source path ${src} does not exist`, { file: flow.origin, field: 'source.path', fix: 'create the folder or correct the path' });

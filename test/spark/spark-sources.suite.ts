@@ -6,11 +6,16 @@
  *   between the two leaves it behind, and the next apply reads those rows again as duplicates,
  *   never skipping one;
  * - a Debezium folder (test/sources/debezium.test.ts's PostgreSQL connector): DuckDB's target and
- *   counts.
+ *   counts;
+ * - input files named by URL (`file://…` here, standing in for `s3://…` or `abfss://…`, which this
+ *   machine cannot reach): Spark reads them at that name; the commit names them as written.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { applySourceWith, defineFlow, readTargetWith, type Driver } from '../../src/index.js';
+import { applyFiles, applySourceWith, defineFlow, readTargetWith, resolveInputs, type Driver } from '../../src/index.js';
+import { storeNames } from '../../src/store/names.js';
+import { tempDir } from '../helpers.js';
 import { engines, sparkEngine } from '../engines.js';
 import { FIXTURES } from '../sources/fixtures/util.js';
 
@@ -89,5 +94,36 @@ describe.skipIf(!sparkEngine)('a table source on Spark + Delta (SCD_TEST_SPARK_U
     } finally {
       await duck.close();
     }
+  });
+});
+
+describe.skipIf(!sparkEngine)('input files at URLs on Spark + Delta (SCD_TEST_SPARK_URL)', { timeout: 900_000 }, () => {
+  let spark: Driver;
+  let tmp: { dir: string; cleanup: () => void };
+  beforeAll(async () => {
+    tmp = tempDir();
+    spark = await sparkEngine!.open();
+  }, 300_000);
+  afterAll(async () => {
+    await spark?.close();
+    tmp?.cleanup();
+  });
+
+  it('NDJSON and CSV at file:// URLs: read by Spark at that name, named so in the commit and the quarantine', async () => {
+    const urls = defineFlow({ target: 'from_urls', keys: ['id'], sequenceBy: 'ts' });
+    const ndjson = path.join(tmp.dir, 'day1.ndjson');
+    writeFileSync(ndjson, ['{"id":1,"ts":1,"name":"ann"}', '{"id":2,"ts":1,"name":"bob"}', 'not json'].join('\n') + '\n');
+    const csv = path.join(tmp.dir, 'day2.csv');
+    writeFileSync(csv, 'id,ts,name\n1,2,anne\n');
+    const inputs = [`file://${ndjson}`, `file://${csv}`];
+    const result = await applyFiles(spark, urls, resolveInputs(inputs));
+    expect(result).toMatchObject({ version: 1, rowsRead: 4, eventsApplied: 3, quarantined: 1, inputs });
+    expect(plain(await readTargetWith(spark, urls))).toEqual([
+      { id: 1, name: 'ann', start: 1, end: 2 },
+      { id: 1, name: 'anne', start: 2, end: null },
+      { id: 2, name: 'bob', start: 1, end: null },
+    ]);
+    const quarantined = await spark.query(`SELECT file, line, raw FROM ${storeNames(urls.target).quarantine}`);
+    expect(quarantined.map((r) => ({ ...r, line: Number(r.line) }))).toEqual([{ file: inputs[0], line: 3, raw: 'not json' }]);
   });
 });

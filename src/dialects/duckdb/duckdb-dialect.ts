@@ -16,7 +16,7 @@ const renameTable = (from: string, to: string) => `ALTER TABLE "${from.replace(/
 
 export const duckdbDialect: Dialect = {
   name: 'duckdb',
-  capabilities: { ignoreNullsInWindows: true, transactions: true, temporaryTables: true, rowIds: true, merge: true, distinctOn: true, changeFeed: false },
+  capabilities: { ignoreNullsInWindows: true, transactions: true, temporaryTables: true, rowIds: true, merge: true, distinctOn: true, changeFeed: false, objectStoreInputs: false },
   rowId: 'rowid',
   // DuckDB binds a name to a table's own column before its virtual columns, case-insensitively.
   shadowsRowId: (column) => asciiLower(column) === 'rowid',

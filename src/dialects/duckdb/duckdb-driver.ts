@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { LINES_SQL, stageJsonFile } from './duckdb-json-stage.js';
 import { checkText, MAX_RECORD_BYTES } from '../../files/text-records.js';
+import { JSON_NUMBER } from '../../files/json-number.js';
 import type { Lexical } from '../../typing/lexical.js';
 import { countLines } from '../../files/blank-lines.js';
 import type { DuckDBConnection, DuckDBPreparedStatement } from '@duckdb/node-api';
@@ -489,7 +490,6 @@ interface Part {
 }
 
 /** JSON number syntax (no leading zeros, no sign but minus). */
-const JSON_NUMBER = '-?(0|[1-9][0-9]*)([.][0-9]+)?([eE][+-]?[0-9]+)?';
 
 function unionSql(parts: Part[], lexical: Map<string, Lexical>): string {
   const q = duckdbDialect.quote;

@@ -105,7 +105,7 @@ function jsonOf(fields: Array<[string, string, string]>): string {
 
 export const postgresDialect: Dialect = {
   name: 'postgres',
-  capabilities: { ignoreNullsInWindows: false, transactions: true, temporaryTables: true, rowIds: true, merge: true, distinctOn: true, changeFeed: false },
+  capabilities: { ignoreNullsInWindows: false, transactions: true, temporaryTables: true, rowIds: true, merge: true, distinctOn: true, changeFeed: false, objectStoreInputs: false },
   rowId: 'ctid',
   // CREATE TABLE refuses a column named like a system column (postgres-system-columns.ts).
   shadowsRowId: () => false,

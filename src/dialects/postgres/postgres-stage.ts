@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { QueryError, firstLine } from '../../errors.js';
 import { checkSourceKeys } from '../../files/source-keys.js';
+import { JSON_NUMBER } from '../../files/json-number.js';
 import type { Lexical } from '../../typing/lexical.js';
 import type { ColumnInfo, InputFile, StagedFiles } from '../driver.js';
 import { FILE_COLUMN, LINE_COLUMN, RAW_COLUMN } from '../driver.js';
@@ -81,7 +82,6 @@ interface Part {
 }
 
 /** JSON number syntax (no leading zeros, no sign but minus). */
-const JSON_NUMBER = '^-?(0|[1-9][0-9]*)([.][0-9]+)?([eE][+-]?[0-9]+)?$';
 
 /**
  * UNION ALL BY NAME: columns in order of first appearance. A column one part holds as JSON is JSON
@@ -106,7 +106,7 @@ function unionByName(parts: Part[], lexical: Map<string, Lexical>): string {
         if (d.sameType(mine.type, c.type)) return v;
         if (d.sameType(c.type, 'jsonb'))
           return p.text
-            ? `CASE WHEN ${v} ~ '${JSON_NUMBER}' OR ${v} IN ('true', 'false') THEN CAST(${v} AS jsonb) ELSE to_jsonb(${v}) END AS ${v}`
+            ? `CASE WHEN ${v} ~ '^${JSON_NUMBER}$' OR ${v} IN ('true', 'false') THEN CAST(${v} AS jsonb) ELSE to_jsonb(${v}) END AS ${v}`
             : `to_jsonb(${v}) AS ${v}`;
         return `CAST(${v} AS ${c.type}) AS ${v}`;
       });

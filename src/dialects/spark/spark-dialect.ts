@@ -107,7 +107,7 @@ function structTypeFields(type: string): Array<[string, string]> | undefined {
 export const sparkDialect: Dialect = {
   name: 'spark',
   // Delta: one statement is one commit; no temporary tables, no row ids (writes by identity).
-  capabilities: { ignoreNullsInWindows: false, transactions: false, temporaryTables: false, rowIds: false, merge: true, distinctOn: false, changeFeed: true },
+  capabilities: { ignoreNullsInWindows: false, transactions: false, temporaryTables: false, rowIds: false, merge: true, distinctOn: false, changeFeed: true, objectStoreInputs: true },
   get rowId(): string {
     throw new Error('the spark dialect has no row id: write by identity (keys + start)');
   },

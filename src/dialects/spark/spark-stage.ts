@@ -1,6 +1,8 @@
 import path from 'node:path';
 import { csvFields, headerNames } from '../../files/csv-header.js';
+import { isObjectStoreUrl } from '../../files/object-store.js';
 import { checkSourceKeys } from '../../files/source-keys.js';
+import { JSON_NUMBER } from '../../files/json-number.js';
 import type { Lexical } from '../../typing/lexical.js';
 import { FILE_COLUMN, LINE_COLUMN, RAW_COLUMN, type ColumnInfo, type InputFile, type Row, type StagedFiles } from '../driver.js';
 import { sparkDialect, sparkString } from './spark-dialect.js';
@@ -29,15 +31,18 @@ const BLANK = `^[ \\t\\r]*$`;
  * `table` and `rejects` are made as materialized scratch (cached temporary views).
  */
 export async function stageSparkFiles(db: SparkStatements, files: InputFile[], table: string, rejects: string): Promise<StagedFiles> {
-  const parts: Array<{ select: string; columns: ColumnInfo[] }> = [];
+  // Each file's rows, and how its values are held: JSON text, text as written (CSV), or typed (Parquet).
+  const parts: Array<{ select: string; columns: ColumnInfo[]; held: Lexical | 'typed' }> = [];
   const rejectParts: string[] = [];
   const lexical = new Map<string, Lexical>();
   let records = 0;
   for (const [i, file] of files.entries()) {
     const label = sparkString(file.label ?? file.path);
-    const where = sparkString(path.resolve(file.path));
+    // A local path as the server names it (absolute); an object-store URL as written.
+    const at = isObjectStoreUrl(file.path) ? file.path : path.resolve(file.path);
+    const where = sparkString(at);
     if (file.format === 'parquet') {
-      const rows = `parquet.${q(path.resolve(file.path))}`;
+      const rows = `parquet.${q(at)}`;
       const described = await db.query(`DESCRIBE QUERY SELECT * FROM ${rows}`);
       const columns = described.map((r) => ({ name: String(r.col_name), type: String(r.data_type) }));
       checkSourceKeys(columns.map((c) => c.name), sparkDialect.nameKey);
@@ -45,6 +50,7 @@ export async function stageSparkFiles(db: SparkStatements, files: InputFile[], t
       parts.push({
         select: `SELECT ${columns.map((c) => q(c.name)).join(', ')}, ${label} AS ${q(FILE_COLUMN)}, CAST(${sparkDialect.rowNumberAsRead} AS BIGINT) AS ${q(LINE_COLUMN)}, CAST(NULL AS STRING) AS ${q(RAW_COLUMN)} FROM ${rows}`,
         columns,
+        held: 'typed',
       });
       continue;
     }
@@ -70,10 +76,12 @@ export async function stageSparkFiles(db: SparkStatements, files: InputFile[], t
       checkSourceKeys(names, sparkDialect.nameKey);
       const schema = names.map((n, k) => `${q(`c${k}`)} STRING`).join(', ');
       const parsed = `(SELECT line, raw, from_csv(raw, ${sparkString(schema)}) AS r, size(split(raw, ',')) AS n FROM ${q(lines)} WHERE line > (SELECT min(line) FROM ${q(lines)}))`;
-      for (const n of names) lexical.set(n, 'text');
+      // A column that another file of the commit holds as JSON stays JSON (stageValue below).
+      for (const n of names) if (!lexical.has(n)) lexical.set(n, 'text');
       parts.push({
         select: `SELECT ${names.map((n, k) => `r.${q(`c${k}`)} AS ${q(n)}`).join(', ')}, ${label} AS ${q(FILE_COLUMN)}, line AS ${q(LINE_COLUMN)}, raw AS ${q(RAW_COLUMN)} FROM ${parsed} WHERE r IS NOT NULL`,
         columns: names.map((n) => ({ name: n, type: 'STRING' })),
+        held: 'text',
       });
       rejectParts.push(`SELECT ${label}, line, 'not a CSV record', raw FROM ${parsed} WHERE r IS NULL`);
       continue;
@@ -110,6 +118,7 @@ export async function stageSparkFiles(db: SparkStatements, files: InputFile[], t
     parts.push({
       select: `SELECT ${names.map((n) => `${value(n)} AS ${q(n)}`).join(', ')}${names.length ? ', ' : ''}${label} AS ${q(FILE_COLUMN)}, ${line} AS ${q(LINE_COLUMN)}, ${raw} AS ${q(RAW_COLUMN)} FROM ${q(objects)} WHERE m IS NOT NULL`,
       columns: names.map((n) => ({ name: n, type: 'STRING' })),
+      held: 'json',
     });
     rejectParts.push(
       `SELECT ${label}, line, CASE WHEN try_parse_json(raw) IS NULL THEN 'malformed JSON' ELSE 'not a JSON object' END, raw FROM ${q(objects)} WHERE m IS NULL`,
@@ -121,7 +130,8 @@ export async function stageSparkFiles(db: SparkStatements, files: InputFile[], t
         .map((p) => {
           const has = new Set(p.columns.map((c) => c.name));
           const inner = `(${p.select})`;
-          return `SELECT ${columns.map((c) => (has.has(c.name) ? q(c.name) : `CAST(NULL AS ${c.type}) AS ${q(c.name)}`)).join(', ')}${columns.length ? ', ' : ''}${q(FILE_COLUMN)}, ${q(LINE_COLUMN)}, ${q(RAW_COLUMN)} FROM ${inner}`;
+          const value = (c: ColumnInfo) => (lexical.get(c.name) === 'json' && p.held !== 'json' ? `${asJson(q(c.name), p.held)} AS ${q(c.name)}` : q(c.name));
+          return `SELECT ${columns.map((c) => (has.has(c.name) ? value(c) : `CAST(NULL AS ${c.type}) AS ${q(c.name)}`)).join(', ')}${columns.length ? ', ' : ''}${q(FILE_COLUMN)}, ${q(LINE_COLUMN)}, ${q(RAW_COLUMN)} FROM ${inner}`;
         })
         .join('\nUNION ALL\n')
     : `SELECT CAST(NULL AS STRING) AS ${q(FILE_COLUMN)}, CAST(NULL AS BIGINT) AS ${q(LINE_COLUMN)}, CAST(NULL AS STRING) AS ${q(RAW_COLUMN)} WHERE false`;
@@ -135,6 +145,16 @@ export async function stageSparkFiles(db: SparkStatements, files: InputFile[], t
     records,
     columns: [...columns, { name: FILE_COLUMN, type: 'STRING' }, { name: LINE_COLUMN, type: 'BIGINT' }, { name: RAW_COLUMN, type: 'STRING' }],
   };
+}
+
+/**
+ * A value of a file that does not hold JSON, in a column another file of the commit holds as JSON
+ * (as DuckDB and PostgreSQL stage it): a CSV's text that spells a JSON number or boolean is that
+ * value, any other text a JSON string; a Parquet value its JSON text. NULL stays NULL.
+ */
+function asJson(v: string, held: Lexical | 'typed'): string {
+  const text = held === 'text' ? `CASE WHEN ${v} RLIKE '^${JSON_NUMBER}$' OR ${v} IN ('true', 'false') THEN ${v} ELSE ${sparkDialect.toJson(v)} END` : sparkDialect.toJson(v);
+  return `CASE WHEN ${v} IS NULL THEN NULL ELSE ${text} END`;
 }
 
 /** The columns of several files, in order of first appearance; a column typed differently by two Parquet files keeps the first type. */
