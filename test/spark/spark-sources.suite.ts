@@ -109,7 +109,7 @@ describe.skipIf(!sparkEngine)('input files at URLs on Spark + Delta (SCD_TEST_SP
     tmp?.cleanup();
   });
 
-  it('NDJSON and CSV at file:// URLs: read by Spark at that name, named so in the commit and the quarantine', async () => {
+  it('NDJSON and CSV at file:// URLs: read by Spark at that name, named so in the commit and the quarantine; the column JSON in one file and text in the other is JSON in both', async () => {
     const urls = defineFlow({ target: 'from_urls', keys: ['id'], sequenceBy: 'ts' });
     const ndjson = path.join(tmp.dir, 'day1.ndjson');
     writeFileSync(ndjson, ['{"id":1,"ts":1,"name":"ann"}', '{"id":2,"ts":1,"name":"bob"}', 'not json'].join('\n') + '\n');
