@@ -24,6 +24,13 @@ export interface InputFile {
   numbered?: boolean;
 }
 
+/** A file of an object-store folder, as the engine lists it (Driver.listFolder). */
+export interface StoredFile {
+  path: string;
+  size: number;
+  mtimeMs: number;
+}
+
 /** One version of a stored table, on an engine that keeps them (Driver.tableHistory). */
 export interface TableVersion {
   version: number;
@@ -78,6 +85,14 @@ export interface Driver {
    * newest versions.
    */
   tableHistory?(table: string, latest?: number): Promise<TableVersion[]>;
+  /**
+   * Where defined (an engine that reads object-store URLs itself: DialectCapabilities.objectStoreInputs),
+   * the files directly in the folder at `folder` (a URL), as the engine names them (each an URL),
+   * with size and modification time, in name order; hidden (`.`, `_`) files left out.
+   */
+  listFolder?(folder: string): Promise<StoredFile[]>;
+  /** Where defined (with listFolder): each file's SHA-256 as hex, read by the engine. */
+  hashFiles?(files: string[]): Promise<Map<string, string>>;
   /**
    * Inside a transaction: hold the flow target's lock until the transaction ends, so that two
    * applies of one target never interleave (the second waits, or fails with `noWait`). `waiting`

@@ -49,10 +49,13 @@ export function resolveInputs(paths: string[], declared?: FileFormat | 'debezium
   return out;
 }
 
+/** Whether a file of a folder is a data file: the flow's format is declared, or its extension tells one. */
+export const isDataFile = (name: string, declared?: FileFormat | 'debezium'): boolean => !!(declared || BY_EXTENSION[path.extname(name).toLowerCase()]);
+
 /** Data files of a folder, in name order (hidden and temporary files are skipped). */
 export function folderFiles(dir: string, declared?: FileFormat | 'debezium'): InputFile[] {
   return readdirSync(dir)
-    .filter((n) => !n.startsWith('.') && !n.startsWith('_') && (declared || BY_EXTENSION[path.extname(n).toLowerCase()]))
+    .filter((n) => !n.startsWith('.') && !n.startsWith('_') && isDataFile(n, declared))
     .sort()
     .map((n) => path.join(dir, n))
     .filter((p) => statSync(p).isFile())

@@ -2,10 +2,10 @@ import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { ScdError } from '../errors.js';
-import type { Driver, InputFile } from '../dialects/driver.js';
+import type { Driver, InputFile, Row } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
 import type { StoreNames } from '../store/names.js';
-import { folderFiles, formatOf } from './files.js';
+import { folderFiles, formatOf, isDataFile } from './files.js';
 import { isObjectStoreUrl } from '../files/object-store.js';
 
 /** What identifies an applied file: recorded in the same transaction as its commit. */
@@ -43,9 +43,14 @@ export async function ensureFilesTable(driver: Driver, names: StoreNames): Promi
   );
 }
 
+/** A candidate file of the landing folder, with what scd identifies it by (all but its hash). */
+type Listed = InputFile & { size: number; mtimeMs: number };
+
 /**
  * The files of the flow's landing folder (or its single source file) not applied yet, in name
  * order. `minAgeMs` leaves files younger than that for later (a writer may still be writing).
+ * A folder at an object-store URL is listed, and its files hashed, by the engine (Spark), which
+ * reads them; a local one by scd itself.
  */
 export async function pendingFiles(driver: Driver, flow: Flow, names: StoreNames, minAgeMs = 0): Promise<Pending> {
   const src = flow.source?.path;
@@ -54,44 +59,68 @@ export async function pendingFiles(driver: Driver, flow: Flow, names: StoreNames
       file: flow.origin,
       fix: 'add --input FILE, or set source: { path: ... } in the flow',
     });
-  // Exactly once rests on each file's size, time and hash, which scd takes itself.
-  if (isObjectStoreUrl(src))
-    throw new ScdError('SOURCE_INVALID', `source path ${src} is an object-store URL: scd cannot list or hash its files, so it cannot apply them exactly once`, {
-      file: flow.origin,
-      field: 'source.path',
-      fix: 'apply its files with --input URL, or land them in a folder that scd and the server both see',
-    });
-  if (!existsSync(src))
-    throw new ScdError('SOURCE_INVALID', `source path ${src} does not exist`, { file: flow.origin, field: 'source.path', fix: 'create the folder or correct the path' });
-  const candidates = statSync(src).isDirectory() ? folderFiles(src, flow.source?.format) : [{ path: src, format: formatOf(src, flow.source?.format) }];
+  const remote = isObjectStoreUrl(src);
+  const candidates = remote ? await storeFiles(driver, flow, src) : localFiles(flow, src);
+  const hash = remote ? hashesOf(driver) : async (paths: string[]) => new Map(await Promise.all(paths.map(async (p) => [p, await sha256(p)] as const)));
   await ensureFilesTable(driver, names);
   const rows = await driver.query(`SELECT path, size, mtime_ms, hash, version FROM ${driver.dialect.quote(names.files)} WHERE target = $1`, [names.target]);
   const applied = new Map(rows.map((r) => [String(r.path), r]));
   const out: Pending = { files: [], records: [], warnings: [], alreadyApplied: 0 };
   const now = Date.now();
+  // Each candidate: applied and unchanged (same size and time, or else the same hash), changed
+  // after it was applied (a warning, never applied again), or new (once old enough).
+  const touched = candidates.filter((f) => applied.has(f.path) && !sameStat(applied.get(f.path)!, f));
+  const fresh = candidates.filter((f) => !applied.has(f.path) && !(minAgeMs && now - f.mtimeMs < minAgeMs));
+  const hashes = await hash([...touched, ...fresh].map((f) => f.path));
   for (const f of candidates) {
-    const st = statSync(f.path);
     const seen = applied.get(f.path);
     if (seen) {
-      if (Number(seen.size) === st.size && Number(seen.mtime_ms) === Math.trunc(st.mtimeMs)) {
-        out.alreadyApplied++;
-        continue;
-      }
-      if ((await sha256(f.path)) === seen.hash) {
+      if (sameStat(seen, f) || hashes.get(f.path) === seen.hash) {
         out.alreadyApplied++;
         continue;
       }
       out.warnings.push(
-        `${path.relative(process.cwd(), f.path) || f.path} changed after commit ${seen.version} applied it; it is not applied again ` +
+        `${remote ? f.path : path.relative(process.cwd(), f.path) || f.path} changed after commit ${seen.version} applied it; it is not applied again ` +
           `(fix: put new changes in a new file)`,
       );
       continue;
     }
-    if (minAgeMs && now - st.mtimeMs < minAgeMs) continue;
-    out.files.push(f);
-    out.records.push({ path: f.path, size: st.size, mtimeMs: Math.trunc(st.mtimeMs), hash: await sha256(f.path) });
+    if (!fresh.includes(f)) continue;
+    out.files.push({ path: f.path, format: f.format });
+    out.records.push({ path: f.path, size: f.size, mtimeMs: f.mtimeMs, hash: hashes.get(f.path)! });
   }
   return out;
+}
+
+const sameStat = (seen: Row, f: Listed) => Number(seen.size) === f.size && Number(seen.mtime_ms) === f.mtimeMs;
+
+/** A local landing folder (or file), listed and read by scd. */
+function localFiles(flow: Flow, src: string): Listed[] {
+  if (!existsSync(src))
+    throw new ScdError('SOURCE_INVALID', `source path ${src} does not exist`, { file: flow.origin, field: 'source.path', fix: 'create the folder or correct the path' });
+  const files = statSync(src).isDirectory() ? folderFiles(src, flow.source?.format) : [{ path: src, format: formatOf(src, flow.source?.format) }];
+  return files.map((f) => {
+    const st = statSync(f.path);
+    return { ...f, size: st.size, mtimeMs: Math.trunc(st.mtimeMs) };
+  });
+}
+
+/** A landing folder (or file) at an object-store URL: listed by the engine, which reads it. */
+async function storeFiles(driver: Driver, flow: Flow, src: string): Promise<Listed[]> {
+  if (!driver.dialect.capabilities.objectStoreInputs || !driver.listFolder)
+    throw new ScdError('SOURCE_INVALID', `source path ${src} is an object-store URL, which only a Spark database reads itself (this flow's database is ${driver.dialect.name})`, {
+      file: flow.origin,
+      field: 'source.path',
+      fix: 'land the files in a local folder, or run the flow on Spark (--db sc://…)',
+    });
+  const declared = flow.source?.format;
+  return (await driver.listFolder(src)).filter((f) => isDataFile(f.path, declared)).map((f) => ({ ...f, format: formatOf(f.path, declared) }));
+}
+
+/** The engine's hashes of files it lists (a missing hook names the dialect). */
+function hashesOf(driver: Driver): (paths: string[]) => Promise<Map<string, string>> {
+  if (!driver.hashFiles) throw new Error(`the ${driver.dialect.name} driver lists object-store folders but cannot hash their files: give it hashFiles`);
+  return (paths) => driver.hashFiles!(paths);
 }
 
 /**

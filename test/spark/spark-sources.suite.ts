@@ -8,10 +8,12 @@
  * - a Debezium folder (test/sources/debezium.test.ts's PostgreSQL connector): DuckDB's target and
  *   counts;
  * - input files named by URL (`file://…` here, standing in for `s3://…` or `abfss://…`, which this
- *   machine cannot reach): Spark reads them at that name; the commit names them as written.
+ *   machine cannot reach): Spark reads them at that name; the commit names them as written; a
+ *   landing folder at an URL is listed and hashed by Spark, and applied exactly once as a local
+ *   one is (test/sources/landing.test.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { applyFiles, applySourceWith, defineFlow, readTargetWith, resolveInputs, type Driver } from '../../src/index.js';
 import { storeNames } from '../../src/store/names.js';
@@ -125,5 +127,33 @@ describe.skipIf(!sparkEngine)('input files at URLs on Spark + Delta (SCD_TEST_SP
     ]);
     const quarantined = await spark.query(`SELECT file, line, raw FROM ${storeNames(urls.target).quarantine}`);
     expect(quarantined.map((r) => ({ ...r, line: Number(r.line) }))).toEqual([{ file: inputs[0], line: 3, raw: 'not json' }]);
+  });
+
+  it('a landing folder at an URL: Spark lists and hashes it; new files once, in name order (hidden files and subfolders left out); a changed file is reported, never applied again', async () => {
+    const folder = path.join(tmp.dir, 'landing');
+    mkdirSync(folder);
+    const url = `file://${folder}/`;
+    const landed = defineFlow({ target: 'landed', keys: ['id'], sequenceBy: 'ts', source: { path: url } });
+    const put = (name: string, rows: object[]) => writeFileSync(path.join(folder, name), rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
+    put('b.ndjson', [{ id: 2, ts: 1, name: 'bob' }]);
+    put('a.ndjson', [{ id: 1, ts: 1, name: 'ann' }]);
+    put('_writing.ndjson', [{ id: 9, ts: 1, name: 'not yet' }]);
+    put('.hidden.ndjson', [{ id: 9, ts: 1, name: 'never' }]);
+    mkdirSync(path.join(folder, 'sub'));
+    put('sub/z.ndjson', [{ id: 9, ts: 1, name: 'in a subfolder' }]);
+    const first = await applySourceWith(spark, landed);
+    expect(first.results.map((r) => r.inputs)).toEqual([[`${url}a.ndjson`, `${url}b.ndjson`]]);
+    expect(await applySourceWith(spark, landed)).toMatchObject({ results: [], alreadyApplied: 2, warnings: [] });
+    put('c.ndjson', [{ id: 1, ts: 2, name: 'anne' }]);
+    put('a.ndjson', [{ id: 1, ts: 1, name: 'ann, rewritten' }]);
+    const third = await applySourceWith(spark, landed);
+    expect(third.results.map((r) => ({ version: r.version, inputs: r.inputs }))).toEqual([{ version: 2, inputs: [`${url}c.ndjson`] }]);
+    expect(third.warnings).toEqual([`${url}a.ndjson changed after commit 1 applied it; it is not applied again (fix: put new changes in a new file)`]);
+    expect(third.alreadyApplied).toBe(1);
+    expect(plain(await readTargetWith(spark, landed))).toEqual([
+      { id: 1, name: 'ann', start: 1, end: 2 },
+      { id: 1, name: 'anne', start: 2, end: null },
+      { id: 2, name: 'bob', start: 1, end: null },
+    ]);
   });
 });

@@ -1,9 +1,9 @@
 /**
  * Object-store URLs as inputs (`s3://…`, `abfss://…`, `file://…`): kept as written for the engine
  * to read, never opened by scd; refused, before anything is read or written, where the engine does
- * not read them itself (DuckDB, PostgreSQL), for Debezium envelopes (scd unwraps those itself), for
- * a folder URL (scd cannot list one) and as a landing folder (exactly once needs each file's size,
- * time and hash). Spark reading them: test/spark/spark-sources.suite.ts.
+ * not read them itself (DuckDB, PostgreSQL), for Debezium envelopes (scd unwraps those itself) and
+ * for a folder URL as --input (scd cannot list one). Spark reading them, and landing folders at
+ * URLs listed and hashed by Spark: test/spark/spark-sources.suite.ts.
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -83,11 +83,13 @@ describe('object-store URLs as inputs', () => {
       expect(await duck.columns('people')).toBeUndefined();
     });
 
-    it('an URL landing folder is refused: exactly once needs what scd cannot take of it', async () => {
+    it('an URL landing folder is refused too, kept as written by the flow', async () => {
       const landing = defineFlow({ target: 'people', keys: 'id', sequenceBy: 'ts', source: { path: 's3://bucket/landing/' } });
+      expect(landing.source?.path).toBe('s3://bucket/landing/');
       await expect(applySourceWith(duck, landing)).rejects.toMatchObject({
         code: 'SOURCE_INVALID',
-        message: 'source path s3://bucket/landing/ is an object-store URL: scd cannot list or hash its files, so it cannot apply them exactly once',
+        message: "source path s3://bucket/landing/ is an object-store URL, which only a Spark database reads itself (this flow's database is duckdb)",
+        fix: 'land the files in a local folder, or run the flow on Spark (--db sc://…)',
       });
       expect(await duck.columns('people')).toBeUndefined();
     });

@@ -2,7 +2,7 @@ import { allEnded } from '../all-ended.js';
 import { QueryError, ScdError } from '../../errors.js';
 import type { ExpressionProblem } from '../expression.js';
 import { spliced } from '../expression.js';
-import type { ColumnInfo, Driver, InputFile, LockRecords, Row, StagedFiles, TableVersion } from '../driver.js';
+import type { ColumnInfo, Driver, InputFile, LockRecords, Row, StagedFiles, StoredFile, TableVersion } from '../driver.js';
 import { FILE_COLUMN, LINE_COLUMN } from '../driver.js';
 import { quoteDotted } from '../dialect.js';
 import { bindParams } from './spark-params.js';
@@ -10,6 +10,7 @@ import { SparkConnectClient } from './spark-connect-client.js';
 import { sparkDialect, sparkString } from './spark-dialect.js';
 import { SparkLease } from './spark-lock.js';
 import { stageSparkFiles } from './spark-stage.js';
+import { hashSparkFiles, listSparkFolder } from './spark-folders.js';
 import { againOnPlanValidation, EXCLUDED_RULES, planRefusal } from './plan-refusals.js';
 import { deferrable, scriptable, sqlScript } from './scripts.js';
 
@@ -361,6 +362,14 @@ export class SparkDriver implements Driver {
     const staged = await stageSparkFiles({ run: (sql) => this.run(sql), query: (sql) => this.query(sql) }, files, table, rejects);
     await this.flush();
     return staged;
+  }
+
+  listFolder(folder: string): Promise<StoredFile[]> {
+    return listSparkFolder(this, folder);
+  }
+
+  hashFiles(files: string[]): Promise<Map<string, string>> {
+    return hashSparkFiles(this, files);
   }
 
   async appendRejects(file: string, label: string, rejects: string): Promise<void> {
