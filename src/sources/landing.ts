@@ -107,12 +107,13 @@ function localFiles(flow: Flow, src: string): Listed[] {
 
 /** A landing folder (or file) at an object-store URL: listed by the engine, which reads it. */
 async function storeFiles(driver: Driver, flow: Flow, src: string): Promise<Listed[]> {
-  if (!driver.dialect.capabilities.objectStoreInputs || !driver.listFolder)
+  if (!driver.dialect.capabilities.objectStoreInputs)
     throw new ScdError('SOURCE_INVALID', `source path ${src} is an object-store URL, which only a Spark database reads itself (this flow's database is ${driver.dialect.name})`, {
       file: flow.origin,
       field: 'source.path',
       fix: 'land the files in a local folder, or run the flow on Spark (--db sc://…)',
     });
+  if (!driver.listFolder) throw new Error(`the ${driver.dialect.name} driver reads object-store URLs but cannot list a folder of them: give it listFolder`);
   const declared = flow.source?.format;
   return (await driver.listFolder(src)).filter((f) => isDataFile(f.path, declared)).map((f) => ({ ...f, format: formatOf(f.path, declared) }));
 }
