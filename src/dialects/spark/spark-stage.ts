@@ -76,7 +76,7 @@ export async function stageSparkFiles(db: SparkStatements, files: InputFile[], t
       checkSourceKeys(names, sparkDialect.nameKey);
       const schema = names.map((n, k) => `${q(`c${k}`)} STRING`).join(', ');
       const parsed = `(SELECT line, raw, from_csv(raw, ${sparkString(schema)}) AS r, size(split(raw, ',')) AS n FROM ${q(lines)} WHERE line > (SELECT min(line) FROM ${q(lines)}))`;
-      // A column that another file of the commit holds as JSON stays JSON (stageValue below).
+      // A column that another file of the commit holds as JSON stays JSON (asJson below).
       for (const n of names) if (!lexical.has(n)) lexical.set(n, 'text');
       parts.push({
         select: `SELECT ${names.map((n, k) => `r.${q(`c${k}`)} AS ${q(n)}`).join(', ')}, ${label} AS ${q(FILE_COLUMN)}, line AS ${q(LINE_COLUMN)}, raw AS ${q(RAW_COLUMN)} FROM ${parsed} WHERE r IS NOT NULL`,
