@@ -3,5 +3,10 @@
  * engine reads at that name itself. scd never opens, lists or hashes one (docs/SPARK.md "Paths").
  */
 export function isObjectStoreUrl(path: string): boolean {
-  return /^[a-z][a-z0-9+.-]*:\/\//i.test(path);
+  return isUrl(path);
+}
+
+/** A URL: a scheme and `://` (`s3://`, `sc://`, `postgres://`), never a local path or a Windows drive. */
+export function isUrl(text: string): boolean {
+  return /^[a-z][a-z0-9+.-]*:\/\//i.test(text);
 }

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { isUrl } from '../files/object-store.js';
 import type { Expectation, SourceSpec } from './schema.js';
 
 export type StoredAs = 'scd2' | 'scd1';
@@ -64,6 +65,6 @@ export const PROCESSING_TIME_COLUMN = '_processed_at';
 
 /** A path of the flow against its folder; a URL (a scheme and `://`: `sc://`, `s3://`, `postgres://`) as written. */
 export function resolveAgainst(baseDir: string, p: string): string {
-  if (p === ':memory:' || /^[a-z][a-z0-9+.-]*:\/\//i.test(p)) return p;
+  if (p === ':memory:' || isUrl(p)) return p;
   return path.resolve(baseDir, p);
 }

@@ -61,7 +61,7 @@ export async function pendingFiles(driver: Driver, flow: Flow, names: StoreNames
     });
   const remote = isObjectStoreUrl(src);
   const candidates = remote ? await storeFiles(driver, flow, src) : localFiles(flow, src);
-  const hash = remote ? hashesOf(driver) : async (paths: string[]) => new Map(await Promise.all(paths.map(async (p) => [p, await sha256(p)] as const)));
+  const hash = remote ? hashesOf(driver) : localHashes;
   await ensureFilesTable(driver, names);
   const rows = await driver.query(`SELECT path, size, mtime_ms, hash, version FROM ${driver.dialect.quote(names.files)} WHERE target = $1`, [names.target]);
   const applied = new Map(rows.map((r) => [String(r.path), r]));
@@ -70,7 +70,7 @@ export async function pendingFiles(driver: Driver, flow: Flow, names: StoreNames
   // Each candidate: applied and unchanged (same size and time, or else the same hash), changed
   // after it was applied (a warning, never applied again), or new (once old enough).
   const touched = candidates.filter((f) => applied.has(f.path) && !sameStat(applied.get(f.path)!, f));
-  const fresh = candidates.filter((f) => !applied.has(f.path) && !(minAgeMs && now - f.mtimeMs < minAgeMs));
+  const fresh = new Set(candidates.filter((f) => !applied.has(f.path) && !(minAgeMs && now - f.mtimeMs < minAgeMs)));
   const hashes = await hash([...touched, ...fresh].map((f) => f.path));
   for (const f of candidates) {
     const seen = applied.get(f.path);
@@ -85,10 +85,17 @@ export async function pendingFiles(driver: Driver, flow: Flow, names: StoreNames
       );
       continue;
     }
-    if (!fresh.includes(f)) continue;
+    if (!fresh.has(f)) continue;
     out.files.push({ path: f.path, format: f.format });
     out.records.push({ path: f.path, size: f.size, mtimeMs: f.mtimeMs, hash: hashes.get(f.path)! });
   }
+  return out;
+}
+
+/** Each local file's SHA-256, one file at a time (a folder of thousands opens one at once). */
+async function localHashes(paths: string[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (const p of paths) out.set(p, await sha256(p));
   return out;
 }
 
