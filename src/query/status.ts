@@ -2,7 +2,8 @@ import { existsSync, statSync } from 'node:fs';
 import type { Driver } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
 import { folderFiles } from '../sources/files.js';
-import { pendingFiles } from '../sources/landing.js';
+import { pendingCount } from '../sources/landing.js';
+import { isObjectStoreUrl } from '../files/object-store.js';
 import { readFlowRecord } from '../store/catalog.js';
 import type { CommitResult } from '../store/commits.js';
 import { storeNames } from '../store/names.js';
@@ -72,7 +73,7 @@ export function statusBeforeDatabase(flow: Flow, database: string): FlowStatus {
     engine: 'duckdb',
     database,
     storedAs: flow.storedAs,
-    pendingFiles: landingFiles(flow),
+    pendingFiles: localLandingFiles(flow),
     applied: false,
     keys: flow.keys,
     rows: 0,
@@ -84,14 +85,18 @@ export function statusBeforeDatabase(flow: Flow, database: string): FlowStatus {
   };
 }
 
-/** Files of the landing folder not applied yet; before any apply (no files table), all of them. */
+/**
+ * Files of the landing folder not applied yet (undefined without one, or at an object-store URL
+ * on an engine that reads none).
+ */
 async function pending(driver: Driver, flow: Flow): Promise<number | undefined> {
-  const names = storeNames(flow.target);
-  if (flow.source?.path && existsSync(flow.source.path) && (await driver.columns(names.files))) return (await pendingFiles(driver, flow, names)).files.length;
-  return landingFiles(flow);
+  const src = flow.source?.path;
+  if (!src) return undefined;
+  if (isObjectStoreUrl(src) ? !driver.dialect.capabilities.objectStoreInputs : !existsSync(src)) return undefined;
+  return pendingCount(driver, flow, storeNames(flow.target), src);
 }
 
-function landingFiles(flow: Flow): number | undefined {
+function localLandingFiles(flow: Flow): number | undefined {
   const src = flow.source?.path;
   if (!src || !existsSync(src)) return undefined;
   return statSync(src).isDirectory() ? folderFiles(src, flow.source?.format).length : 1;

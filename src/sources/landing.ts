@@ -60,7 +60,7 @@ export async function pendingFiles(driver: Driver, flow: Flow, names: StoreNames
       fix: 'add --input FILE, or set source: { path: ... } in the flow',
     });
   const remote = isObjectStoreUrl(src);
-  const candidates = remote ? await storeFiles(driver, flow, src) : localFiles(flow, src);
+  const candidates = await landingFiles(driver, flow, src);
   const hash = remote ? hashesOf(driver) : localHashes;
   await ensureFilesTable(driver, names);
   const rows = await driver.query(`SELECT path, size, mtime_ms, hash, version FROM ${driver.dialect.quote(names.files)} WHERE target = $1`, [names.target]);
@@ -90,6 +90,26 @@ export async function pendingFiles(driver: Driver, flow: Flow, names: StoreNames
     out.records.push({ path: f.path, size: f.size, mtimeMs: f.mtimeMs, hash: hashes.get(f.path)! });
   }
   return out;
+}
+
+/**
+ * Every data file of a landing folder (or the single source file), applied or not: a local one
+ * listed by scd, one at an object-store URL by the engine.
+ */
+function landingFiles(driver: Driver, flow: Flow, src: string): Promise<Listed[]> {
+  return isObjectStoreUrl(src) ? storeFiles(driver, flow, src) : Promise.resolve(localFiles(flow, src));
+}
+
+/**
+ * How many files of the flow's landing folder no commit applied (`scd status`), reading no file
+ * and writing nothing: before any apply (no files table), all of them.
+ */
+export async function pendingCount(driver: Driver, flow: Flow, names: StoreNames, src: string): Promise<number> {
+  const candidates = await landingFiles(driver, flow, src);
+  if (!(await driver.columns(names.files))) return candidates.length;
+  const rows = await driver.query(`SELECT path FROM ${driver.dialect.quote(names.files)} WHERE target = $1`, [names.target]);
+  const applied = new Set(rows.map((r) => String(r.path)));
+  return candidates.filter((f) => !applied.has(f.path)).length;
 }
 
 /** Each local file's SHA-256, one file at a time (a folder of thousands opens one at once). */

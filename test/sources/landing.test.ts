@@ -5,7 +5,7 @@
 import { appendFileSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyFiles, applySourceWith, defineFlow, openDriver, readTargetWith, resolveInputs, type FlowInput } from '../../src/index.js';
+import { applyFiles, applySourceWith, defineFlow, flowStatus, openDriver, readTargetWith, resolveInputs, type FlowInput } from '../../src/index.js';
 import { engines } from '../engines.js';
 import { dropFiles, expectedTarget, generate, GEN_FLOW } from './fixtures/generate.js';
 import {
@@ -167,7 +167,9 @@ for (const engine of engines) {
       try {
         const a = writeNdjson(path.join(landing, 'a.ndjson'), [{ id: 1, ts: 1, v: 'a' }]);
         const b = writeNdjson(path.join(landing, 'b.ndjson'), [{ id: 2, ts: 1, v: 'b' }]);
+        expect((await flowStatus(driver, flow)).pendingFiles).toBe(2);
         await applySourceWith(driver, flow);
+        expect((await flowStatus(driver, flow)).pendingFiles).toBe(0);
         const before = await readTargetWith(driver, flow);
 
         // Touched, same content: already applied, no warning.
@@ -184,9 +186,12 @@ for (const engine of engines) {
         expect(changed.warnings[0]).toMatch(/a\.ndjson changed after commit 1 applied it; it is not applied again/);
         expect(changed.warnings[0]).toMatch(/fix: /);
         expect(await readTargetWith(driver, flow)).toEqual(before);
+        // `scd status` counts no changed file as pending: it will not be applied.
+        expect((await flowStatus(driver, flow)).pendingFiles).toBe(0);
 
         // A new file next to it is still applied; the changed one is still not.
         writeNdjson(path.join(landing, 'c.ndjson'), [{ id: 3, ts: 1, v: 'c' }]);
+        expect((await flowStatus(driver, flow)).pendingFiles).toBe(1);
         const next = await applySourceWith(driver, flow);
         expect(next.results.map((r) => r.inputs.map((i) => path.basename(i)))).toEqual([['c.ndjson']]);
         expect(next.warnings).toHaveLength(1);

@@ -8,7 +8,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyFiles, applySourceWith, defineFlow, openDriver, resolveInputs, ScdError, type Driver } from '../../src/index.js';
+import { applyFiles, applySourceWith, defineFlow, flowStatus, openDriver, resolveInputs, ScdError, type Driver } from '../../src/index.js';
 import { sparkDialect } from '../../src/dialects/spark/spark-dialect.js';
 import { checkInputsReadable } from '../../src/sources/files.js';
 import { isObjectStoreUrl } from '../../src/files/object-store.js';
@@ -92,6 +92,8 @@ describe('object-store URLs as inputs', () => {
         fix: 'land the files in a local folder, or run the flow on Spark (--db sc://…)',
       });
       expect(await duck.columns('people')).toBeUndefined();
+      // `scd status` of such a flow says nothing of its pending files, and fails on nothing.
+      expect(await flowStatus(duck, landing)).toMatchObject({ applied: false, pendingFiles: undefined });
     });
   });
 });
