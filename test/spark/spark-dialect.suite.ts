@@ -75,10 +75,12 @@ describe.skipIf(!url)('Spark dialect hooks on a live server (SCD_TEST_SPARK_URL;
   });
 
   it('tells the kind and text of JSON values', async () => {
-    const docs = ['"a\\"b"', '{"x":1}', '12.5', 'null', '[1,2]', 'true', 'false'];
+    // Strings with and without escapes (those without are cut between the quotes, unparsed).
+    const docs = ['"a\\"b"', '{"x":1}', '12.5', 'null', '[1,2]', 'true', 'false', '"plain"', '""', '"é \\u00e9 \\\\"', '"null"', '"12"'];
     const rows = await c.query(docs.map((j, i) => `SELECT ${i} AS i, ${d.jsonKind(sparkString(j))} AS kind, ${d.jsonText(sparkString(j))} AS text`).join(' UNION ALL ') + ' ORDER BY i');
     expect(rows.map((r) => [r.kind, r.text])).toEqual([
       ['string', 'a"b'], ['object', '{"x":1}'], ['number', '12.5'], ['null', null], ['array', '[1,2]'], ['boolean', 'true'], ['boolean', 'false'],
+      ['string', 'plain'], ['string', ''], ['string', 'é é \\'], ['string', 'null'], ['string', '12'],
     ]);
   });
 

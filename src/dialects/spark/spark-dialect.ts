@@ -159,7 +159,10 @@ export const sparkDialect: Dialect = {
   // A JSON document column holds JSON text as the engine writes it (no leading space).
   jsonKind: (expr) =>
     `CASE left(${expr}, 1) WHEN '"' THEN 'string' WHEN 't' THEN 'boolean' WHEN 'f' THEN 'boolean' WHEN 'n' THEN 'null' WHEN '{' THEN 'object' WHEN '[' THEN 'array' ELSE 'number' END`,
-  jsonText: (expr) => `CASE WHEN ${expr} = 'null' THEN NULL ELSE get_json_object(${expr}, '$') END`,
+  // A string without a backslash (no escape) is its text between the quotes: most values, and
+  // cut out without a JSON parser; any other value is parsed (get_json_object writes numbers anew).
+  jsonText: (expr) =>
+    `CASE WHEN ${expr} = 'null' THEN NULL WHEN left(${expr}, 1) = '"' AND instr(${expr}, chr(92)) = 0 THEN substr(${expr}, 2, length(${expr}) - 2) ELSE get_json_object(${expr}, '$') END`,
   wallClockToInstant: (expr, zone) => `to_utc_timestamp(${expr}, ${sparkString(zone)})`,
   // to_json takes structs only: wrap the value, keep nulls, and take the value's text back out.
   toJson: (expr) => `regexp_extract(to_json(named_struct('v', ${expr}), map('ignoreNullFields', 'false')), '^\\\\{"v":(.*)\\\\}$', 1)`,
