@@ -127,11 +127,15 @@ SELECT ${cols.map(q).join(', ')}, CAST(${commit} AS ${d.types.int}) FROM ${q(TMP
  * hashes recomputed, duplicates under the new identity dropped (the earliest commit kept).
  */
 export function relogSql(flow: Flow, model: ColumnModel, d: Dialect, from: string, into: string): string {
+  return `CREATE TABLE ${d.quote(into)} AS\n${relogSelectSql(flow, model, d, from)}`;
+}
+
+/** The log `from` re-derived under the flow (relogSql's rows), as a query. */
+export function relogSelectSql(flow: Flow, model: ColumnModel, d: Dialect, from: string): string {
   const q = d.quote;
   const cols = logColumns(model);
   const id = identity(model, d, 'e');
-  return `CREATE TABLE ${q(into)} AS
-WITH c AS (SELECT ${model.source.map((c) => q(c.name)).join(', ')},
+  return `WITH c AS (SELECT ${model.source.map((c) => q(c.name)).join(', ')},
   CASE WHEN ${q(COMMIT)} = ${FOLDED_COMMIT} THEN ${q(OP)} ELSE ${opExpr(flow)} END AS ${q(OP)}, ${q(COMMIT)} FROM ${q(from)}),
 e AS (SELECT ${eventProjection(model, d).join(', ')}, ${q(COMMIT)} FROM c)
 ${firstOfEachSql(d, { columns: [...cols, COMMIT].map((c) => `e.${q(c)}`), names: [...cols, COMMIT], from: 'e', partition: id, order: [`e.${q(COMMIT)}`] })}`;

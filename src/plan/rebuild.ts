@@ -1,9 +1,9 @@
 import { ScdError } from '../errors.js';
 import type { Driver } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
-import { ensureCatalog, readTargetRecords, writeFlowRecord } from '../store/catalog.js';
-import { emptyCommit, recordCommit, type CommitResult } from '../store/commits.js';
-import { storeNames, TMP } from '../store/names.js';
+import { ensureCatalog, readFlowRecord, readTargetRecords, writeFlowRecord } from '../store/catalog.js';
+import { emptyCommit, lockRecords, recordCommit, type CommitResult } from '../store/commits.js';
+import { storeNames, TMP, written, type StoreNames } from '../store/names.js';
 import type { Progress } from './apply.js';
 import { NO_CHANGES, recompute, walkKeys } from './recompute.js';
 import { withScratch } from './scratch.js';
@@ -11,42 +11,55 @@ import { rebuiltStateSql } from './key-state-sql.js';
 import { keysSql } from './keys-sql.js';
 import { eventsSql, LOG_VIEW } from './walk-input-sql.js';
 import { createStateSql } from './key-state.js';
-import { relogSql } from './events-sql.js';
+import { logColumns, relogSelectSql, relogSql } from './events-sql.js';
 import { settleDebezium } from '../flow/debezium-positions.js';
 import { checkExpressions, checkSpelling } from './expression.js';
 import { deriveModel } from './model.js';
 import { changedSettings, semanticSettings } from './settings.js';
-import { checkEndSentinel, currentViewSql, HASH, OP, targetColumns } from './target.js';
+import { checkEndSentinel, COMMIT, currentViewSql, HASH, OP, targetColumns } from './target.js';
 import { checkColumnNames } from './name-clashes.js';
 import { reportDiskFull } from './disk-full.js';
 import { ensureFeedColumns, materializeFeed, writtenShape } from '../store/feed.js';
 import type { FlowRecord } from '../store/catalog.js';
-import { refuseWithoutTransactions } from './whole-log-commit.js';
+import { executorFor } from '../execute/executor.js';
 
 /**
  * Recompute the whole target from the kept events under the flow as it is now (a full refresh):
  * operations and payload identity are re-derived from the stored source columns, so a change of
  * trackHistory, columns or output options takes effect over all history. One commit; the change
  * feed records exactly the rows that changed.
+ *
+ * On an engine without transactions (Spark + Delta) it is a commit like an apply's
+ * (execute/delta-executor.ts): under the target's lease, an interrupted commit undone first, each
+ * write labelled with the commit's number, the target changed by one MERGE, the record last; a
+ * rebuild there keeps the target's columns and identity (one that would change them is refused
+ * before anything is written).
  */
 export async function rebuild(driver: Driver, flow: Flow, progress: Progress = () => {}): Promise<CommitResult> {
   const started = Date.now();
-  const names = storeNames(flow.target);
+  let names = storeNames(flow.target);
   const d = driver.dialect;
   const q = d.quote;
+  const executor = executorFor(d);
   checkSpelling(flow);
-  refuseWithoutTransactions(driver, 'rebuild');
   await ensureCatalog(driver, names);
   // A full disk undoes the rebuild whole, and says so in one line (disk-full.ts).
   return withScratch(driver, () => reportDiskFull(driver, flow, 'rebuild', () => driver.transaction(async () => {
-    await driver.lockTarget(flow.target, progress);
+    // The commit record is the rebuild's last write: a lock that is a write of its own ends with it.
+    await driver.lockTarget(flow.target, progress, lockRecords(d, names, true));
+    const looked = executor.look(driver, names);
     // The flow record, this commit's number, and whether an earlier commit counted ties.
-    const { record, version, hadTies } = await readTargetRecords(driver, names);
+    const stored = await readTargetRecords(driver, names);
+    const { version, hadTies } = stored;
+    let record = stored.record;
     if (!record)
       throw new ScdError('NOT_APPLIED', `target "${flow.target}" does not exist in ${driver.location} yet`, {
         file: flow.origin,
         fix: 'run `scd apply` first (or check --db)',
       });
+    // Without transactions: an interrupted commit's writes undone, this one's labelled (store/recovery.ts).
+    const begun = await executor.begin(driver, names, version, true, looked);
+    if (begun.undone.includes(names.flows)) record = (await readFlowRecord(driver, names))!;
     flow = settleDebezium(flow, record.model.source.map((c) => c.name));
     const model = deriveModel(flow, record.model.source);
     // The log is re-derived with the flow's expressions: the engine's verdict on them first.
@@ -55,6 +68,23 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
     await checkEndSentinel(driver, flow, model);
     const at = new Date().toISOString();
 
+    const before = (await driver.columns(names.target)) ?? [];
+    const after = targetColumns(flow, model, d);
+    const sameIdentity = ['keys', 'sequenceBy', 'storedAs'].every(
+      (k) => JSON.stringify(record.settings[k]) === JSON.stringify(semanticSettings(flow)[k]),
+    );
+    const sameShape =
+      sameIdentity &&
+      before.length === after.length &&
+      before.every((c, i) => c.name === after[i]!.name && d.sameType(c.type, after[i]!.type));
+    if (!sameShape && !d.capabilities.transactions)
+      throw new ScdError('USAGE', `scd rebuild cannot change the target's columns or identity on ${d.name} yet (this flow changes ${sameIdentity ? 'its columns' : 'its keys, sequence or storedAs'})`, {
+        file: flow.origin,
+        fix: 'apply the inputs again to a new target (a new `target` name), or restore the previous flow setting',
+      });
+    // The target's tables as the rebuild reads them, and the names it writes them by (Spark: as of now).
+    names = await executor.pinReads(driver, names, begun.latest);
+
     // The log is re-derived when what it derives from changed: the identity (keys, sequence),
     // the operations, or the payload its hashes cover. Otherwise it already is its own re-derivation.
     const logChanged =
@@ -62,11 +92,7 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
       JSON.stringify(model.payload.map((c) => c.name)) !== JSON.stringify(record.model.payload.map((c) => c.name));
     if (logChanged) {
       progress('re-deriving the event log under the current flow');
-      const relog = `${names.events}_rebuild`;
-      await driver.run(`DROP TABLE IF EXISTS ${q(relog)}`);
-      await driver.run(relogSql(flow, model, d, names.events, relog));
-      await driver.run(`DROP TABLE ${q(names.events)}`);
-      await driver.run(`ALTER TABLE ${q(relog)} RENAME TO ${q(names.events)}`);
+      names = await relog(driver, flow, model, names);
     }
 
     // Every key is recomputed from the log: no batch, no fresh events, all keys slow.
@@ -78,18 +104,12 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
     const keysAffected = Number((await driver.query(`SELECT CAST(count(*) AS INTEGER) AS n FROM ${q(TMP.keys)}`))[0]!.n);
     progress(`recomputing the history of ${keysAffected} keys`);
 
-    const before = (await driver.columns(names.target)) ?? [];
-    const after = targetColumns(flow, model, d);
-    const sameIdentity = ['keys', 'sequenceBy', 'storedAs'].every(
-      (k) => JSON.stringify(record.settings[k]) === JSON.stringify(semanticSettings(flow)[k]),
-    );
-    const sameShape =
-      sameIdentity &&
-      before.length === after.length &&
-      before.every((c, i) => c.name === after[i]!.name && d.sameType(c.type, after[i]!.type));
-    // The key state is rebuilt from scratch (its key columns may have changed).
-    await driver.run(`DROP TABLE IF EXISTS ${q(names.state)}`);
-    await driver.run(createStateSql(model, d, names));
+    // The key state is rebuilt from scratch: made anew (its key columns may have changed), or,
+    // where its table keeps versions for an undo (Delta; the same columns), emptied.
+    if (d.capabilities.transactions) {
+      await driver.run(`DROP TABLE IF EXISTS ${q(names.state)}`);
+      await driver.run(createStateSql(model, d, names));
+    } else await driver.run(`DELETE FROM ${written(names, 'state', q)}`);
     let counts = NO_CHANGES;
     // Ties are likely where a commit counted some; elsewhere the walk finds them itself (a log
     // re-derived under a changed flow may tie where no commit counted a tie: recompute.ts walkKeys).
@@ -117,6 +137,28 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
     await recordCommit(driver, names, result);
     return result;
   })));
+}
+
+/**
+ * The event log re-derived under the flow (relogSql). In a transaction a new table takes the
+ * log's place; without one (Delta) the log is overwritten in one write of its own, which an undo
+ * puts back, and read again as it now is. Returns the names the rest of the rebuild reads by.
+ */
+async function relog(driver: Driver, flow: Flow, model: ReturnType<typeof deriveModel>, names: StoreNames): Promise<StoreNames> {
+  const d = driver.dialect;
+  const q = d.quote;
+  if (d.capabilities.transactions) {
+    const relogged = `${names.events}_rebuild`;
+    await driver.run(`DROP TABLE IF EXISTS ${q(relogged)}`);
+    await driver.run(relogSql(flow, model, d, names.events, relogged));
+    await driver.run(`DROP TABLE ${q(names.events)}`);
+    await driver.run(`ALTER TABLE ${q(relogged)} RENAME TO ${q(names.events)}`);
+    return names;
+  }
+  const columns = [...logColumns(model), COMMIT].map(q).join(', ');
+  await driver.run(d.scratch(TMP.relogged, relogSelectSql(flow, model, d, names.events)));
+  await driver.run(`INSERT OVERWRITE ${written(names, 'events', q)} (${columns}) SELECT ${columns} FROM ${q(TMP.relogged)}`);
+  return executorFor(d).pinReads(driver, names);
 }
 
 /**

@@ -2,7 +2,7 @@ import { rowIdOf, type Dialect } from '../dialects/dialect.js';
 import type { ColumnInfo, Driver } from '../dialects/driver.js';
 import { ScdError } from '../errors.js';
 import type { Flow } from '../flow/flow.js';
-import { COMMIT, type StoreNames } from '../store/names.js';
+import { COMMIT, written, type StoreNames } from '../store/names.js';
 import { feedColumns } from '../store/feed.js';
 import { INTERNAL_PREFIX, sequenceType, type ColumnModel } from './model.js';
 import { createStateSql } from './key-state.js';
@@ -103,7 +103,9 @@ function feedExtra(flow: Flow, target: ColumnInfo[], d: Dialect): string {
 /** `<target>_current`: the live version of every key. */
 export function currentViewSql(flow: Flow, model: ColumnModel, d: Dialect, names: StoreNames): string {
   const q = d.quote;
-  return `CREATE OR REPLACE VIEW ${q(names.current)} AS SELECT * FROM ${q(names.target)} WHERE ${currentCondition(flow, model, d)}`;
+  // The target by the name a commit writes it by: a commit's pinned reads (Spark) are temporary
+  // views, which no view that outlives the commit may name.
+  return `CREATE OR REPLACE VIEW ${q(names.current)} AS SELECT * FROM ${written(names, 'target', q)} WHERE ${currentCondition(flow, model, d)}`;
 }
 
 /** A condition over target columns: the row is a live (current, not deleted) version. */

@@ -69,4 +69,6 @@ export const TMP = {
   added: '_scd_added',
   simple: '_scd_simple',
   materialized: '_scd_materialized',
+  /** A rebuild's event log re-derived under the flow, before it replaces the log (Delta). */
+  relogged: '_scd_relogged',
 } as const;

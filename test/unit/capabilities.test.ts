@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compact, duckdbDialect, postgresDialect, rebuild, ScdError, type Driver } from '../../src/index.js';
+import { compact, duckdbDialect, postgresDialect, ScdError, type Driver } from '../../src/index.js';
 import { sparkDialect } from '../../src/dialects/spark/spark-dialect.js';
 import type { ColumnModel } from '../../src/plan/model.js';
 import { stateChange } from '../../src/plan/key-state-sql.js';
@@ -78,15 +78,6 @@ describe('commands an engine without transactions cannot yet make whole', () => 
     return { sent, driver: { dialect: sparkDialect, location: 'sc://test/default', run: refuse, query: refuse, columns: refuse } as unknown as Driver };
   };
   const flow = defineFlow({ target: 'dim', keys: ['id'], sequenceBy: 'ts' });
-
-  it('scd rebuild is refused on Spark before any statement, with what to do instead', async () => {
-    const { sent, driver } = untouched();
-    const err = await rebuild(driver, flow).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(ScdError);
-    expect((err as ScdError).message).toMatch(/^scd rebuild is not available on spark yet: it rewrites the event log in several writes/);
-    expect((err as ScdError).fix).toMatch(/new `target` name/);
-    expect(sent).toEqual([]);
-  });
 
   it('scd compact is refused on Spark before any statement', async () => {
     const { sent, driver } = untouched();

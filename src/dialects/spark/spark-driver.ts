@@ -334,7 +334,8 @@ export class SparkDriver implements Driver {
   }
 
   async tableHistory(table: string, latest?: number): Promise<TableVersion[]> {
-    const history = await this.client.execute(`DESCRIBE HISTORY ${q(table)}${latest ? ` LIMIT ${latest}` : ''}`);
+    // By the schema's name: a commit's pinned reads are temporary views by the tables' names.
+    const history = await this.client.execute(`DESCRIBE HISTORY ${this.schemaName}.${q(table)}${latest ? ` LIMIT ${latest}` : ''}`);
     return history
       .map((h) => {
         const restored = h.operation === 'RESTORE' ? parameter(h.operationParameters, 'version') : undefined;

@@ -49,4 +49,4 @@ DELETE FROM "dim" WHERE ctid = ANY(ARRAY(SELECT r."__scd_rowid" FROM "_scd_remov
 INSERT INTO "dim" ("id", "ts", "n", "city", "tier", "op") SELECT "id", "ts", "n", "city", "tier", "op" FROM "_scd_added" a WHERE NOT a."__scd_close";
 INSERT INTO "_scd_commits" VALUES ($1, CAST($2 AS integer), CAST($3 AS timestamp with time zone), $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19);
 COMMIT;
-DROP TABLE IF EXISTS "_scd_stage", "_scd_rejects", "_scd_batch", "_scd_valid", "_scd_dups", "_scd_slow_log", "_scd_events", "_scd_new", "_scd_keys", "_scd_recomputed", "_scd_recomputed_walked", "_scd_stored", "_scd_pairs", "_scd_changed", "_scd_simple", "_scd_materialized", "_scd_removed_walked", "_scd_added_walked", "_scd_lines_0", "_scd_records_0" CASCADE;
+DROP TABLE IF EXISTS "_scd_stage", "_scd_rejects", "_scd_batch", "_scd_valid", "_scd_dups", "_scd_slow_log", "_scd_events", "_scd_new", "_scd_keys", "_scd_recomputed", "_scd_recomputed_walked", "_scd_stored", "_scd_pairs", "_scd_changed", "_scd_simple", "_scd_materialized", "_scd_relogged", "_scd_removed_walked", "_scd_added_walked", "_scd_lines_0", "_scd_records_0" CASCADE;

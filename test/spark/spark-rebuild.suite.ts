@@ -1,0 +1,138 @@
+/**
+ * `scd rebuild` on Spark + Delta (docs/SPARK.md "Rebuild"): a commit like an apply's, under the
+ * target's lease, each write labelled, the target changed by one MERGE, the record last. The same
+ * flows give DuckDB's target, counts and change feed; a flow change that needs the log re-derived
+ * overwrites the log in one Delta write; one that would change the target's columns is refused
+ * before anything is written; a rebuild interrupted after any write is undone by the next commit.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { applyRows, defineFlow, latestVersion, readTargetWith, rebuild, ScdError, type Driver, type FlowInput } from '../../src/index.js';
+import { engines, sparkEngine } from '../engines.js';
+import { feed } from '../history/fixtures/history.js';
+
+const NAMES: FlowInput = { target: 'dim_rb', keys: 'id', sequenceBy: 'seq', applyAsDeletes: "op = 'D'", exceptColumns: ['op', 'seq'], trackHistory: ['city'] };
+const up = (id: number, name: string, city: string, seq: number) => ({ id, name, city, seq, op: 'U' });
+const BATCHES = [
+  [up(1, 'Ann', 'Goa', 1), up(2, 'Bob', 'Pune', 1)],
+  [up(1, 'Anna', 'Goa', 2), up(2, 'Bob', 'Agra', 3)],
+  [up(1, 'Anna', 'Delhi', 3), { id: 2, name: null, city: null, seq: 4, op: 'D' }],
+];
+// The log re-derived: `op` was a column, now also what makes a delete (the target's columns stay).
+const RELOG: FlowInput = { target: 'dim_rl', keys: 'id', sequenceBy: 'seq', exceptColumns: ['seq', 'op'] };
+const RELOG_EVENTS = [
+  { id: 1, v: 'a', seq: 1, op: 'U' },
+  { id: 1, v: null, seq: 2, op: 'D' },
+  { id: 2, v: 'b', seq: 1, op: 'U' },
+];
+
+const counts = (r: object) => {
+  const { version, operation, keysAffected, rowsInserted, rowsUpdated, rowsDeleted, versionsClosed } = r as Record<string, unknown>;
+  return { version, operation, keysAffected, rowsInserted, rowsUpdated, rowsDeleted, versionsClosed };
+};
+
+describe.skipIf(!sparkEngine)('scd rebuild on Spark + Delta (SCD_TEST_SPARK_URL)', { timeout: 900_000 }, () => {
+  let spark: Driver;
+  let duck: Driver;
+  beforeAll(async () => {
+    spark = await sparkEngine!.open();
+    duck = await engines.find((e) => e.name === 'duckdb')!.open();
+  }, 300_000);
+  afterAll(async () => {
+    await spark?.close();
+    await duck?.close();
+  });
+
+  it('trackHistory changed: the target, counts and change feed DuckDB gives; applies go on after it', async () => {
+    const old = defineFlow(NAMES);
+    const now = defineFlow({ ...NAMES, trackHistory: undefined });
+    for (const d of [spark, duck]) for (const b of BATCHES) await applyRows(d, old, b);
+    await expect(applyRows(spark, now, [up(1, 'Ann', 'Delhi', 5)])).rejects.toThrow(/rebuild/);
+    const onSpark = await rebuild(spark, now);
+    const onDuck = await rebuild(duck, now);
+    expect(counts(onSpark)).toEqual(counts(onDuck));
+    expect(onSpark).toMatchObject({ version: 4, operation: 'rebuild', rowsInserted: 1, rowsUpdated: 1 });
+    expect(await readTargetWith(spark, now)).toEqual(await readTargetWith(duck, now));
+    const sorted = (rows: object[]) => rows.map((r) => JSON.stringify(r)).sort();
+    expect(sorted(await feed(spark, now, 4))).toEqual(sorted(await feed(duck, now, 4)));
+    expect(await feed(spark, now, 4)).toHaveLength(3);
+    // The rebuilt key state decides the next commit: a late event is placed, a new one appended.
+    for (const d of [spark, duck]) await applyRows(d, now, [up(1, 'Ann', 'Mumbai', 2.5), up(3, 'Cy', 'Agra', 6)]);
+    expect(await readTargetWith(spark, now)).toEqual(await readTargetWith(duck, now));
+    expect(await latestVersion(spark, now)).toBe(5);
+  });
+
+  it('applyAsDeletes added: the log is re-derived in one write, and a replay is still a duplicate', async () => {
+    const old = defineFlow(RELOG);
+    const now = defineFlow({ ...RELOG, applyAsDeletes: "op = 'D'" });
+    for (const d of [spark, duck]) await applyRows(d, old, RELOG_EVENTS);
+    const onSpark = await rebuild(spark, now);
+    expect(counts(onSpark)).toEqual(counts(await rebuild(duck, now)));
+    expect(await readTargetWith(spark, now)).toEqual([
+      { id: 1, v: 'a', __START_AT: 1, __END_AT: 2 },
+      { id: 2, v: 'b', __START_AT: 1, __END_AT: null },
+    ]);
+    const again = await applyRows(spark, now, RELOG_EVENTS);
+    expect([again.eventsApplied, again.duplicates, again.rowsInserted]).toEqual([0, 3, 0]);
+  });
+
+  it("a flow change that would change the target's columns is refused before anything is written", async () => {
+    const input: FlowInput = { target: 'dim_rs', keys: 'id', sequenceBy: 'seq', exceptColumns: ['seq', 'phone'] };
+    const flow = defineFlow(input);
+    await applyRows(spark, flow, [{ id: 1, city: 'Goa', phone: '1', seq: 1 }]);
+    const before = await readTargetWith(spark, flow);
+    const err = await rebuild(spark, defineFlow({ ...input, exceptColumns: ['seq'] })).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ScdError);
+    expect((err as ScdError).message).toBe("scd rebuild cannot change the target's columns or identity on spark yet (this flow changes its columns)");
+    expect((err as ScdError).fix).toMatch(/new `target` name/);
+    expect(await latestVersion(spark, flow)).toBe(1);
+    expect(await readTargetWith(spark, flow)).toEqual(before);
+    // The lease went back: the next commit takes the target at once.
+    expect((await applyRows(spark, flow, [{ id: 1, city: 'Agra', phone: '1', seq: 2 }])).version).toBe(2);
+  });
+
+  it('a rebuild failing after each of its writes is undone by the next one, which ends with the target DuckDB builds', async () => {
+    // Rebuilt to and fro between two flows, each rebuild re-deriving the log: DuckDB's targets of each.
+    const flows = [defineFlow({ ...RELOG, target: 'dim_rx' }), defineFlow({ ...RELOG, target: 'dim_rx', applyAsDeletes: "op = 'D'" })];
+    for (const d of [spark, duck]) await applyRows(d, flows[0]!, RELOG_EVENTS);
+    const expected: Array<Array<Record<string, unknown>>> = [];
+    for (const f of [flows[1]!, flows[0]!]) {
+      await rebuild(duck, f);
+      expected.push(await readTargetWith(duck, f));
+    }
+    expect(expected[0]).not.toEqual(expected[1]);
+    const target = spark as unknown as { run: (sql: string, params?: unknown[]) => Promise<void> };
+    const run = target.run.bind(spark);
+    // A rebuild's writes, in order: the log overwritten, the key state emptied, the key state and
+    // the target (at once), the flow record; its commit record last.
+    const writes = /^(INSERT OVERWRITE|DELETE FROM|MERGE INTO|INSERT INTO)\b/;
+    let version = 1;
+    for (let failAfter = 1; ; failAfter++) {
+      const to = flows[failAfter % 2]!;
+      let seen = 0;
+      target.run = async (sql, params) => {
+        await run(sql, params);
+        if (writes.test(sql.trim()) && !/_scd_commits|_scd_locks/.test(sql) && ++seen === failAfter) throw new Error(`simulated failure after write ${failAfter}`);
+      };
+      let failed = false;
+      try {
+        await rebuild(spark, to);
+      } catch (e) {
+        failed = /simulated failure/.test(String(e));
+        if (!failed) throw e;
+      } finally {
+        target.run = run;
+      }
+      version++;
+      if (!failed) {
+        expect(failAfter).toBeGreaterThan(4);
+        expect(await readTargetWith(spark, to)).toEqual(expected[(failAfter + 1) % 2]);
+        break;
+      }
+      // The next rebuild undoes the interrupted one's writes and makes the commit whole.
+      await rebuild(spark, to);
+      expect(await latestVersion(spark, to)).toBe(version);
+      expect(await readTargetWith(spark, to)).toEqual(expected[(failAfter + 1) % 2]);
+      // And the next failure point rebuilds the other way, from a whole commit.
+    }
+  });
+});
