@@ -1,20 +1,21 @@
 import { ScdError } from '../errors.js';
 import { firstOfEachSql } from '../dialects/first-of-each.js';
 import type { Driver } from '../dialects/driver.js';
+import type { Dialect } from '../dialects/dialect.js';
 import type { Flow } from '../flow/flow.js';
-import { ensureCatalog, readTargetRecords, writeFlowRecord } from '../store/catalog.js';
-import { emptyCommit, recordCommit, type CommitResult } from '../store/commits.js';
-import { storeNames, TMP } from '../store/names.js';
+import { ensureCatalog, readFlowRecord, readTargetRecords, writeFlowRecord } from '../store/catalog.js';
+import { emptyCommit, lockRecords, recordCommit, type CommitResult } from '../store/commits.js';
+import { storeNames, TMP, written } from '../store/names.js';
 import type { Progress } from './apply.js';
 import { withScratch } from './scratch.js';
 import { FOLDED_COMMIT } from './events-sql.js';
-import { INTERNAL_PREFIX, seqParts, sequenceType } from './model.js';
+import { INTERNAL_PREFIX, seqParts, sequenceType, type ColumnModel } from './model.js';
 import { reportDiskFull } from './disk-full.js';
 import { COMMIT, HASH, OP, OP_DELETE, OP_TRUNCATE, OP_UPSERT } from './target.js';
 import { walkSql } from './walk-sql.js';
 import { greater } from './model.js';
 import { checkedSequenceValue } from './sequence-value.js';
-import { refuseWithoutTransactions } from './whole-log-commit.js';
+import { executorFor } from '../execute/executor.js';
 
 const VS = `${INTERNAL_PREFIX}vs`;
 const VE = `${INTERNAL_PREFIX}ve`;
@@ -34,21 +35,36 @@ export interface CompactResult extends CommitResult {
  * compaction watermark"): exact, never silently wrong. A key with a tie before T is not folded
  * (the order of tied events depends on their payloads), and truncates are kept. A rebuild after
  * compaction cannot split folded versions more finely than they were.
+ *
+ * On an engine without transactions (Spark + Delta) it is a commit like an apply's: under the
+ * target's lease, an interrupted commit undone first, each write of the log labelled with the
+ * commit's number (the next commit undoes an interrupted compaction), the record last.
  */
 export async function compact(driver: Driver, flow: Flow, given: string, progress: Progress = () => {}): Promise<CompactResult> {
   const started = Date.now();
-  const names = storeNames(flow.target);
+  let names = storeNames(flow.target);
   const d = driver.dialect;
   const q = d.quote;
-  refuseWithoutTransactions(driver, 'compact');
+  const executor = executorFor(d);
   await ensureCatalog(driver, names);
   // A full disk undoes the compaction whole, and says so in one line (disk-full.ts).
   return withScratch(driver, () => reportDiskFull(driver, flow, 'compaction', () => driver.transaction(async () => {
-    // A compaction is a commit: it takes its turn with the target's applies and rebuilds.
-    await driver.lockTarget(flow.target, progress);
-    const { record, version } = await readTargetRecords(driver, names);
+    // A compaction is a commit: it takes its turn with the target's applies and rebuilds. Its
+    // record is its last write: a lock that is a write of its own (Spark's lease) ends with it.
+    await driver.lockTarget(flow.target, progress, lockRecords(d, names, true));
+    const looked = executor.look(driver, names);
+    const stored = await readTargetRecords(driver, names);
+    const { version } = stored;
+    let record = stored.record;
     if (!record)
       throw new ScdError('NOT_APPLIED', `target "${flow.target}" does not exist in ${driver.location} yet`, { file: flow.origin, fix: 'run `scd apply` first' });
+    // Without transactions: an interrupted commit's writes undone, this one's labelled (store/recovery.ts).
+    const begun = await executor.begin(driver, names, version, true, looked);
+    if (begun.undone.includes(names.flows)) record = (await readFlowRecord(driver, names))!;
+    // The log as of the compaction's start (Spark: a pinned version, which its own writes leave
+    // alone), and the name it is written by.
+    names = await executor.pinReads(driver, names, begun.latest);
+    const log = written(names, 'events', q);
     const model = record.model;
     const first = model.seq[0]!;
     // The watermark as the engine compares it exactly (also stored so), or a person's error.
@@ -126,14 +142,12 @@ export async function compact(driver: Driver, flow: Flow, given: string, progres
     };
     const atStart = (_c: string, i: number) => part(VS, i);
     const list = [...srcCols, OP, HASH, COMMIT].map(q).join(', ');
-    // Truncates stay: keys left unfolded still need them, and on folded keys they change nothing.
-    await driver.run(
-      `DELETE FROM ${q(names.events)} WHERE ${q(OP)} <> ${OP_TRUNCATE} AND ${old}
-         AND EXISTS (SELECT 1 FROM ${q(TMP.keys)} k WHERE ${model.keys.map((c) => `k.${q(c.name)} = ${q(names.events)}.${q(c.name)}`).join(' AND ')})`,
-      [before],
-    );
-    await driver.run(`INSERT INTO ${q(names.events)} (${list}) SELECT ${select(OP_UPSERT, atStart, true)} FROM ${q(TMP.recomputed)} v WHERE NOT v.${q(VD)}`);
-    await driver.run(`INSERT INTO ${q(names.events)} (${list}) SELECT ${select(OP_DELETE, atStart, false)} FROM ${q(TMP.recomputed)} v WHERE v.${q(VD)}`);
+    // The folds: one upsert per version, one delete per deletion, and where a kept sequence
+    // column moved inside a version, the upsert that restores it.
+    const folds = [
+      `SELECT ${select(OP_UPSERT, atStart, true)} FROM ${q(TMP.recomputed)} v WHERE NOT v.${q(VD)}`,
+      `SELECT ${select(OP_DELETE, atStart, false)} FROM ${q(TMP.recomputed)} v WHERE v.${q(VD)}`,
+    ];
     if (keptSeq.length) {
       const moved = model.seq
         .map((c, i) => (keptSeq.includes(c) ? `v.${q(c.name)} IS DISTINCT FROM ${part(VS, i)}` : 'false'))
@@ -147,11 +161,14 @@ export async function compact(driver: Driver, flow: Flow, given: string, progres
       const inVersion = `NOT ${greater(vsParts, eParts)} AND (${veParts[0]} IS NULL OR ${greater(veParts, eParts)})`;
       const lastPart = (i: number) => q(`${INTERNAL_PREFIX}ls${i}`);
       const vk = [...K.map((k) => `v.${k}`), ...vsParts];
+      // Where the engine has no DISTINCT ON, the numbering names every column it keeps.
+      const versionColumns = d.capabilities.distinctOn ? undefined : ((await driver.columns(TMP.recomputed)) ?? []).map((c) => c.name);
       await driver.run(
         d.scratch(
           TMP.stored,
           firstOfEachSql(d, {
-            columns: ['v.*', ...eParts.map((e, i) => `${e} AS ${lastPart(i)}`)],
+            columns: [...(versionColumns?.map((c) => `v.${q(c)}`) ?? ['v.*']), ...eParts.map((e, i) => `${e} AS ${lastPart(i)}`)],
+            ...(versionColumns && { names: [...versionColumns, ...model.seq.map((_, i) => `${INTERNAL_PREFIX}ls${i}`)] }),
             from: `${q(TMP.recomputed)} v JOIN ${q(TMP.events)} e ON ${K.map((k) => `e.${k} = v.${k}`).join(' AND ')} AND e.${q(OP)} = ${OP_UPSERT} AND ${inVersion}
          WHERE NOT v.${q(VD)} AND (${moved})`,
             partition: vk,
@@ -159,18 +176,51 @@ export async function compact(driver: Driver, flow: Flow, given: string, progres
           }),
         ),
       );
-      await driver.run(`INSERT INTO ${q(names.events)} (${list}) SELECT ${select(OP_UPSERT, (_c, i) => `v.${lastPart(i)}`, true)} FROM ${q(TMP.stored)} v`);
+      folds.push(`SELECT ${select(OP_UPSERT, (_c, i) => `v.${lastPart(i)}`, true)} FROM ${q(TMP.stored)} v`);
     }
-    const written = Number((await driver.query(`SELECT CAST(count(*) AS INTEGER) AS n FROM ${q(names.events)} WHERE ${q(COMMIT)} = ${FOLDED_COMMIT} AND ${old}`, [before]))[0]!.n);
+    // The folded keys' old events make way for their folds; truncates stay (keys left unfolded
+    // still need them, and on folded keys they change nothing).
+    if (d.capabilities.transactions) {
+      await driver.run(
+        `DELETE FROM ${log} WHERE ${q(OP)} <> ${OP_TRUNCATE} AND ${old}
+         AND EXISTS (SELECT 1 FROM ${q(TMP.keys)} k WHERE ${model.keys.map((c) => `k.${q(c.name)} = ${log}.${q(c.name)}`).join(' AND ')})`,
+        [before],
+      );
+      for (const fold of folds) await driver.run(`INSERT INTO ${log} (${list}) ${fold}`);
+    } else await driver.run(foldMergeSql(d, model, log, list, folds, old), [before]);
+    // The log as it is now (not the compaction's pinned start).
+    const foldsInLog = Number((await driver.query(`SELECT CAST(count(*) AS INTEGER) AS n FROM ${log} WHERE ${q(COMMIT)} = ${FOLDED_COMMIT} AND ${old}`, [before]))[0]!.n);
     await writeFlowRecord(driver, names, { ...record, compactedBefore: before }, at);
     const result: CompactResult = {
       ...emptyCommit(version, 'compact', at, [`before ${before}`]),
       durationMs: Date.now() - started,
       eventsFolded: folded,
-      eventsWritten: written,
+      eventsWritten: foldsInLog,
     };
     const { eventsFolded: _f, eventsWritten: _w, ...commit } = result;
     await recordCommit(driver, names, commit);
     return result;
   })));
+}
+
+/**
+ * The folded keys' old events out and their folds in as ONE write of the log (Delta, which has no
+ * transaction to hold several): each folded key once, matching its old events, which go; each
+ * fold with no key to match, which comes in. Every cached relation that read the log is computed
+ * again after a write to it (Spark), so one write is also the cheap one.
+ */
+function foldMergeSql(d: Dialect, model: ColumnModel, log: string, list: string, folds: string[], old: string): string {
+  const q = d.quote;
+  const side = q(`${INTERNAL_PREFIX}fold`);
+  const columns = list.split(', ');
+  const keyMatch = model.keys.map((c) => `l.${q(c.name)} = s.${q(c.name)}`).join(' AND ');
+  const keysOnly = columns.map((c) => (model.keys.some((k) => q(k.name) === c) ? `k.${c}` : `NULL AS ${c}`)).join(', ');
+  return `MERGE INTO ${log} l USING (
+  SELECT ${keysOnly}, false AS ${side} FROM ${q(TMP.keys)} k
+  UNION ALL
+  SELECT *, true AS ${side} FROM (${folds.join('\n  UNION ALL\n  ')}) f
+) s
+ON NOT s.${side} AND ${keyMatch} AND l.${q(OP)} <> ${OP_TRUNCATE} AND l.${old}
+WHEN MATCHED THEN DELETE
+WHEN NOT MATCHED AND s.${side} THEN INSERT (${list}) VALUES (${columns.map((c) => `s.${c}`).join(', ')})`;
 }

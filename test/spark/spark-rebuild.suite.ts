@@ -1,12 +1,13 @@
 /**
- * `scd rebuild` on Spark + Delta (docs/SPARK.md "Rebuild"): a commit like an apply's, under the
- * target's lease, each write labelled, the target changed by one MERGE, the record last. The same
- * flows give DuckDB's target, counts and change feed; a flow change that needs the log re-derived
- * overwrites the log in one Delta write; one that would change the target's columns is refused
- * before anything is written; a rebuild interrupted after any write is undone by the next commit.
+ * `scd rebuild` and `scd compact` on Spark + Delta (docs/SPARK.md "Rebuild and compaction"): each a
+ * commit like an apply's, under the target's lease, each write labelled, the target changed by one
+ * MERGE, the record last. The same flows give DuckDB's target, counts and change feed; a flow
+ * change that needs the log re-derived overwrites the log in one Delta write; one that would change
+ * the target's columns is refused before anything is written; a rebuild or a compaction
+ * interrupted after any write is undone by the next commit.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyRows, defineFlow, latestVersion, readTargetWith, rebuild, ScdError, type Driver, type FlowInput } from '../../src/index.js';
+import { applyRows, compact, defineFlow, latestVersion, readTargetWith, rebuild, ScdError, type Driver, type FlowInput } from '../../src/index.js';
 import { engines, sparkEngine } from '../engines.js';
 import { feed } from '../history/fixtures/history.js';
 
@@ -134,5 +135,58 @@ describe.skipIf(!sparkEngine)('scd rebuild on Spark + Delta (SCD_TEST_SPARK_URL)
       expect(await readTargetWith(spark, to)).toEqual(expected[(failAfter + 1) % 2]);
       // And the next failure point rebuilds the other way, from a whole commit.
     }
+  });
+
+  it('scd compact: the folds DuckDB makes, the target unchanged, a later event older than the watermark quarantined; failed after each write, undone by the next', async () => {
+    const flow = defineFlow({ target: 'dim_cp', keys: 'id', sequenceBy: 'seq', applyAsDeletes: "op = 'D'", exceptColumns: ['op'] });
+    const ev = (id: number, v: string, seq: number, op = 'U') => ({ id, v, seq, op });
+    const events = [
+      [ev(1, 'a', 1), ev(2, 'b', 1), ev(3, 'c', 1)],
+      [ev(1, 'a2', 2), ev(2, 'b', 2), ev(3, 'c', 3, 'D')],
+      [ev(1, 'a3', 4), ev(2, 'b2', 5), ev(3, 'c2', 6)],
+      [ev(1, 'a4', 7), ev(2, 'b3', 8)],
+    ];
+    for (const d of [spark, duck]) for (const b of events) await applyRows(d, flow, b);
+    const target = await readTargetWith(duck, flow);
+    expect(await readTargetWith(spark, flow)).toEqual(target);
+    const spy = spark as unknown as { run: (sql: string, params?: unknown[]) => Promise<void> };
+    const run = spy.run.bind(spark);
+    // A compaction's writes, in order: the log (the folded keys' old events out and their folds in,
+    // one MERGE), the flow record's watermark; its commit record last.
+    const writes = /^(DELETE FROM|MERGE INTO|INSERT INTO)\b/;
+    let before = 2;
+    for (let failAfter = 1; ; failAfter++, before++) {
+      let seen = 0;
+      spy.run = async (sql, params) => {
+        await run(sql, params);
+        if (writes.test(sql.trim()) && !/_scd_commits|_scd_locks/.test(sql) && ++seen === failAfter) throw new Error(`simulated failure after write ${failAfter}`);
+      };
+      let failed = false;
+      try {
+        await compact(spark, flow, String(before));
+      } catch (e) {
+        failed = /simulated failure/.test(String(e));
+        if (!failed) throw e;
+      } finally {
+        spy.run = run;
+      }
+      const onDuck = await compact(duck, flow, String(before));
+      const onSpark = failed ? await compact(spark, flow, String(before)) : undefined;
+      if (onSpark) expect([onSpark.version, onSpark.eventsFolded, onSpark.eventsWritten]).toEqual([onDuck.version, onDuck.eventsFolded, onDuck.eventsWritten]);
+      expect(await readTargetWith(spark, flow)).toEqual(target);
+      if (!failed) {
+        expect(failAfter).toBe(3);
+        break;
+      }
+    }
+    // The watermark holds: a later event older than it is quarantined on both, and the rest agree.
+    const late = [ev(1, 'too old', 1), ev(3, 'c3', 9)];
+    const [s, k] = [await applyRows(spark, flow, late), await applyRows(duck, flow, late)];
+    expect([s.quarantined, s.eventsApplied]).toEqual([k.quarantined, k.eventsApplied]);
+    expect(s.quarantined).toBe(1);
+    expect(await readTargetWith(spark, flow)).toEqual(await readTargetWith(duck, flow));
+    // A rebuild after the compaction gives the same target.
+    await rebuild(spark, flow);
+    expect(await readTargetWith(spark, flow)).toEqual(await readTargetWith(duck, flow));
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compact, duckdbDialect, postgresDialect, ScdError, type Driver } from '../../src/index.js';
+import { duckdbDialect, postgresDialect } from '../../src/index.js';
 import { sparkDialect } from '../../src/dialects/spark/spark-dialect.js';
 import type { ColumnModel } from '../../src/plan/model.js';
 import { stateChange } from '../../src/plan/key-state-sql.js';
@@ -64,26 +64,5 @@ describe('dialect capabilities', () => {
     expect(spark[0]).not.toMatch(/DISTINCT ON|rowid|ctid/);
     const duck = stateSql(duckdbDialect);
     expect(duck.map((s) => s.split(' ')[0])).toEqual(['DELETE', 'INSERT']);
-  });
-});
-
-describe('commands an engine without transactions cannot yet make whole', () => {
-  /** A Spark-dialect driver that fails the test if any statement reaches it. */
-  const untouched = () => {
-    const sent: string[] = [];
-    const refuse = async (sql: string) => {
-      sent.push(sql);
-      throw new Error(`a statement was sent: ${sql}`);
-    };
-    return { sent, driver: { dialect: sparkDialect, location: 'sc://test/default', run: refuse, query: refuse, columns: refuse } as unknown as Driver };
-  };
-  const flow = defineFlow({ target: 'dim', keys: ['id'], sequenceBy: 'ts' });
-
-  it('scd compact is refused on Spark before any statement', async () => {
-    const { sent, driver } = untouched();
-    const err = await compact(driver, flow, '10').catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(ScdError);
-    expect((err as ScdError).message).toMatch(/^scd compact is not available on spark yet/);
-    expect(sent).toEqual([]);
   });
 });
