@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyRows, changesQuery, defineFlow, readCommitLog, readRows, readTargetWith, type Driver } from '../../src/index.js';
 import { engines, sparkEngine } from '../engines.js';
 import { storeNames } from '../../src/store/names.js';
+import { failsAfterWrite } from './fail-after-write.js';
 
 const flow = defineFlow({
   target: 'dim_crash',
@@ -37,50 +38,6 @@ const batch = (k: number) => [
  * state's writes (docs/DECISIONS.md, issue 20 session 22).
  */
 const simpleBatch = (k: number) => [ev(1, `simple-${k}`, 1000 + 10 * k), ev(4, '', 1000 + 10 * k, 'D'), ev(20 + k, `new-${k}`, 1000 + 10 * k), ev(null, `bad-${k}`, 1000)];
-
-/** A write to a stored table (scratch on Spark is CACHE TABLE / CREATE TEMP VIEW, never these); the lease table is not the commit's. */
-const isWrite = (sql: string) => /^\s*(INSERT|MERGE|DELETE|UPDATE|CREATE TABLE|ALTER TABLE)\b/i.test(sql) && !/_scd_locks/.test(sql);
-
-/** From now on, the driver's client fails once, right after its `k`-th write (the write is done). */
-function failAfterWrite(driver: Driver, k: number): { failed: () => string | undefined } {
-  const target = driver as unknown as { run: (sql: string, params?: unknown[]) => Promise<void> };
-  const original = target.run.bind(driver);
-  let writes = 0;
-  let failedAfter: string | undefined;
-  target.run = async (sql, params) => {
-    await original(sql, params);
-    if (failedAfter === undefined && isWrite(sql) && ++writes === k) {
-      failedAfter = sql;
-      throw new Error(`simulated failure after write ${k}`);
-    }
-  };
-  return { failed: () => failedAfter };
-}
-
-/**
- * One attempt of `apply` whose client fails right after its `k`-th write: the write it failed
- * after (with that failure, nothing else), or undefined when the attempt had no k-th write and
- * succeeded.
- */
-async function failsAfterWrite(driver: Driver, k: number, apply: () => Promise<unknown>): Promise<string | undefined> {
-  const { run } = driver as unknown as { run: Driver['run'] };
-  const probe = failAfterWrite(driver, k);
-  let error: unknown;
-  try {
-    await apply();
-  } catch (e) {
-    error = e;
-  } finally {
-    (driver as unknown as { run: Driver['run'] }).run = run;
-  }
-  const failedAfter = probe.failed();
-  if (failedAfter === undefined) {
-    if (error) throw error;
-    return undefined;
-  }
-  expect(String(error)).toContain(`simulated failure after write ${k}`);
-  return failedAfter;
-}
 
 const sorted = (rows: Array<Record<string, unknown>>) => rows.map((r) => JSON.stringify(r)).sort();
 

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyRows, compact, defineFlow, latestVersion, readTargetWith, rebuild, ScdError, type Driver, type FlowInput } from '../../src/index.js';
 import { engines, sparkEngine } from '../engines.js';
 import { feed } from '../history/fixtures/history.js';
+import { failsAfterWrite } from './fail-after-write.js';
 
 const NAMES: FlowInput = { target: 'dim_rb', keys: 'id', sequenceBy: 'seq', applyAsDeletes: "op = 'D'", exceptColumns: ['op', 'seq'], trackHistory: ['city'] };
 const up = (id: number, name: string, city: string, seq: number) => ({ id, name, city, seq, op: 'U' });
@@ -101,40 +102,21 @@ describe.skipIf(!sparkEngine)('scd rebuild on Spark + Delta (SCD_TEST_SPARK_URL)
       expected.push(await readTargetWith(duck, f));
     }
     expect(expected[0]).not.toEqual(expected[1]);
-    const target = spark as unknown as { run: (sql: string, params?: unknown[]) => Promise<void> };
-    const run = target.run.bind(spark);
-    // A rebuild's writes, in order: the log overwritten, the key state emptied, the key state and
-    // the target (at once), the flow record; its commit record last.
-    const writes = /^(INSERT OVERWRITE|DELETE FROM|MERGE INTO|INSERT INTO)\b/;
+    // Attempt k fails right after its k-th write (a rebuild's: the log overwritten, the key state
+    // emptied, the key state and the target at once, the flow record, the commit record), until an
+    // attempt has no k-th write; the next rebuild undoes an interrupted one and makes it whole.
     let version = 1;
-    for (let failAfter = 1; ; failAfter++) {
-      const to = flows[failAfter % 2]!;
-      let seen = 0;
-      target.run = async (sql, params) => {
-        await run(sql, params);
-        if (writes.test(sql.trim()) && !/_scd_commits|_scd_locks/.test(sql) && ++seen === failAfter) throw new Error(`simulated failure after write ${failAfter}`);
-      };
-      let failed = false;
-      try {
-        await rebuild(spark, to);
-      } catch (e) {
-        failed = /simulated failure/.test(String(e));
-        if (!failed) throw e;
-      } finally {
-        target.run = run;
-      }
-      version++;
-      if (!failed) {
-        expect(failAfter).toBeGreaterThan(4);
-        expect(await readTargetWith(spark, to)).toEqual(expected[(failAfter + 1) % 2]);
-        break;
-      }
-      // The next rebuild undoes the interrupted one's writes and makes the commit whole.
-      await rebuild(spark, to);
-      expect(await latestVersion(spark, to)).toBe(version);
-      expect(await readTargetWith(spark, to)).toEqual(expected[(failAfter + 1) % 2]);
-      // And the next failure point rebuilds the other way, from a whole commit.
+    let failures = 0;
+    for (let k = 1; ; k++) {
+      const to = flows[k % 2]!;
+      const failedAfter = await failsAfterWrite(spark, k, () => rebuild(spark, to));
+      if (failedAfter !== undefined) failures++;
+      if (failedAfter !== undefined && !/_scd_commits/.test(failedAfter)) await rebuild(spark, to);
+      expect(await latestVersion(spark, to)).toBe(++version);
+      expect(await readTargetWith(spark, to)).toEqual(expected[(k + 1) % 2]);
+      if (failedAfter === undefined) break;
     }
+    expect(failures).toBe(6);
   });
 
   it('scd compact: the folds DuckDB makes, the target unchanged, a later event older than the watermark quarantined; failed after each write, undone by the next', async () => {
@@ -149,36 +131,22 @@ describe.skipIf(!sparkEngine)('scd rebuild on Spark + Delta (SCD_TEST_SPARK_URL)
     for (const d of [spark, duck]) for (const b of events) await applyRows(d, flow, b);
     const target = await readTargetWith(duck, flow);
     expect(await readTargetWith(spark, flow)).toEqual(target);
-    const spy = spark as unknown as { run: (sql: string, params?: unknown[]) => Promise<void> };
-    const run = spy.run.bind(spark);
-    // A compaction's writes, in order: the log (the folded keys' old events out and their folds in,
-    // one MERGE), the flow record's watermark; its commit record last.
-    const writes = /^(DELETE FROM|MERGE INTO|INSERT INTO)\b/;
-    let before = 2;
-    for (let failAfter = 1; ; failAfter++, before++) {
-      let seen = 0;
-      spy.run = async (sql, params) => {
-        await run(sql, params);
-        if (writes.test(sql.trim()) && !/_scd_commits|_scd_locks/.test(sql) && ++seen === failAfter) throw new Error(`simulated failure after write ${failAfter}`);
-      };
-      let failed = false;
-      try {
-        await compact(spark, flow, String(before));
-      } catch (e) {
-        failed = /simulated failure/.test(String(e));
-        if (!failed) throw e;
-      } finally {
-        spy.run = run;
-      }
+    // Attempt k fails right after its k-th write (a compaction's: the log in one MERGE, the flow
+    // record's watermark, the commit record), until an attempt has no k-th write.
+    let failures = 0;
+    for (let k = 1, before = 2; ; k++, before++) {
+      const failedAfter = await failsAfterWrite(spark, k, () => compact(spark, flow, String(before)));
       const onDuck = await compact(duck, flow, String(before));
-      const onSpark = failed ? await compact(spark, flow, String(before)) : undefined;
-      if (onSpark) expect([onSpark.version, onSpark.eventsFolded, onSpark.eventsWritten]).toEqual([onDuck.version, onDuck.eventsFolded, onDuck.eventsWritten]);
-      expect(await readTargetWith(spark, flow)).toEqual(target);
-      if (!failed) {
-        expect(failAfter).toBe(3);
-        break;
+      if (failedAfter !== undefined) failures++;
+      if (failedAfter !== undefined && !/_scd_commits/.test(failedAfter)) {
+        const onSpark = await compact(spark, flow, String(before));
+        expect([onSpark.version, onSpark.eventsFolded, onSpark.eventsWritten]).toEqual([onDuck.version, onDuck.eventsFolded, onDuck.eventsWritten]);
       }
+      expect(await latestVersion(spark, flow)).toBe(onDuck.version);
+      expect(await readTargetWith(spark, flow)).toEqual(target);
+      if (failedAfter === undefined) break;
     }
+    expect(failures).toBe(3);
     // The watermark holds: a later event older than it is quarantined on both, and the rest agree.
     const late = [ev(1, 'too old', 1), ev(3, 'c3', 9)];
     const [s, k] = [await applyRows(spark, flow, late), await applyRows(duck, flow, late)];
