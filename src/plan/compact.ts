@@ -3,8 +3,8 @@ import { firstOfEachSql } from '../dialects/first-of-each.js';
 import type { Driver } from '../dialects/driver.js';
 import type { Dialect } from '../dialects/dialect.js';
 import type { Flow } from '../flow/flow.js';
-import { ensureCatalog, readFlowRecord, readTargetRecords, writeFlowRecord } from '../store/catalog.js';
-import { emptyCommit, lockRecords, recordCommit, type CommitResult } from '../store/commits.js';
+import { ensureCatalog, writeFlowRecord } from '../store/catalog.js';
+import { emptyCommit, recordCommit, type CommitResult } from '../store/commits.js';
 import { storeNames, TMP, written } from '../store/names.js';
 import type { Progress } from './apply.js';
 import { withScratch } from './scratch.js';
@@ -15,7 +15,7 @@ import { COMMIT, HASH, OP, OP_DELETE, OP_TRUNCATE, OP_UPSERT } from './target.js
 import { walkSql } from './walk-sql.js';
 import { greater } from './model.js';
 import { checkedSequenceValue } from './sequence-value.js';
-import { executorFor } from '../execute/executor.js';
+import { beginRecordedCommit } from './begin-recorded.js';
 
 const VS = `${INTERNAL_PREFIX}vs`;
 const VE = `${INTERNAL_PREFIX}ve`;
@@ -42,28 +42,15 @@ export interface CompactResult extends CommitResult {
  */
 export async function compact(driver: Driver, flow: Flow, given: string, progress: Progress = () => {}): Promise<CompactResult> {
   const started = Date.now();
-  let names = storeNames(flow.target);
   const d = driver.dialect;
   const q = d.quote;
-  const executor = executorFor(d);
-  await ensureCatalog(driver, names);
+  await ensureCatalog(driver, storeNames(flow.target));
   // A full disk undoes the compaction whole, and says so in one line (disk-full.ts).
   return withScratch(driver, () => reportDiskFull(driver, flow, 'compaction', () => driver.transaction(async () => {
-    // A compaction is a commit: it takes its turn with the target's applies and rebuilds. Its
-    // record is its last write: a lock that is a write of its own (Spark's lease) ends with it.
-    await driver.lockTarget(flow.target, progress, lockRecords(d, names, true));
-    const looked = executor.look(driver, names);
-    const stored = await readTargetRecords(driver, names);
-    const { version } = stored;
-    let record = stored.record;
-    if (!record)
-      throw new ScdError('NOT_APPLIED', `target "${flow.target}" does not exist in ${driver.location} yet`, { file: flow.origin, fix: 'run `scd apply` first' });
-    // Without transactions: an interrupted commit's writes undone, this one's labelled (store/recovery.ts).
-    const begun = await executor.begin(driver, names, version, true, looked);
-    if (begun.undone.includes(names.flows)) record = (await readFlowRecord(driver, names))!;
-    // The log as of the compaction's start (Spark: a pinned version, which its own writes leave
-    // alone), and the name it is written by.
-    names = await executor.pinReads(driver, names, begun.latest);
+    // A compaction is a commit: it takes its turn with the target's applies and rebuilds, and
+    // reads the log as of its start (Spark: a pinned version, which its own writes leave alone).
+    const begun = await beginRecordedCommit(driver, flow, storeNames(flow.target), progress, 'run `scd apply` first');
+    const { record, version, names } = begun;
     const log = written(names, 'events', q);
     const model = record.model;
     const first = model.seq[0]!;
@@ -141,7 +128,8 @@ export async function compact(driver: Driver, flow: Flow, given: string, progres
       return `${cols.join(', ')}, ${op}, ${d.rowHash(payload)}, ${FOLDED_COMMIT}`;
     };
     const atStart = (_c: string, i: number) => part(VS, i);
-    const list = [...srcCols, OP, HASH, COMMIT].map(q).join(', ');
+    const logColumns = [...srcCols, OP, HASH, COMMIT].map(q);
+    const list = logColumns.join(', ');
     // The folds: one upsert per version, one delete per deletion, and where a kept sequence
     // column moved inside a version, the upsert that restores it.
     const folds = [
@@ -187,7 +175,7 @@ export async function compact(driver: Driver, flow: Flow, given: string, progres
         [before],
       );
       for (const fold of folds) await driver.run(`INSERT INTO ${log} (${list}) ${fold}`);
-    } else await driver.run(foldMergeSql(d, model, log, list, folds, old), [before]);
+    } else await driver.run(foldMergeSql(d, model, log, logColumns, folds, old), [before]);
     // The log as it is now (not the compaction's pinned start).
     const foldsInLog = Number((await driver.query(`SELECT CAST(count(*) AS INTEGER) AS n FROM ${log} WHERE ${q(COMMIT)} = ${FOLDED_COMMIT} AND ${old}`, [before]))[0]!.n);
     await writeFlowRecord(driver, names, { ...record, compactedBefore: before }, at);
@@ -209,10 +197,9 @@ export async function compact(driver: Driver, flow: Flow, given: string, progres
  * fold with no key to match, which comes in. Every cached relation that read the log is computed
  * again after a write to it (Spark), so one write is also the cheap one.
  */
-function foldMergeSql(d: Dialect, model: ColumnModel, log: string, list: string, folds: string[], old: string): string {
+function foldMergeSql(d: Dialect, model: ColumnModel, log: string, columns: string[], folds: string[], old: string): string {
   const q = d.quote;
   const side = q(`${INTERNAL_PREFIX}fold`);
-  const columns = list.split(', ');
   const keyMatch = model.keys.map((c) => `l.${q(c.name)} = s.${q(c.name)}`).join(' AND ');
   const keysOnly = columns.map((c) => (model.keys.some((k) => q(k.name) === c) ? `k.${c}` : `NULL AS ${c}`)).join(', ');
   return `MERGE INTO ${log} l USING (
@@ -222,5 +209,5 @@ function foldMergeSql(d: Dialect, model: ColumnModel, log: string, list: string,
 ) s
 ON NOT s.${side} AND ${keyMatch} AND l.${q(OP)} <> ${OP_TRUNCATE} AND l.${old}
 WHEN MATCHED THEN DELETE
-WHEN NOT MATCHED AND s.${side} THEN INSERT (${list}) VALUES (${columns.map((c) => `s.${c}`).join(', ')})`;
+WHEN NOT MATCHED AND s.${side} THEN INSERT (${columns.join(', ')}) VALUES (${columns.map((c) => `s.${c}`).join(', ')})`;
 }

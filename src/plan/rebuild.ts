@@ -1,8 +1,8 @@
 import { ScdError } from '../errors.js';
 import type { Driver } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
-import { ensureCatalog, readFlowRecord, readTargetRecords, writeFlowRecord } from '../store/catalog.js';
-import { emptyCommit, lockRecords, recordCommit, type CommitResult } from '../store/commits.js';
+import { ensureCatalog, writeFlowRecord } from '../store/catalog.js';
+import { emptyCommit, recordCommit, type CommitResult } from '../store/commits.js';
 import { storeNames, TMP, written, type StoreNames } from '../store/names.js';
 import type { Progress } from './apply.js';
 import { NO_CHANGES, recompute, walkKeys } from './recompute.js';
@@ -22,6 +22,7 @@ import { reportDiskFull } from './disk-full.js';
 import { ensureFeedColumns, materializeFeed, writtenShape } from '../store/feed.js';
 import type { FlowRecord } from '../store/catalog.js';
 import { executorFor } from '../execute/executor.js';
+import { beginRecordedCommit } from './begin-recorded.js';
 
 /**
  * Recompute the whole target from the kept events under the flow as it is now (a full refresh):
@@ -40,26 +41,13 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
   let names = storeNames(flow.target);
   const d = driver.dialect;
   const q = d.quote;
-  const executor = executorFor(d);
   checkSpelling(flow);
   await ensureCatalog(driver, names);
   // A full disk undoes the rebuild whole, and says so in one line (disk-full.ts).
   return withScratch(driver, () => reportDiskFull(driver, flow, 'rebuild', () => driver.transaction(async () => {
-    // The commit record is the rebuild's last write: a lock that is a write of its own ends with it.
-    await driver.lockTarget(flow.target, progress, lockRecords(d, names, true));
-    const looked = executor.look(driver, names);
-    // The flow record, this commit's number, and whether an earlier commit counted ties.
-    const stored = await readTargetRecords(driver, names);
-    const { version, hadTies } = stored;
-    let record = stored.record;
-    if (!record)
-      throw new ScdError('NOT_APPLIED', `target "${flow.target}" does not exist in ${driver.location} yet`, {
-        file: flow.origin,
-        fix: 'run `scd apply` first (or check --db)',
-      });
-    // Without transactions: an interrupted commit's writes undone, this one's labelled (store/recovery.ts).
-    const begun = await executor.begin(driver, names, version, true, looked);
-    if (begun.undone.includes(names.flows)) record = (await readFlowRecord(driver, names))!;
+    // Read as of the rebuild's start; written by the names begun.names gives (Spark: pinned reads).
+    const begun = await beginRecordedCommit(driver, flow, names, progress, 'run `scd apply` first (or check --db)');
+    const { record, version, hadTies } = begun;
     flow = settleDebezium(flow, record.model.source.map((c) => c.name));
     const model = deriveModel(flow, record.model.source);
     // The log is re-derived with the flow's expressions: the engine's verdict on them first.
@@ -82,8 +70,7 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
         file: flow.origin,
         fix: 'apply the inputs again to a new target (a new `target` name), or restore the previous flow setting',
       });
-    // The target's tables as the rebuild reads them, and the names it writes them by (Spark: as of now).
-    names = await executor.pinReads(driver, names, begun.latest);
+    names = begun.names;
 
     // The log is re-derived when what it derives from changed: the identity (keys, sequence),
     // the operations, or the payload its hashes cover. Otherwise it already is its own re-derivation.
