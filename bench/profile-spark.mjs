@@ -1,5 +1,6 @@
 // Where a Spark commit's time goes, round trip by round trip (diagnostic, not a case):
 //   node bench/profile-spark.mjs <base database> <batch file> [--url sc://…] [--dist DIR]
+//   (PROFILE_CONF="key=value;…" sets those Spark settings in the commit's session first)
 // The base database (a bench setup's, e.g. scdbench_base_n1m_<build>) is copied first with SHALLOW
 // CLONE into scdprof_work (bench/spark.mjs copyDatabase), so the setup stays untouched. Each line
 // is one plan the client sent (a SQL script counts once), in the order sent, with its start.
@@ -21,6 +22,8 @@ const work = 'scdprof_work';
 const scdkit = await import(path.join(dist, 'index.js'));
 await admin(url, dist, (c) => copyDatabase(c, base, work));
 const driver = await scdkit.openDriver(url, { schema: work });
+// PROFILE_CONF="key=value;key=value": session settings to try on the commit (a measurement aid).
+for (const kv of (process.env.PROFILE_CONF ?? '').split(';').filter(Boolean)) await driver.client.execute(`SET ${kv}`);
 const stats = [];
 let started = performance.now();
 for (const m of ['execute', 'query']) {

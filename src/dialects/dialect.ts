@@ -69,6 +69,12 @@ export interface Dialect {
    */
   readonly fetchByRowId?: (rowId: string, subquery: string) => string;
   /**
+   * Rows go into stored tables in key order (insertOrder): the engine skips a stored block whose
+   * min/max range holds none of the keys it looks for (DuckDB's row groups), so a later read of a
+   * few keys (a small commit's lookups, a key's history) reads few blocks instead of the table.
+   */
+  readonly insertsInKeyOrder: boolean;
+  /**
    * Appended to a subquery in FROM whose columns the outer query reads several times, so that the
    * engine computes each once (PostgreSQL: ` OFFSET 0`, which keeps the planner from pulling the
    * subquery up and copying its expressions into every use). Empty where the engine computes a
@@ -203,6 +209,21 @@ export interface Dialect {
  */
 export function rowIdOf(d: Dialect, columns: readonly string[]): string | undefined {
   return !d.capabilities.rowIds || columns.some((c) => d.shadowsRowId(c)) ? undefined : d.rowId;
+}
+
+/**
+ * The end of an INSERT's SELECT that writes its rows in the order of `columns` (output names of
+ * that SELECT), where the dialect stores rows in key order (Dialect.insertsInKeyOrder); empty
+ * elsewhere.
+ */
+export function insertOrder(d: Dialect, columns: readonly string[]): string {
+  return d.insertsInKeyOrder && columns.length ? ` ORDER BY ${columns.map(d.quote).join(', ')}` : '';
+}
+
+/** `select`'s rows in the order of `columns` (its output names), where the dialect inserts so (insertOrder). */
+export function inInsertOrder(d: Dialect, select: string, columns: readonly string[]): string {
+  const order = insertOrder(d, columns);
+  return order ? `SELECT * FROM (${select}) r${order}` : select;
 }
 
 export interface TableOptions {

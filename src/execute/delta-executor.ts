@@ -63,7 +63,7 @@ export const deltaExecutor: CommitExecutor = {
   // One MERGE of the recomputed keys: the state changes in one commit of its own.
   stateWrites: (d, change) => [
     change.empty
-      ? stateInsertSql(d.quote, change)
+      ? stateInsertSql(d, change)
       : stateMergeSql(d.quote, change, (select) => (change.keyCount === undefined ? select : mergeSource(d, select, change.keyCount * change.columns.length))),
   ],
   // Each write is a Delta commit of its own and the labelled undo does not depend on their order

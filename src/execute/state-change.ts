@@ -1,3 +1,5 @@
+import { inInsertOrder, type Dialect } from '../dialects/dialect.js';
+
 /**
  * What one commit changes in its target's key state (plan/key-state.ts), as data: each recomputed
  * key's row is replaced by its new one, and a recomputed key without a new row loses its row. The
@@ -25,7 +27,10 @@ export interface StateChange {
   byRow?: { rowId: string; column: string };
 }
 
-/** The insert of a state change's new rows (every executor's, where the state holds no row of those keys). */
-export function stateInsertSql(q: (s: string) => string, change: StateChange): string {
-  return `INSERT INTO ${change.state} (${change.columns.map(q).join(', ')})\n${change.rows}`;
+/**
+ * The insert of a state change's new rows (every executor's, where the state holds no row of those
+ * keys), in key order where the dialect stores rows so (Dialect.insertsInKeyOrder).
+ */
+export function stateInsertSql(d: Dialect, change: StateChange): string {
+  return `INSERT INTO ${change.state} (${change.columns.map(d.quote).join(', ')})\n${inInsertOrder(d, change.rows, change.keys)}`;
 }

@@ -1,4 +1,4 @@
-import type { Dialect } from '../dialects/dialect.js';
+import { insertOrder, type Dialect } from '../dialects/dialect.js';
 import type { CommitExecutor } from './executor.js';
 import { stateInsertSql, type StateChange } from './state-change.js';
 import type { TargetChange } from './target-change.js';
@@ -28,7 +28,7 @@ export const transactionalExecutor: CommitExecutor = {
     ];
   },
   // The recomputed keys' rows go, then their new rows come (the lock keeps the state as read).
-  stateWrites: (d, change) => [...(change.empty ? [] : [forgetKeysSql(d, change)]), stateInsertSql(d.quote, change)],
+  stateWrites: (d, change) => [...(change.empty ? [] : [forgetKeysSql(d, change)]), stateInsertSql(d, change)],
   // One transaction runs one statement at a time.
   writesAtOnce: false,
   async runWrites(driver, groups) {
@@ -75,7 +75,7 @@ export function rowIdWrites(d: Dialect, change: TargetChange): { delete: string;
              : sameId(T, 'a')
          }`
       : undefined,
-    insert: `INSERT INTO ${T} (${list}) SELECT ${list} FROM ${added} a WHERE NOT a.${q(CLOSE)}`,
+    insert: `INSERT INTO ${T} (${list}) SELECT ${list} FROM ${added} a WHERE NOT a.${q(CLOSE)}${insertOrder(d, id)}`,
   };
 }
 

@@ -1,4 +1,4 @@
-import type { Dialect } from '../dialects/dialect.js';
+import { inInsertOrder, type Dialect } from '../dialects/dialect.js';
 import { firstOfEachSql } from '../dialects/first-of-each.js';
 import type { Flow } from '../flow/flow.js';
 import { TMP, written, type StoreNames } from '../store/names.js';
@@ -69,19 +69,23 @@ FROM ${q(TMP.newEvents)} n JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'n', 'k'
  * Several sequence parts: stateChange's rows, which group the walk's input again.
  */
 export function rebuiltStateSql(flow: Flow, model: ColumnModel, d: Dialect, names: StoreNames): string[] {
-  if (model.seq.length !== 1) return [stateInsertSql(d.quote, stateChange(model, d, names, { events: LOG_VIEW, empty: true }))];
+  if (model.seq.length !== 1) return [stateInsertSql(d, stateChange(model, d, names, { events: LOG_VIEW, empty: true }))];
   const q = d.quote;
   const K = model.keys.map((k) => q(k.name));
   const truncates = flow.applyAsTruncates !== undefined;
   const last = truncates ? `greatest(k.${q(lastPart(0))}, t.${q(lastPart(0))})` : `k.${q(lastPart(0))}`;
   return [
     `INSERT INTO ${written(names, 'state', q)} (${stateColumns(model, d).map((c) => q(c.name)).join(', ')})
-SELECT ${K.map((k) => `k.${k}`).join(', ')}, ${last}, coalesce(c.live, false)
+${inInsertOrder(
+  d,
+  `SELECT ${K.map((k) => `k.${k}`).join(', ')}, ${last}, coalesce(c.live, false)
 FROM ${q(TMP.keys)} k
 LEFT JOIN (SELECT ${K.join(', ')}, true AS live FROM ${q(TMP.recomputed)} WHERE ${q(CURRENT)}) c
   ON ${model.keys.map((k) => `c.${q(k.name)} = k.${q(k.name)}`).join(' AND ')}${
     truncates ? `
 LEFT JOIN ${lastTruncateSql(model, d, names)} t ON true` : ''
   }`,
+  model.keys.map((k) => k.name),
+)}`,
   ];
 }

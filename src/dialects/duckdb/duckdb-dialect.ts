@@ -22,6 +22,7 @@ export const duckdbDialect: Dialect = {
   shadowsRowId: (column) => asciiLower(column) === 'rowid',
   nameKey: (name) => asciiLower(name),
   computeOnce: '',
+  insertsInKeyOrder: true,
   rowNumberAsRead: 'row_number() OVER ()',
   columnsAmong: (table, among) =>
     `(SELECT string_agg(column_name, ',') FROM duckdb_columns() WHERE table_name = ${sqlString(table)} AND column_name IN (${among.map(sqlString).join(', ')}))`,
