@@ -129,6 +129,31 @@ describe.skipIf(!sparkEngine)('input files at URLs on Spark + Delta (SCD_TEST_SP
     expect(quarantined.map((r) => ({ ...r, line: Number(r.line) }))).toEqual([{ file: inputs[0], line: 3, raw: 'not json' }]);
   });
 
+  it('files and a landing folder whose names hold glob characters (* ? [ ] { }) are read as named: no other file, none missing', async () => {
+    const globs = defineFlow({ target: 'globbed', keys: ['id'], sequenceBy: 'ts' });
+    const dir = path.join(tmp.dir, 'odd [names] {a,b}');
+    mkdirSync(dir);
+    const put = (name: string, rows: object[]) => writeFileSync(path.join(dir, name), rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
+    // Each decoy is a file that the name beside it, read as a glob pattern, would match.
+    put('day[1]*.ndjson', [{ id: 1, ts: 1, name: 'ann' }]);
+    put('day1x.ndjson', [{ id: 9, ts: 1, name: 'decoy' }]);
+    put('day?.ndjson', [{ id: 2, ts: 1, name: 'bob' }]);
+    put('dayx.ndjson', [{ id: 9, ts: 1, name: 'decoy' }]);
+    const inputs = [path.join(dir, 'day[1]*.ndjson'), path.join(dir, 'day?.ndjson')];
+    const result = await applyFiles(spark, globs, resolveInputs(inputs));
+    expect(result).toMatchObject({ version: 1, rowsRead: 2, eventsApplied: 2 });
+    expect(plain(await readTargetWith(spark, globs)).map((r) => r.name)).toEqual(['ann', 'bob']);
+
+    // The same folder as a landing folder: listed and hashed by Spark at its own name, its four
+    // files applied once each.
+    const landed = defineFlow({ target: 'globbed_landing', keys: ['id'], sequenceBy: 'ts', source: { path: `file://${dir}/` } });
+    expect((await flowStatus(spark, landed)).pendingFiles).toBe(4);
+    const first = await applySourceWith(spark, landed);
+    expect(first.results).toHaveLength(1);
+    expect(first.results[0]).toMatchObject({ rowsRead: 4, eventsApplied: 3 });
+    expect(await applySourceWith(spark, landed)).toMatchObject({ results: [], alreadyApplied: 4, warnings: [] });
+  });
+
   it('a landing folder at an URL: Spark lists and hashes it; new files once, in name order (hidden files and subfolders left out); a changed file is reported, never applied again', async () => {
     const folder = path.join(tmp.dir, 'landing');
     mkdirSync(folder);

@@ -13,6 +13,7 @@ import { stageSparkFiles } from './spark-stage.js';
 import { hashSparkFiles, listSparkFolder } from './spark-folders.js';
 import { againOnPlanValidation, EXCLUDED_RULES, planRefusal } from './plan-refusals.js';
 import { deferrable, scriptable, sqlScript } from './scripts.js';
+import { literalSparkPath } from './spark-paths.js';
 
 export interface SparkOptions {
   /** The Spark database (schema) of the flow's tables; created if missing. Default `default`. */
@@ -375,7 +376,7 @@ export class SparkDriver implements Driver {
 
   async appendRejects(file: string, label: string, rejects: string): Promise<void> {
     const more = `${rejects}_more`;
-    await this.run(`CREATE TEMP VIEW ${q(`${more}_text`)} USING json OPTIONS (path ${sparkString(file)}, primitivesAsString 'true')`);
+    await this.run(`CREATE TEMP VIEW ${q(`${more}_text`)} USING json OPTIONS (path ${sparkString(literalSparkPath(file))}, primitivesAsString 'true')`);
     await this.run(
       `CACHE TABLE ${q(more)} AS SELECT * FROM ${q(rejects)} UNION ALL SELECT ${sparkString(label)} AS ${q(FILE_COLUMN)}, CAST(line AS BIGINT) AS ${q(LINE_COLUMN)}, reason, raw FROM ${q(`${more}_text`)}`,
     );

@@ -1,6 +1,7 @@
 import { ScdError } from '../../errors.js';
 import type { Row, StoredFile } from '../driver.js';
 import { sparkDialect } from './spark-dialect.js';
+import { literalSparkPath } from './spark-paths.js';
 
 const q = sparkDialect.quote;
 
@@ -21,7 +22,7 @@ export const asUrl = (path: string): string => path.replace(/^([a-z][a-z0-9+.-]*
 export async function listSparkFolder(db: SparkQueries, folder: string): Promise<StoredFile[]> {
   let rows: Row[];
   try {
-    rows = await db.query(`SELECT path, length, CAST(unix_millis(modificationTime) AS BIGINT) AS mtime FROM binaryFile.${q(folder)}`);
+    rows = await db.query(`SELECT path, length, CAST(unix_millis(modificationTime) AS BIGINT) AS mtime FROM binaryFile.${q(literalSparkPath(folder))}`);
   } catch (e) {
     if (/PATH_NOT_FOUND/.test(String((e as Error).message)))
       throw new ScdError('SOURCE_INVALID', `source path ${folder} does not exist (as the Spark server sees it)`, {
@@ -36,6 +37,6 @@ export async function listSparkFolder(db: SparkQueries, folder: string): Promise
 /** Each file's SHA-256 (hex), its content read by Spark: one query for all of them. */
 export async function hashSparkFiles(db: SparkQueries, files: string[]): Promise<Map<string, string>> {
   if (!files.length) return new Map();
-  const rows = await db.query(files.map((f) => `SELECT path, sha2(content, 256) AS h FROM binaryFile.${q(f)}`).join('\nUNION ALL\n'));
+  const rows = await db.query(files.map((f) => `SELECT path, sha2(content, 256) AS h FROM binaryFile.${q(literalSparkPath(f))}`).join('\nUNION ALL\n'));
   return new Map(rows.map((r) => [asUrl(String(r.path)), String(r.h)]));
 }

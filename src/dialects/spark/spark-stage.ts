@@ -6,6 +6,7 @@ import { JSON_NUMBER } from '../../files/json-number.js';
 import type { Lexical } from '../../typing/lexical.js';
 import { FILE_COLUMN, LINE_COLUMN, RAW_COLUMN, type ColumnInfo, type InputFile, type Row, type StagedFiles } from '../driver.js';
 import { sparkDialect, sparkString } from './spark-dialect.js';
+import { literalSparkPath } from './spark-paths.js';
 
 const q = sparkDialect.quote;
 
@@ -39,7 +40,7 @@ export async function stageSparkFiles(db: SparkStatements, files: InputFile[], t
   for (const [i, file] of files.entries()) {
     const label = sparkString(file.label ?? file.path);
     // A local path as the server names it (absolute); an object-store URL as written.
-    const at = isObjectStoreUrl(file.path) ? file.path : path.resolve(file.path);
+    const at = literalSparkPath(isObjectStoreUrl(file.path) ? file.path : path.resolve(file.path));
     const where = sparkString(at);
     if (file.format === 'parquet') {
       const rows = `parquet.${q(at)}`;
