@@ -212,17 +212,25 @@ export function rowIdOf(d: Dialect, columns: readonly string[]): string | undefi
 }
 
 /**
- * The end of an INSERT's SELECT that writes its rows in the order of `columns` (output names of
- * that SELECT), where the dialect stores rows in key order (Dialect.insertsInKeyOrder); empty
- * elsewhere.
+ * The most rows an insert sorts into key order. DuckDB sorts a larger insert within its memory
+ * limit alone, but not beside a large commit's scratch: the 5 GB landing file's first insert of
+ * 31.9M rows ran out of memory where 12.5M rows of the same shape fit (docs/DECISIONS.md "Rows in
+ * key order on DuckDB"). A larger insert is stored as it comes.
  */
-export function insertOrder(d: Dialect, columns: readonly string[]): string {
-  return d.insertsInKeyOrder && columns.length ? ` ORDER BY ${columns.map(d.quote).join(', ')}` : '';
+export const KEY_ORDER_MAX_ROWS = 16_000_000;
+
+/**
+ * The end of an INSERT's SELECT that writes its `rows` rows in the order of `columns` (output names
+ * of that SELECT), where the dialect stores rows in key order (Dialect.insertsInKeyOrder) and the
+ * insert is known to be small enough to sort (KEY_ORDER_MAX_ROWS); empty elsewhere.
+ */
+export function insertOrder(d: Dialect, columns: readonly string[], rows: number | undefined): string {
+  return d.insertsInKeyOrder && columns.length && rows !== undefined && rows <= KEY_ORDER_MAX_ROWS ? ` ORDER BY ${columns.map(d.quote).join(', ')}` : '';
 }
 
-/** `select`'s rows in the order of `columns` (its output names), where the dialect inserts so (insertOrder). */
-export function inInsertOrder(d: Dialect, select: string, columns: readonly string[]): string {
-  const order = insertOrder(d, columns);
+/** `select`'s `rows` rows in the order of `columns` (its output names), where the dialect inserts so (insertOrder). */
+export function inInsertOrder(d: Dialect, select: string, columns: readonly string[], rows: number | undefined): string {
+  const order = insertOrder(d, columns, rows);
   return order ? `SELECT * FROM (${select}) r${order}` : select;
 }
 

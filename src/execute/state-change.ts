@@ -29,8 +29,8 @@ export interface StateChange {
 
 /**
  * The insert of a state change's new rows (every executor's, where the state holds no row of those
- * keys), in key order where the dialect stores rows so (Dialect.insertsInKeyOrder).
+ * keys), in key order where the dialect stores rows so and the keys are counted (insertOrder).
  */
 export function stateInsertSql(d: Dialect, change: StateChange): string {
-  return `INSERT INTO ${change.state} (${change.columns.map(d.quote).join(', ')})\n${inInsertOrder(d, change.rows, change.keys)}`;
+  return `INSERT INTO ${change.state} (${change.columns.map(d.quote).join(', ')})\n${inInsertOrder(d, change.rows, change.keys, change.keyCount)}`;
 }

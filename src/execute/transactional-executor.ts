@@ -20,7 +20,7 @@ export const transactionalExecutor: CommitExecutor = {
   beforeCreate: async () => {},
   pinReads: async (_driver, names) => names,
   targetWrites(d, change, sizes) {
-    const w = rowIdWrites(d, change);
+    const w = rowIdWrites(d, change, sizes.added - sizes.closes);
     return [
       ...(sizes.removed > sizes.closes ? [w.delete] : []),
       ...(sizes.closes > 0 && w.update ? [w.update] : []),
@@ -49,8 +49,8 @@ function forgetKeysSql(d: Dialect, change: StateChange): string {
   return `DELETE FROM ${state} WHERE EXISTS (SELECT 1 FROM ${recomputed} k WHERE ${keys.map((k) => `k.${q(k)} = ${state}.${q(k)}`).join(' AND ')})`;
 }
 
-/** The delete, the update of the closes and the insert of a change (each run only when it has rows). */
-export function rowIdWrites(d: Dialect, change: TargetChange): { delete: string; update?: string; insert: string } {
+/** The delete, the update of the closes and the insert of a change (each run only when it has rows); `inserted`: how many rows the insert adds, where counted. */
+export function rowIdWrites(d: Dialect, change: TargetChange, inserted?: number): { delete: string; update?: string; insert: string } {
   const q = d.quote;
   const { target: T, identity: id, closing, removed, added, rowId, flags } = change;
   const list = change.columns.map(q).join(', ');
@@ -75,7 +75,7 @@ export function rowIdWrites(d: Dialect, change: TargetChange): { delete: string;
              : sameId(T, 'a')
          }`
       : undefined,
-    insert: `INSERT INTO ${T} (${list}) SELECT ${list} FROM ${added} a WHERE NOT a.${q(CLOSE)}${insertOrder(d, id)}`,
+    insert: `INSERT INTO ${T} (${list}) SELECT ${list} FROM ${added} a WHERE NOT a.${q(CLOSE)}${insertOrder(d, id, inserted)}`,
   };
 }
 

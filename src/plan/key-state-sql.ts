@@ -1,4 +1,4 @@
-import { inInsertOrder, type Dialect } from '../dialects/dialect.js';
+import type { Dialect } from '../dialects/dialect.js';
 import { firstOfEachSql } from '../dialects/first-of-each.js';
 import type { Flow } from '../flow/flow.js';
 import { TMP, written, type StoreNames } from '../store/names.js';
@@ -76,16 +76,12 @@ export function rebuiltStateSql(flow: Flow, model: ColumnModel, d: Dialect, name
   const last = truncates ? `greatest(k.${q(lastPart(0))}, t.${q(lastPart(0))})` : `k.${q(lastPart(0))}`;
   return [
     `INSERT INTO ${written(names, 'state', q)} (${stateColumns(model, d).map((c) => q(c.name)).join(', ')})
-${inInsertOrder(
-  d,
-  `SELECT ${K.map((k) => `k.${k}`).join(', ')}, ${last}, coalesce(c.live, false)
+SELECT ${K.map((k) => `k.${k}`).join(', ')}, ${last}, coalesce(c.live, false)
 FROM ${q(TMP.keys)} k
 LEFT JOIN (SELECT ${K.join(', ')}, true AS live FROM ${q(TMP.recomputed)} WHERE ${q(CURRENT)}) c
   ON ${model.keys.map((k) => `c.${q(k.name)} = k.${q(k.name)}`).join(' AND ')}${
     truncates ? `
 LEFT JOIN ${lastTruncateSql(model, d, names)} t ON true` : ''
   }`,
-  model.keys.map((k) => k.name),
-)}`,
   ];
 }

@@ -16,8 +16,7 @@ import { settleDebezium } from '../flow/debezium-positions.js';
 import { checkExpressions, checkSpelling } from './expression.js';
 import { deriveModel } from './model.js';
 import { changedSettings, semanticSettings } from './settings.js';
-import { checkEndSentinel, COMMIT, currentViewSql, HASH, identityColumns, OP, targetColumns } from './target.js';
-import { insertOrder } from '../dialects/dialect.js';
+import { checkEndSentinel, COMMIT, currentViewSql, HASH, OP, targetColumns } from './target.js';
 import { checkColumnNames } from './name-clashes.js';
 import { reportDiskFull } from './disk-full.js';
 import { ensureFeedColumns, materializeFeed, writtenShape } from '../store/feed.js';
@@ -203,7 +202,7 @@ async function reshape(
   await driver.run(`DROP TABLE ${q(names.target)}`);
   await driver.run(`CREATE TABLE ${q(names.target)} (${after.map((c) => `${q(c.name)} ${c.type}`).join(', ')})`);
   const newList = after.map((c) => q(c.name)).join(', ');
-  await driver.run(`INSERT INTO ${q(names.target)} (${newList}) SELECT ${newList} FROM ${q(TMP.recomputed)}${insertOrder(d, identityColumns(flow, model))}`);
+  await driver.run(`INSERT INTO ${q(names.target)} (${newList}) SELECT ${newList} FROM ${q(TMP.recomputed)}`);
   await driver.run(
     `INSERT INTO ${q(names.changes)} (${newList}, _change_type, _commit_version, _commit_timestamp) SELECT ${newList}, 'insert', ${ver}, ${ts} FROM ${q(TMP.recomputed)}`,
     [version, at],

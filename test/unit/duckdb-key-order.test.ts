@@ -7,6 +7,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { applyRows, defineFlow, openDriver, type Driver } from '../../src/index.js';
+import { insertOrder, KEY_ORDER_MAX_ROWS } from '../../src/dialects/dialect.js';
+import { duckdbDialect } from '../../src/dialects/duckdb/duckdb-dialect.js';
+import { postgresDialect } from '../../src/dialects/postgres/postgres-dialect.js';
 
 const flow = defineFlow({ target: 'dim', keys: 'id', sequenceBy: 'ts' });
 
@@ -54,6 +57,13 @@ describe('DuckDB stores rows in key order', () => {
     } finally {
       await driver.close();
     }
+  });
+
+  it('an insert too large to sort beside a commit\'s scratch, or of rows not counted, is stored as it comes; PostgreSQL never sorts', () => {
+    expect(insertOrder(duckdbDialect, ['id', 'start'], KEY_ORDER_MAX_ROWS)).toBe(' ORDER BY "id", "start"');
+    expect(insertOrder(duckdbDialect, ['id', 'start'], KEY_ORDER_MAX_ROWS + 1)).toBe('');
+    expect(insertOrder(duckdbDialect, ['id'], undefined)).toBe('');
+    expect(insertOrder(postgresDialect, ['id'], 10)).toBe('');
   });
 
   it('a join with up to 4096 keys on its small side filters the large side by them (dynamic_or_filter_threshold)', async () => {
