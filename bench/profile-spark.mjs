@@ -20,7 +20,13 @@ const [base, file] = args;
 if (!base || !file) throw new Error('usage: node bench/profile-spark.mjs <base database> <batch file> [--url sc://…] [--dist DIR]');
 const work = 'scdprof_work';
 const scdkit = await import(path.join(dist, 'index.js'));
-await admin(url, dist, (c) => copyDatabase(c, base, work));
+await admin(url, dist, async (c) => {
+  await copyDatabase(c, base, work);
+  // PROFILE_WARM=1: every table of the copy read once first, as a server that served the last
+  // commit has them (each Delta table's log, read once per server, is then known).
+  if (process.env.PROFILE_WARM)
+    for (const r of await c.run(`SHOW TABLES IN \`${work}\``)) if (r.isTemporary !== true) await c.run(`SELECT count(*) FROM \`${work}\`.\`${r.tableName}\``);
+});
 const driver = await scdkit.openDriver(url, { schema: work });
 // PROFILE_CONF="key=value;key=value": session settings to try on the commit (a measurement aid).
 for (const kv of (process.env.PROFILE_CONF ?? '').split(';').filter(Boolean)) await driver.client.execute(`SET ${kv}`);

@@ -69,11 +69,13 @@ export interface Dialect {
    */
   readonly fetchByRowId?: (rowId: string, subquery: string) => string;
   /**
-   * Rows go into stored tables in key order (insertOrder): the engine skips a stored block whose
-   * min/max range holds none of the keys it looks for (DuckDB's row groups), so a later read of a
-   * few keys (a small commit's lookups, a key's history) reads few blocks instead of the table.
+   * Rows go into stored tables in key order (insertOrder), for inserts of at most this many
+   * counted rows: the engine skips a stored block whose min/max range holds none of the keys it
+   * looks for (DuckDB's row groups), so a later read of a few keys (a small commit's lookups, a
+   * key's history) reads few blocks instead of the table. A larger insert, or one not counted
+   * first, is stored as it comes; absent: every insert is (the engine reads by index, or MERGEs).
    */
-  readonly insertsInKeyOrder: boolean;
+  readonly keyOrderUpTo?: number;
   /**
    * Appended to a subquery in FROM whose columns the outer query reads several times, so that the
    * engine computes each once (PostgreSQL: ` OFFSET 0`, which keeps the planner from pulling the
@@ -212,20 +214,12 @@ export function rowIdOf(d: Dialect, columns: readonly string[]): string | undefi
 }
 
 /**
- * The most rows an insert sorts into key order. DuckDB sorts a larger insert within its memory
- * limit alone, but not beside a large commit's scratch: the 5 GB landing file's first insert of
- * 31.9M rows ran out of memory where 12.5M rows of the same shape fit (docs/DECISIONS.md "Rows in
- * key order on DuckDB"). A larger insert is stored as it comes.
- */
-export const KEY_ORDER_MAX_ROWS = 16_000_000;
-
-/**
  * The end of an INSERT's SELECT that writes its `rows` rows in the order of `columns` (output names
- * of that SELECT), where the dialect stores rows in key order (Dialect.insertsInKeyOrder) and the
- * insert is known to be small enough to sort (KEY_ORDER_MAX_ROWS); empty elsewhere.
+ * of that SELECT), where the dialect stores an insert of that many rows in key order
+ * (Dialect.keyOrderUpTo); empty elsewhere.
  */
 export function insertOrder(d: Dialect, columns: readonly string[], rows: number | undefined): string {
-  return d.insertsInKeyOrder && columns.length && rows !== undefined && rows <= KEY_ORDER_MAX_ROWS ? ` ORDER BY ${columns.map(d.quote).join(', ')}` : '';
+  return d.keyOrderUpTo !== undefined && columns.length && rows !== undefined && rows <= d.keyOrderUpTo ? ` ORDER BY ${columns.map(d.quote).join(', ')}` : '';
 }
 
 /** `select`'s `rows` rows in the order of `columns` (its output names), where the dialect inserts so (insertOrder). */

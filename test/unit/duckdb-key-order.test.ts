@@ -1,5 +1,5 @@
 /**
- * DuckDB stores a commit's rows in key order (Dialect.insertsInKeyOrder, docs/DECISIONS.md "Rows
+ * DuckDB stores a commit's rows in key order (Dialect.keyOrderUpTo, docs/DECISIONS.md "Rows
  * in key order on DuckDB"): the target's new rows by identity (keys + start), the key state's by
  * key, whatever order the batch came in, so that a later small commit's lookups skip the row
  * groups that hold none of its keys. DuckDB numbers a table's rows in the order they were stored
@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { applyRows, defineFlow, openDriver, type Driver } from '../../src/index.js';
-import { insertOrder, KEY_ORDER_MAX_ROWS } from '../../src/dialects/dialect.js';
+import { insertOrder } from '../../src/dialects/dialect.js';
 import { duckdbDialect } from '../../src/dialects/duckdb/duckdb-dialect.js';
 import { postgresDialect } from '../../src/dialects/postgres/postgres-dialect.js';
 
@@ -60,8 +60,10 @@ describe('DuckDB stores rows in key order', () => {
   });
 
   it('an insert too large to sort beside a commit\'s scratch, or of rows not counted, is stored as it comes; PostgreSQL never sorts', () => {
-    expect(insertOrder(duckdbDialect, ['id', 'start'], KEY_ORDER_MAX_ROWS)).toBe(' ORDER BY "id", "start"');
-    expect(insertOrder(duckdbDialect, ['id', 'start'], KEY_ORDER_MAX_ROWS + 1)).toBe('');
+    // docs/DECISIONS.md "Rows in key order on DuckDB" names this limit.
+    expect(duckdbDialect.keyOrderUpTo).toBe(16_000_000);
+    expect(insertOrder(duckdbDialect, ['id', 'start'], duckdbDialect.keyOrderUpTo)).toBe(' ORDER BY "id", "start"');
+    expect(insertOrder(duckdbDialect, ['id', 'start'], duckdbDialect.keyOrderUpTo! + 1)).toBe('');
     expect(insertOrder(duckdbDialect, ['id'], undefined)).toBe('');
     expect(insertOrder(postgresDialect, ['id'], 10)).toBe('');
   });

@@ -96,7 +96,7 @@ export class DuckDBDriver implements Driver {
     await driver.run(`SET allocator_flush_threshold = '16MiB'`);
     await driver.run(`SET allocator_bulk_deallocation_flush_threshold = '64MiB'`);
     // A join whose smaller side has up to this many keys filters the larger side's scan by them
-    // (50 by default): with rows stored in key order (Dialect.insertsInKeyOrder), a small batch's
+    // (50 by default): with rows stored in key order (Dialect.keyOrderUpTo), a small batch's
     // lookups of the target and the key state then read only the row groups that hold its keys.
     await driver.run(`SET GLOBAL dynamic_or_filter_threshold = 4096`);
     return driver;

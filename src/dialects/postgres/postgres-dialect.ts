@@ -111,7 +111,6 @@ export const postgresDialect: Dialect = {
   shadowsRowId: () => false,
   nameKey: (name) => name,
   computeOnce: ' OFFSET 0',
-  insertsInKeyOrder: false,
   rowNumberAsRead: 'row_number() OVER ()',
   columnsAmong: (table, among) =>
     `(SELECT string_agg(CAST(attname AS text), ',') FROM pg_attribute WHERE attrelid = to_regclass(${sqlString(quote(table))}) AND attnum > 0 AND NOT attisdropped

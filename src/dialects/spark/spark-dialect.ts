@@ -116,7 +116,6 @@ export const sparkDialect: Dialect = {
   // Spark resolves names without regard to case (spark.sql.caseSensitive is false by default).
   nameKey: (name) => name.toLowerCase(),
   computeOnce: '',
-  insertsInKeyOrder: false,
   rowNumberAsRead: 'row_number() OVER (ORDER BY monotonically_increasing_id())',
   quote,
   // Materialized scratch is a cached temporary view (computed now, kept in the executors' memory
