@@ -186,7 +186,8 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
     const createTarget = async () => {
       await executor.beforeCreate(driver, names, version);
       await checkNewTarget(driver, flow, names);
-      for (const sql of createStoreSql(flow, model, d, names)) await driver.run(sql);
+      // Each step's tables at once where the executor writes so (each a round trip of its own on Spark).
+      for (const step of createStoreSql(flow, model, d, names)) await executor.runWrites(driver, step.map((sql) => [sql]));
       await writeFlowRecord(driver, names, { model, settings }, at);
     };
     // The target's tables as the rest of the commit reads and writes them (a snapshot's

@@ -72,27 +72,34 @@ export function eventColumns(model: ColumnModel, d: Dialect): ColumnInfo[] {
   return [...model.source, { name: OP, type: d.types.smallint }, { name: HASH, type: d.types.hash }];
 }
 
-export function createStoreSql(flow: Flow, model: ColumnModel, d: Dialect, names: StoreNames): string[] {
+/**
+ * The statements that make a target's stored tables, in steps: each step's statements read nothing
+ * another of the same step makes (they may run at once: CommitExecutor.runWrites), and a step
+ * needs the ones before it (the types, then the tables, then the view over the target).
+ */
+export function createStoreSql(flow: Flow, model: ColumnModel, d: Dialect, names: StoreNames): string[][] {
   const q = d.quote;
   const defs = (cols: ColumnInfo[]) => cols.map((c) => `${q(c.name)} ${c.type}`).join(', ');
   const target = targetColumns(flow, model, d);
   return [
-    ...d.prepareTypes(target.map((c) => c.type)),
-    d.createTable(names.target, defs(target), { changeFeed: d.capabilities.changeFeed }),
-    d.createTable(names.events, `${defs(eventColumns(model, d))}, ${q(COMMIT)} ${d.types.int} NOT NULL`),
-    d.createTable(names.quarantine, `${q(COMMIT)} ${d.types.int} NOT NULL, file ${d.types.text}, line ${d.types.bigint}, reason ${d.types.text} NOT NULL, raw ${d.types.text}`),
-    // Where the engine keeps the target's changes itself, scdkit keeps no feed of its own.
-    ...(d.capabilities.changeFeed
-      ? []
-      : [
-          d.createTable(
-            names.changes,
-            `${defs(target)}, _change_type ${d.types.text} NOT NULL, _commit_version ${d.types.int} NOT NULL, _commit_timestamp ${d.types.timestamptz} NOT NULL${feedExtra(flow, target, d)}`,
-          ),
-        ]),
-    currentViewSql(flow, model, d, names),
-    createStateSql(model, d, names),
-  ];
+    d.prepareTypes(target.map((c) => c.type)),
+    [
+      d.createTable(names.target, defs(target), { changeFeed: d.capabilities.changeFeed }),
+      d.createTable(names.events, `${defs(eventColumns(model, d))}, ${q(COMMIT)} ${d.types.int} NOT NULL`),
+      d.createTable(names.quarantine, `${q(COMMIT)} ${d.types.int} NOT NULL, file ${d.types.text}, line ${d.types.bigint}, reason ${d.types.text} NOT NULL, raw ${d.types.text}`),
+      // Where the engine keeps the target's changes itself, scdkit keeps no feed of its own.
+      ...(d.capabilities.changeFeed
+        ? []
+        : [
+            d.createTable(
+              names.changes,
+              `${defs(target)}, _change_type ${d.types.text} NOT NULL, _commit_version ${d.types.int} NOT NULL, _commit_timestamp ${d.types.timestamptz} NOT NULL${feedExtra(flow, target, d)}`,
+            ),
+          ]),
+      createStateSql(model, d, names),
+    ],
+    [currentViewSql(flow, model, d, names)],
+  ].filter((step) => step.length > 0);
 }
 
 /** The feed's own columns (store/feed.ts). */
