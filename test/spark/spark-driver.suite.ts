@@ -92,7 +92,6 @@ describe("a Spark target's lease (unit: always run)", () => {
           sent.push(sql.split(/\s/)[0]!);
           if (sql.startsWith('MERGE')) return [{ num_affected_rows: ++merges < 3 ? 0 : 1 }];
           if (sql.startsWith('SELECT')) return [{ at: '2026-12-03 19:30:00.123456' }];
-          if (sql.startsWith('DESCRIBE')) return ['target', 'holder', 'expires_at', 'ends_at_commit'].map((col_name) => ({ col_name }));
           return [];
         },
       },
@@ -101,18 +100,29 @@ describe("a Spark target's lease (unit: always run)", () => {
     const said: string[] = [];
     await lease.acquire('dim', false, (m) => said.push(m));
     expect(said).toEqual(['waiting for target "dim" in sc://spark/db: another scdkit commit is changing it (at the latest until 2026-12-03 19:30:00 UTC, when its lease runs out if its holder stopped)']);
-    expect(sent).toEqual(['CREATE', 'DESCRIBE', 'MERGE', 'SELECT', 'MERGE', 'MERGE']);
+    expect(sent).toEqual(['MERGE', 'SELECT', 'MERGE', 'MERGE']);
   });
 
-  /** A lease over a fake server that records every statement and grants every MERGE. */
-  const recordingLease = (columns = ['target', 'holder', 'expires_at', 'ends_at_commit']) => {
+  /**
+   * A lease over a fake server that records every statement and grants every MERGE, once its lease
+   * table is there and has the ends column: a MERGE before fails as Spark's does (first line).
+   */
+  const recordingLease = (table: 'current' | 'missing' | 'without-ends' = 'current') => {
     const sent: string[] = [];
+    let state = table;
     const lease = new SparkLease(
       {
         execute: async (sql) => {
           sent.push(sql);
+          if (sql.startsWith('CREATE TABLE IF NOT EXISTS _scd_locks') && state === 'missing') state = 'current';
+          if (sql.startsWith('ALTER TABLE _scd_locks ADD COLUMNS (ends_at_commit INT)') && state === 'without-ends') state = 'current';
+          if (sql.startsWith('MERGE') && state === 'missing') {
+            throw new Error('query failed: [TABLE_OR_VIEW_NOT_FOUND] The table or view `_scd_locks` cannot be found. Verify the spelling and correctness of the schema and catalog.');
+          }
+          if (sql.startsWith('MERGE') && state === 'without-ends') {
+            throw new Error('query failed: [DELTA_MERGE_UNRESOLVED_EXPRESSION] Cannot resolve ends_at_commit in UPDATE clause given columns l.target, l.holder, l.expires_at.; line 1 pos 0');
+          }
           if (sql.startsWith('MERGE')) return [{ num_affected_rows: 1 }];
-          if (sql.startsWith('DESCRIBE')) return columns.map((col_name) => ({ col_name }));
           return [];
         },
       },
@@ -146,13 +156,73 @@ describe("a Spark target's lease (unit: always run)", () => {
     expect(watermark.sent.at(-1)).toMatch(/^DELETE FROM _scd_locks/);
   });
 
-  it('a lease table made before leases ended with a record gets the column, once', async () => {
-    const { lease, sent } = recordingLease(['target', 'holder', 'expires_at']);
+  it('a lease table made before leases ended with a record gets the column when its MERGE fails for it, once', async () => {
+    const { lease, sent } = recordingLease('without-ends');
     await lease.acquire('dim', true);
     await lease.end(false);
     await lease.acquire('dim', true);
+    expect(sent.map((s) => s.split(/\s/)[0])).toEqual(['MERGE', 'ALTER', 'MERGE', 'DELETE', 'MERGE']);
     expect(sent.filter((s) => s.startsWith('ALTER'))).toEqual(['ALTER TABLE _scd_locks ADD COLUMNS (ends_at_commit INT)']);
-    expect(sent.filter((s) => s.startsWith('DESCRIBE'))).toHaveLength(1);
+  });
+
+  it('a database with the lease table: the lease is one MERGE, no statement to make or describe the table', async () => {
+    const { lease, sent } = recordingLease();
+    await lease.acquire('dim', true, undefined, records);
+    expect(sent.map((s) => s.split(/\s/)[0])).toEqual(['MERGE']);
+  });
+
+  it('a database without the lease table: the first MERGE says so, the table is made, the MERGE runs again', async () => {
+    const { lease, sent } = recordingLease('missing');
+    await lease.acquire('dim', true, undefined, records);
+    expect(sent.map((s) => s.split(/\s/)[0])).toEqual(['MERGE', 'CREATE', 'MERGE']);
+    expect(sent[1]).toBe('CREATE TABLE IF NOT EXISTS _scd_locks (target STRING NOT NULL, holder STRING NOT NULL, expires_at TIMESTAMP NOT NULL, ends_at_commit INT) USING delta');
+  });
+
+  it("another missing table (the commit log the MERGE reads), or the table still missing after it was made, is the MERGE's own error", async () => {
+    const commitsMissing = new SparkLease(
+      {
+        execute: async (sql) => {
+          if (sql.startsWith('MERGE')) throw new Error('query failed: [TABLE_OR_VIEW_NOT_FOUND] The table or view `_scd_commits` cannot be found. Verify the spelling and correctness of the schema and catalog.');
+          return [];
+        },
+      },
+      'sc://spark/db',
+    );
+    await expect(commitsMissing.acquire('dim', true, undefined, records)).rejects.toThrow(/`_scd_commits` cannot be found/);
+    const sent: string[] = [];
+    const neverMade = new SparkLease(
+      {
+        execute: async (sql) => {
+          sent.push(sql.split(/\s/)[0]!);
+          if (sql.startsWith('MERGE')) throw new Error('query failed: [TABLE_OR_VIEW_NOT_FOUND] The table or view `_scd_locks` cannot be found.');
+          return [];
+        },
+      },
+      'sc://spark/db',
+    );
+    await expect(neverMade.acquire('dim', true)).rejects.toThrow(/`_scd_locks` cannot be found/);
+    expect(sent).toEqual(['MERGE', 'CREATE', 'MERGE']);
+  });
+
+  it('a lease table another driver made at the same moment (its CREATE refused) is used as it is', async () => {
+    const sent: string[] = [];
+    let made = false;
+    const lease = new SparkLease(
+      {
+        execute: async (sql) => {
+          sent.push(sql.split(/\s/)[0]!);
+          if (sql.startsWith('CREATE')) {
+            made = true;
+            throw new Error('query failed: [TABLE_OR_VIEW_ALREADY_EXISTS] Cannot create table or view `default`.`_scd_locks` because it already exists.');
+          }
+          if (sql.startsWith('MERGE') && !made) throw new Error('query failed: [TABLE_OR_VIEW_NOT_FOUND] The table or view `_scd_locks` cannot be found.');
+          return [{ num_affected_rows: 1 }];
+        },
+      },
+      'sc://spark/db',
+    );
+    await lease.acquire('dim', true);
+    expect(sent).toEqual(['MERGE', 'CREATE', 'MERGE']);
   });
 });
 

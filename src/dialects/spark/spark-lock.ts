@@ -32,7 +32,6 @@ export class SparkLease {
   private held: string | undefined;
   /** The held lease ends with its holder's commit record (taken with LockRecords.endsWithRecord). */
   private endsWithRecord = false;
-  private ready = false;
 
   constructor(
     private readonly db: LeaseStatements,
@@ -45,13 +44,6 @@ export class SparkLease {
    * with its holder's record is taken only once it expires.
    */
   async acquire(target: string, noWait: boolean, waiting?: (message: string) => void, records?: LockRecords): Promise<void> {
-    if (!this.ready) {
-      await this.db.execute(`CREATE TABLE IF NOT EXISTS ${LOCKS_TABLE} (target STRING NOT NULL, holder STRING NOT NULL, expires_at TIMESTAMP NOT NULL, ${ENDS_AT} INT) USING delta`);
-      // A lease table made before leases ended with a record has no such column.
-      const columns = (await this.db.execute(`DESCRIBE TABLE ${LOCKS_TABLE}`)).map((r) => r.col_name);
-      if (!columns.includes(ENDS_AT)) await this.db.execute(`ALTER TABLE ${LOCKS_TABLE} ADD COLUMNS (${ENDS_AT} INT)`);
-      this.ready = true;
-    }
     for (let told = false; ; ) {
       if (await this.tryTake(target, records)) {
         this.held = target;
@@ -92,22 +84,62 @@ export class SparkLease {
     await this.db.execute(`DELETE FROM ${LOCKS_TABLE} WHERE target = ${sparkString(target)} AND holder = ${sparkString(this.holder)}`);
   }
 
+  /**
+   * One MERGE takes the lease. The lease table is made (or given the column a table made before
+   * leases ended with a record lacks) only when that MERGE says it is missing: a commit on a
+   * database that has it, nearly every one, spends no round trip on it.
+   */
   private async tryTake(target: string, records?: LockRecords): Promise<boolean> {
+    const mended = new Set<LeaseTableFault>();
+    for (;;) {
+      try {
+        return await this.merge(target, records);
+      } catch (e) {
+        const message = String((e as Error).message);
+        // Another MERGE on the table at the same moment: Delta refused one of the two; ask again.
+        if (/Concurrent|DELTA_CONCURRENT/i.test(message)) return false;
+        const fault = leaseTableFault(message);
+        if (!fault || mended.has(fault)) throw e;
+        mended.add(fault);
+        await this.mend(fault);
+      }
+    }
+  }
+
+  /** Make the lease table, or add its column; another driver doing the same at once is no error. */
+  private async mend(fault: LeaseTableFault): Promise<void> {
+    try {
+      if (fault === 'missing') {
+        await this.db.execute(`CREATE TABLE IF NOT EXISTS ${LOCKS_TABLE} (target STRING NOT NULL, holder STRING NOT NULL, expires_at TIMESTAMP NOT NULL, ${ENDS_AT} INT) USING delta`);
+      } else {
+        await this.db.execute(`ALTER TABLE ${LOCKS_TABLE} ADD COLUMNS (${ENDS_AT} INT)`);
+      }
+    } catch (e) {
+      if (!/ALREADY_EXISTS|already exists|Concurrent|DELTA_CONCURRENT/i.test(String((e as Error).message))) throw e;
+    }
+  }
+
+  private async merge(target: string, records?: LockRecords): Promise<boolean> {
     // The target's last recorded commit, read in the MERGE (no row: NULL, and no lease ends by a record).
     const recorded = records ? `(${records.lastRecorded})` : 'CAST(NULL AS INT)';
     const ends = records?.endsWithRecord ? `${recorded} + 1` : 'CAST(NULL AS INT)';
-    try {
-      const rows = await this.db.execute(`MERGE INTO ${LOCKS_TABLE} l
+    const rows = await this.db.execute(`MERGE INTO ${LOCKS_TABLE} l
 USING (SELECT ${sparkString(target)} AS target, ${sparkString(this.holder)} AS holder, current_timestamp() + INTERVAL ${LEASE_MINUTES} MINUTES AS expires_at,
   ${recorded} AS recorded, ${ends} AS ${ENDS_AT}) s
 ON l.target = s.target
 WHEN MATCHED AND (l.expires_at < current_timestamp() OR l.holder = s.holder OR l.${ENDS_AT} <= s.recorded) THEN UPDATE SET holder = s.holder, expires_at = s.expires_at, ${ENDS_AT} = s.${ENDS_AT}
 WHEN NOT MATCHED THEN INSERT (target, holder, expires_at, ${ENDS_AT}) VALUES (s.target, s.holder, s.expires_at, s.${ENDS_AT})`);
-      return Number(rows[0]?.num_affected_rows ?? 0) > 0;
-    } catch (e) {
-      // Another MERGE on the table at the same moment: Delta refused one of the two; ask again.
-      if (/Concurrent|DELTA_CONCURRENT/i.test(String((e as Error).message))) return false;
-      throw e;
-    }
+    return Number(rows[0]?.num_affected_rows ?? 0) > 0;
   }
+}
+
+/**
+ * What a lease MERGE's error (its first line: Spark names the table in backquotes) says of the lease
+ * table: none yet, or one made without the ends column; undefined for any other error.
+ */
+type LeaseTableFault = 'missing' | 'without-ends';
+export function leaseTableFault(message: string): LeaseTableFault | undefined {
+  if (/TABLE_OR_VIEW_NOT_FOUND/.test(message) && message.includes(`\`${LOCKS_TABLE}\``)) return 'missing';
+  if (/UNRESOLVED|Cannot resolve/i.test(message) && message.includes(ENDS_AT)) return 'without-ends';
+  return undefined;
 }
