@@ -74,10 +74,10 @@ export interface Driver {
    */
   pinReads?(tables: string[], latest?: Record<string, number>): Promise<Record<string, string>>;
   /**
-   * Where defined (an engine without transactions, whose writes carry Dialect.commitLabel), put
-   * each table back as it was before its latest writes labelled `label`; returns the tables put back.
+   * Where defined (an engine without transactions that versions its tables: Delta), put `table`
+   * back as it was at its engine version `version` (store/recovery.ts chooses it), as a new version.
    */
-  undoLabelled?(tables: string[], label: string): Promise<string[]>;
+  restoreTable?(table: string, version: number): Promise<void>;
   /**
    * Where defined (an engine that versions its tables: Delta), the versions of `table`, oldest
    * first, each with the label its writer gave it (Dialect.commitLabel) and, for a version that

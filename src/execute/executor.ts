@@ -1,5 +1,6 @@
 import type { Dialect } from '../dialects/dialect.js';
-import type { Driver, TableVersion } from '../dialects/driver.js';
+import type { Driver } from '../dialects/driver.js';
+import type { LatestWrite } from '../store/recovery.js';
 import type { StoreNames } from '../store/names.js';
 import { deltaExecutor } from './delta-executor.js';
 import type { StateChange } from './state-change.js';
@@ -55,8 +56,8 @@ export interface CommitExecutor {
   runWrites(driver: Driver, groups: string[][]): Promise<void>;
 }
 
-/** What look read ahead: each of the target's tables' latest engine version, by name. */
-export type Looked = Record<string, TableVersion>;
+/** What look read ahead: each of the target's tables' latest engine version and latest write of scdkit's, by name. */
+export type Looked = Record<string, LatestWrite>;
 
 /** What begin found and did. */
 export interface Begun {

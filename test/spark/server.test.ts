@@ -22,6 +22,7 @@ import './spark-history.suite.js';
 import './spark-sources.suite.js';
 import './spark-snapshots.suite.js';
 import './spark-crash.suite.js';
+import './spark-maintenance.suite.js';
 import './spark-rebuild.suite.js';
 import '../serve/spark-serve.suite.js';
 import './spark-properties.suite.js';

@@ -12,6 +12,7 @@ import { applyRows, changesQuery, defineFlow, readCommitLog, readRows, readTarge
 import { engines, sparkEngine } from '../engines.js';
 import { storeNames } from '../../src/store/names.js';
 import { failsAfterWrite } from './fail-after-write.js';
+import { base, batch, ev, sorted, type CrashRecord } from './crash-batches.js';
 
 const flow = defineFlow({
   target: 'dim_crash',
@@ -21,17 +22,6 @@ const flow = defineFlow({
   exceptColumns: ['op'],
   // A record with a null key is quarantined: every commit also writes the quarantine.
 });
-const ev = (id: number | null, city: string, seq: number, op = 'U') => ({ id, city, seq, op });
-const base = [ev(1, 'Goa', 10), ev(2, 'Pune', 10), ev(3, 'Agra', 10), ev(4, 'Rome', 10)];
-/** Batch k: an in-order change, a late one inside an earlier version, a delete, a new key, a bad record. */
-const batch = (k: number) => [
-  ev(1, `in-order-${k}`, 100 + 10 * k),
-  ev(2, `late-${k}`, 11 + k),
-  ev(3, '', 100 + 10 * k + 5, k % 2 ? 'D' : 'U'),
-  ev(10 + k, `new-${k}`, 100 + 10 * k),
-  ev(null, `bad-${k}`, 100 + 10 * k),
-];
-
 /**
  * Batch k with every key simple (one event each, after all it had: a change, a delete, a new key,
  * a bad record): nothing reads the log after its append, which goes with the target's and the key
@@ -39,15 +29,13 @@ const batch = (k: number) => [
  */
 const simpleBatch = (k: number) => [ev(1, `simple-${k}`, 1000 + 10 * k), ev(4, '', 1000 + 10 * k, 'D'), ev(20 + k, `new-${k}`, 1000 + 10 * k), ev(null, `bad-${k}`, 1000)];
 
-const sorted = (rows: Array<Record<string, unknown>>) => rows.map((r) => JSON.stringify(r)).sort();
-
 /**
  * One batch, applied to Spark again and again: attempt k fails right after its k-th write (the
  * undo of the previous attempt's writes counted among them), until an attempt has no k-th write.
  * DuckDB gets the same commits without failures. Returns how many writes an attempt failed after,
  * and whether the last of them was the commit record.
  */
-async function failAtEveryWrite(spark: Driver, duck: Driver, rows: Array<ReturnType<typeof ev>>): Promise<{ points: number; lastIsRecord: boolean }> {
+async function failAtEveryWrite(spark: Driver, duck: Driver, rows: CrashRecord[]): Promise<{ points: number; lastIsRecord: boolean }> {
   let points = 0;
   let lastIsRecord = false;
   await applyRows(duck, flow, rows);

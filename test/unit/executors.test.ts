@@ -6,6 +6,7 @@ import { SENT_WHOLE_VALUES } from '../../src/execute/delta-executor.js';
 import type { TargetChange } from '../../src/execute/target-change.js';
 import type { StateChange } from '../../src/execute/state-change.js';
 import { storeNames } from '../../src/store/names.js';
+import { LOOK_BACK } from '../../src/store/recovery.js';
 
 /**
  * A commit's executor is chosen by the dialect's capabilities: the transactional one writes the
@@ -160,14 +161,18 @@ describe('the executor of a commit', () => {
 
   it("Delta: a table whose latest version carries the label of a commit without a record is an interrupted commit's, and is undone", async () => {
     const x = executorFor(sparkDialect);
-    // Another target's label, or none, is not this target's interrupted commit.
+    // Another target's label, or none, is not this target's interrupted commit; each table whose
+    // newest version is not scdkit's is read again, further back, for scdkit's latest write.
     for (const label of [null, 'scdkit commit 4 of other', 'a user\'s write']) {
       const { sent, driver } = recording(sparkDialect, label);
       await x.begin(driver, storeNames('dim'), 4, true);
       expect(sent.at(-1)).toMatch(/scdkit commit 4 of dim$/);
-      expect(sent).toHaveLength(5);
+      expect(sent.filter((s) => s.startsWith('history')).sort()).toEqual(
+        ['_scd_dim_events', '_scd_dim_quarantine', '_scd_dim_keys', 'dim'].flatMap((t) => [`history ${t} 1`, `history ${t} ${LOOK_BACK}`]).sort(),
+      );
+      expect(sent).toHaveLength(9);
     }
-    // Commit 4's label, not recorded: the undo starts (this fake has no undoLabelled, which says so).
+    // Commit 4's label, not recorded: the undo starts (this fake has no restoreTable, which says so).
     const { driver } = recording(sparkDialect, 'scdkit commit 4 of dim');
     await expect(x.begin(driver, storeNames('dim'), 4, true)).rejects.toThrow(/nothing is left to undo/);
   });

@@ -318,20 +318,10 @@ export class SparkDriver implements Driver {
     return Object.fromEntries(tables.map((t) => [t, qualified(t)]));
   }
 
-  /** Delta's history names each commit's label (userMetadata); RESTORE puts a table back before the first of them. */
-  async undoLabelled(tables: string[], label: string): Promise<string[]> {
-    const restored: string[] = [];
+  /** Delta's RESTORE: a new version of the table with the files of `version`. */
+  async restoreTable(table: string, version: number): Promise<void> {
     await this.flush();
-    for (const table of tables) {
-      const history = await this.tableHistory(table);
-      const labelled = history.filter((h) => h.label === label).map((h) => h.version);
-      if (!labelled.length || history.at(-1)!.version !== Math.max(...labelled)) continue;
-      const before = Math.min(...labelled) - 1;
-      if (before < 0) continue;
-      await this.client.execute(`RESTORE TABLE ${q(table)} TO VERSION AS OF ${before}`);
-      restored.push(table);
-    }
-    return restored;
+    await this.client.execute(`RESTORE TABLE ${q(table)} TO VERSION AS OF ${version}`);
   }
 
   async tableHistory(table: string, latest?: number): Promise<TableVersion[]> {
