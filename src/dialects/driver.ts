@@ -37,6 +37,8 @@ export interface TableVersion {
   label: string | null;
   /** The version this one put the table back to (a restore): the versions between are undone. */
   restoredTo?: number;
+  /** What made it, in the engine's words (Delta: `WRITE`, `MERGE`, `OPTIMIZE`, …), where known. */
+  operation?: string;
 }
 
 /**

@@ -150,12 +150,16 @@ async function restoreFlowRecord(driver: Driver, names: StoreNames, version: num
   return true;
 }
 
+/** Delta operations that change no row: someone's upkeep of a table, never a write of data. */
+const UPKEEP = new Set(['OPTIMIZE', 'VACUUM START', 'VACUUM END']);
+
 /**
  * A target's first commit makes its tables before it writes the flow record; interrupted between
  * the two, the tables are there and no record names them. A table of the target whose every
  * engine version carries that first commit's label was made by it (nothing else writes under the
- * label) and goes, the target's live view with the target, so that the commit starts over.
- * A table with any other version is someone's, and is left for the new-target check to refuse.
+ * label) and goes, the target's live view with the target, so that the commit starts over; an
+ * unlabelled upkeep version among them (an OPTIMIZE) changes no row and does not count. A table
+ * with any other version is someone's, and is left for the new-target check to refuse.
  * Returns the tables dropped.
  */
 export async function dropUnfinishedCreation(driver: Driver, names: StoreNames, version: number): Promise<string[]> {
@@ -166,7 +170,8 @@ export async function dropUnfinishedCreation(driver: Driver, names: StoreNames, 
   for (const table of targetTables(names)) {
     if (!(await driver.columns(table))) continue;
     const history = await driver.tableHistory(table);
-    if (!history.length || !history.every((h) => h.label === label)) continue;
+    const upkeep = (h: TableVersion) => h.label === null && h.operation !== undefined && UPKEEP.has(h.operation);
+    if (!history.some((h) => h.label === label) || !history.every((h) => h.label === label || upkeep(h))) continue;
     if (table === names.target) await driver.run(`DROP VIEW IF EXISTS ${q(names.current)}`);
     await driver.run(`DROP TABLE ${q(table)}`);
     dropped.push(table);

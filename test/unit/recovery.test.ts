@@ -8,21 +8,27 @@ import { describe, expect, it } from 'vitest';
 import type { Driver, TableVersion } from '../../src/index.js';
 import { sparkDialect } from '../../src/dialects/spark/spark-dialect.js';
 import { storeNames } from '../../src/store/names.js';
-import { commitLabel, interruptedBy, latestWrites, LOOK_BACK, undoInterruptedCommit, versionBefore } from '../../src/store/recovery.js';
+import { commitLabel, dropUnfinishedCreation, interruptedBy, latestWrites, LOOK_BACK, undoInterruptedCommit, versionBefore } from '../../src/store/recovery.js';
 
 const names = storeNames('dim');
 const label = (n: number) => commitLabel('dim', n);
-const v = (version: number, l: string | null, restoredTo?: number): TableVersion => ({ version, label: l, ...(restoredTo === undefined ? {} : { restoredTo }) });
+const v = (version: number, l: string | null, restoredTo?: number, operation?: string): TableVersion => ({
+  version,
+  label: l,
+  ...(restoredTo === undefined ? {} : { restoredTo }),
+  ...(operation === undefined ? {} : { operation }),
+});
 
 /** A driver over fixed histories (oldest first) that records what it reads and restores. */
 function over(histories: Record<string, TableVersion[]>) {
   const reads: string[] = [];
   const restores: string[] = [];
+  const runs: string[] = [];
   const driver = {
     dialect: sparkDialect,
     location: 'test',
     columns: async (t: string) => (histories[t] ? [{ name: 'x', type: 'INT' }] : undefined),
-    run: async () => undefined,
+    run: async (sql: string) => void runs.push(sql),
     tableHistory: async (t: string, latest?: number) => {
       reads.push(`${t} ${latest ?? 'all'}`);
       const h = histories[t];
@@ -31,7 +37,7 @@ function over(histories: Record<string, TableVersion[]>) {
     },
     restoreTable: async (t: string, version: number) => void restores.push(`${t} ${version}`),
   } as unknown as Driver;
-  return { driver, reads, restores };
+  return { driver, reads, restores, runs };
 }
 
 const all = (h: TableVersion[]) => ({ [names.events]: h, [names.quarantine]: h, [names.state]: h, [names.target]: h });
@@ -86,5 +92,20 @@ describe('an interrupted Delta commit under commits scdkit did not make', () => 
     });
     expect(await undoInterruptedCommit(driver, names, 2)).toEqual([names.events, names.state, names.target]);
     expect(restores).toEqual([`${names.events} 0`, `${names.state} 0`, `${names.target} 1`]);
+  });
+
+  it("an interrupted first commit's tables go even with an OPTIMIZE among their versions; a table with someone's data write stays", async () => {
+    const made = v(0, label(1), undefined, 'CREATE TABLE');
+    const { driver, runs } = over({
+      [names.events]: [made, v(1, label(1), undefined, 'WRITE'), v(2, null, undefined, 'OPTIMIZE')],
+      [names.quarantine]: [made],
+      [names.state]: [made, v(1, null, undefined, 'WRITE')],
+      [names.target]: [made, v(1, null, undefined, 'VACUUM START'), v(2, null, undefined, 'VACUUM END')],
+    });
+    expect(await dropUnfinishedCreation(driver, names, 1)).toEqual([names.events, names.quarantine, names.target]);
+    expect(runs.filter((r) => r.startsWith('DROP TABLE'))).toEqual([names.events, names.quarantine, names.target].map((t) => `DROP TABLE \`${t}\``));
+    // A table of only someone's upkeep (none of the commit's writes) is not the commit's.
+    const foreign = over({ [names.target]: [v(0, null, undefined, 'OPTIMIZE')] });
+    expect(await dropUnfinishedCreation(foreign.driver, names, 1)).toEqual([]);
   });
 });

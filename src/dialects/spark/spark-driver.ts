@@ -333,6 +333,7 @@ export class SparkDriver implements Driver {
         return {
           version: Number(h.version),
           label: typeof h.userMetadata === 'string' ? h.userMetadata : null,
+          ...(typeof h.operation === 'string' ? { operation: h.operation } : {}),
           ...(restored !== undefined && restored !== null ? { restoredTo: Number(restored) } : {}),
         };
       })
