@@ -105,6 +105,9 @@ export function tiesSql(model: ColumnModel, d: Dialect, names: StoreNames, { tru
   const n = q(`${INTERNAL_PREFIX}n`);
   const at = [...model.keys.map((k) => k.name), ...model.seq.map((s) => s.name)].map(q).join(', ');
   const sameSeq = (a: string, b: string) => model.seq.map((c) => `${a}.${q(c.name)} = ${b}.${q(c.name)}`).join(' AND ');
+  // A new truncate ties with a logged one or another new one at its sequence: the log as this
+  // commit reads it may not hold the commit's own events yet (Delta: read as of the commit's start).
+  const truncatesOf = (table: string) => `SELECT ${model.seq.map((c) => q(c.name)).join(', ')}, ${q(HASH)} FROM ${table} WHERE ${q(OP)} = ${OP_TRUNCATE}`;
   // One aggregate over the new and the logged events of the keys that may tie.
   return `SELECT CAST(coalesce((SELECT sum(t.f) FROM (SELECT sum(x.f) AS f FROM (
        SELECT ${at}, 1 AS f FROM ${q(TMP.newEvents)} WHERE ${q(OP)} <> ${OP_TRUNCATE}
@@ -112,8 +115,8 @@ export function tiesSql(model: ColumnModel, d: Dialect, names: StoreNames, { tru
      GROUP BY ${at} HAVING count(*) > 1) t), 0)
   ${
     truncates
-      ? `+ (SELECT count(*) FROM ${q(TMP.newEvents)} ${n} WHERE ${n}.${q(OP)} = ${OP_TRUNCATE} AND EXISTS (SELECT 1 FROM ${q(names.events)} t
-     WHERE t.${q(OP)} = ${OP_TRUNCATE} AND ${sameSeq('t', n)} AND t.${q(HASH)} <> ${n}.${q(HASH)}))`
+      ? `+ (SELECT count(*) FROM ${q(TMP.newEvents)} ${n} WHERE ${n}.${q(OP)} = ${OP_TRUNCATE} AND EXISTS (SELECT 1 FROM (${truncatesOf(q(names.events))} UNION ALL ${truncatesOf(q(TMP.newEvents))}) t
+     WHERE ${sameSeq('t', n)} AND t.${q(HASH)} <> ${n}.${q(HASH)}))`
       : ''
   } AS ${d.types.int}) AS n`;
 }
