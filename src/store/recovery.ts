@@ -152,6 +152,7 @@ async function restoreFlowRecord(driver: Driver, names: StoreNames, version: num
 
 /** Delta operations that change no row: someone's upkeep of a table, never a write of data. */
 const UPKEEP = new Set(['OPTIMIZE', 'VACUUM START', 'VACUUM END']);
+const isUpkeep = (h: TableVersion) => h.label === null && h.operation !== undefined && UPKEEP.has(h.operation);
 
 /**
  * A target's first commit makes its tables before it writes the flow record; interrupted between
@@ -170,8 +171,7 @@ export async function dropUnfinishedCreation(driver: Driver, names: StoreNames, 
   for (const table of targetTables(names)) {
     if (!(await driver.columns(table))) continue;
     const history = await driver.tableHistory(table);
-    const upkeep = (h: TableVersion) => h.label === null && h.operation !== undefined && UPKEEP.has(h.operation);
-    if (!history.some((h) => h.label === label) || !history.every((h) => h.label === label || upkeep(h))) continue;
+    if (!history.some((h) => h.label === label) || !history.every((h) => h.label === label || isUpkeep(h))) continue;
     if (table === names.target) await driver.run(`DROP VIEW IF EXISTS ${q(names.current)}`);
     await driver.run(`DROP TABLE ${q(table)}`);
     dropped.push(table);
