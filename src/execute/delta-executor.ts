@@ -77,6 +77,9 @@ export const deltaExecutor: CommitExecutor = {
       }),
     );
   },
+  // Every write by name (the commit record, the file records) has Spark's cache manager look
+  // through each cached plan, and a walk's cached plans carry their whole lineage: they go first.
+  scratchBeforeRecord: true,
 };
 
 /**

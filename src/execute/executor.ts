@@ -54,6 +54,13 @@ export interface CommitExecutor {
    * one failed (the first failure is then thrown).
    */
   runWrites(driver: Driver, groups: string[][]): Promise<void>;
+  /**
+   * Whether the commit's scratch goes as soon as its writes have ended, before its record: where
+   * the scratch held makes each later statement dearer (Spark's cache manager looks through every
+   * cached plan at each write by name; docs/DECISIONS.md "A commit's scratch goes before its
+   * record on Delta"). Otherwise it goes after the commit (withScratch).
+   */
+  readonly scratchBeforeRecord: boolean;
 }
 
 /** What look read ahead: each of the target's tables' latest engine version and latest write of scdkit's, by name. */

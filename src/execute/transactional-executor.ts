@@ -34,6 +34,8 @@ export const transactionalExecutor: CommitExecutor = {
   async runWrites(driver, groups) {
     for (const sql of groups.flat()) await driver.run(sql);
   },
+  // Inside the transaction DuckDB keeps a dropped table until COMMIT anyway: it goes after.
+  scratchBeforeRecord: false,
 };
 
 /** The delete of the recomputed keys' rows of the state. */

@@ -24,7 +24,7 @@ import { freshSql, knownSql, slowLogSql, tiesSql, validSql } from './new-events-
 import { deriveModel, INTERNAL_PREFIX, type ColumnModel } from './model.js';
 import { checkColumnNames, checkNewTarget } from './name-clashes.js';
 import { NO_CHANGES, recompute } from './recompute.js';
-import { withScratch } from './scratch.js';
+import { discardCommitScratch, withScratch } from './scratch.js';
 import { changedSettings, semanticSettings } from './settings.js';
 import { checkEndSentinel, COMMIT, createStoreSql, currentViewSql, OP, OP_TRUNCATE } from './target.js';
 
@@ -375,6 +375,9 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
       versionsClosed: counts.closed,
       durationMs: Date.now() - started,
     };
+    // Nothing reads the scratch now; where holding it makes every later write dearer, it goes
+    // first (a failure to drop it loses nothing: withScratch tries again at the end).
+    if (executor.scratchBeforeRecord) await discardCommitScratch(driver).catch(() => undefined);
     // The commit record is the last write of the commit proper (store/recovery.ts: a commit is
     // done when it is there); only a write whose loss loses no event comes after it.
     await spec.finish?.(driver, version);

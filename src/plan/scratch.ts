@@ -8,16 +8,25 @@ import { LOG_VIEW } from './walk-input-sql.js';
  * scratch never outlives it, so none is there when the next begins).
  */
 export async function withScratch<T>(driver: Driver, work: () => Promise<T>): Promise<T> {
-  const views: string[] = [LOG_VIEW, ...DIFF_VIEWS];
-  const tables = [...Object.values(TMP).filter((t) => !views.includes(t)), ...Object.values(WALKED)];
   let out: T;
   try {
     out = await work();
   } catch (e) {
     // The commit's own error is the one to report.
-    await driver.discardScratch(tables, views).catch(() => undefined);
+    await discardCommitScratch(driver).catch(() => undefined);
     throw e;
   }
-  await driver.discardScratch(tables, views);
+  await discardCommitScratch(driver);
   return out;
+}
+
+/**
+ * Drop every scratch table and view a commit may have made. Also in the middle of a commit, once
+ * nothing reads them any more (CommitExecutor.scratchBeforeRecord); withScratch's drop at the end
+ * then finds nothing left to send.
+ */
+export async function discardCommitScratch(driver: Driver): Promise<void> {
+  const views: string[] = [LOG_VIEW, ...DIFF_VIEWS];
+  const tables = [...Object.values(TMP).filter((t) => !views.includes(t)), ...Object.values(WALKED)];
+  await driver.discardScratch(tables, views);
 }

@@ -93,6 +93,15 @@ describe.skipIf(!sparkEngine)('round trips of a Spark commit (SCD_TEST_SPARK_URL
     expect(at(first.sent, append)).toBeGreaterThan(-1);
     expect(at(second.sent, append)).toBeGreaterThan(-1);
     expect(at(second.sent, append)).toBeLessThan(at(second.sent, /CACHE TABLE `_scd_events`/));
+    // The commit's scratch goes once, after its writes and before its record: a write by name
+    // looks through every cached plan (docs/DECISIONS.md "A commit's scratch goes before its
+    // record on Delta").
+    for (const sent of [first.sent, second.sent]) {
+      const drops = sent.filter((sql) => /DROP VIEW/.test(sql));
+      expect(drops).toHaveLength(1);
+      expect(at(sent, /DROP VIEW/)).toBeGreaterThan(at(sent, /MERGE INTO \S*`dim`/));
+      expect(at(sent, /DROP VIEW/)).toBeLessThan(at(sent, /INSERT INTO `_scd_commits`/));
+    }
   });
 
   it('the target closes versions with deletion vectors: its MERGE rewrites no file of unchanged rows', async () => {

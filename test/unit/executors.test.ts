@@ -225,6 +225,9 @@ describe('the executor of a commit', () => {
     await executorFor(duckdbDialect).runWrites(driver, [['state-a', 'state-b'], ['target']]);
     expect(log).toEqual(['start state-a', 'end state-a', 'start state-b', 'end state-b', 'start target', 'end target']);
     expect(executorFor(duckdbDialect).writesAtOnce).toBe(false);
+    // A transaction keeps its scratch to the end; Delta drops it before the commit record.
+    expect(executorFor(duckdbDialect).scratchBeforeRecord).toBe(false);
+    expect(executorFor(sparkDialect).scratchBeforeRecord).toBe(true);
   });
 
   it('Delta: independent groups of writes at once (each in order), all ended before a failure is thrown', async () => {

@@ -59,6 +59,12 @@ export class SparkDriver implements Driver {
    * view it makes.
    */
   private readonly deferred: Array<{ sql: string; makes: string }> = [];
+  /**
+   * Whether the last discardScratch dropped every view and none was made since: a commit's scratch
+   * may go before its record (CommitExecutor.scratchBeforeRecord), and the drop at its end then
+   * sends nothing.
+   */
+  private scratchGone = false;
 
   private constructor(
     private readonly client: SparkConnectClient,
@@ -108,6 +114,7 @@ export class SparkDriver implements Driver {
     const text = bindParams(sql, params);
     const made = viewMadeBy(sql);
     if (made) {
+      this.scratchGone = false;
       this.made.push(made);
       // A view CREATE makes holds no data; CACHE TABLE's does, and a renamed view keeps its cache.
       if (/^\s*CREATE\b/i.test(sql)) this.plain.add(made);
@@ -311,6 +318,7 @@ export class SparkDriver implements Driver {
     const versions = await Promise.all(tables.map(async (t) => latest[t] ?? (await this.tableHistory(t, 1)).at(-1)!.version));
     const qualified = (t: string) => `${this.schemaName}.${q(t)}`;
     // Sent with the commit's next statement (run defers a view's making).
+    this.scratchGone = false;
     for (const [i, t] of tables.entries()) {
       this.deferred.push({ sql: `CREATE OR REPLACE TEMP VIEW ${q(t)} AS SELECT * FROM ${qualified(t)} VERSION AS OF ${versions[i]}`, makes: t });
       this.pinned.add(t);
@@ -393,6 +401,7 @@ export class SparkDriver implements Driver {
    * DROP VIEW: it never reaches a stored table of the same name.
    */
   async discardScratch(tables: string[], views: string[]): Promise<void> {
+    if (this.scratchGone) return this.released();
     // What was never sent made nothing; a pinned name with no view would reach the table.
     const unsent = this.deferred.splice(0);
     const pinnedMade = [...this.pinned].filter((t) => !unsent.some((d) => d.makes === t));
@@ -411,6 +420,7 @@ export class SparkDriver implements Driver {
       } catch {
         await this.discardOneByOne(tables, views, new Set(pinnedMade));
       }
+      this.scratchGone = true;
     };
     await allEnded([drop(), this.released()]);
   }
