@@ -18,6 +18,7 @@ import './spark-connect.suite.js';
 import './spark-dialect.suite.js';
 import './spark-driver.suite.js';
 import './spark-statements.suite.js';
+import './spark-cli.suite.js';
 import './spark-history.suite.js';
 import './spark-sources.suite.js';
 import './spark-snapshots.suite.js';

@@ -1,0 +1,110 @@
+/**
+ * `bin/scd` against a Spark Connect server, end to end: the README's customer example applied with
+ * `--db sc://…` (one commit per file), then read back with the database from SCD_DATABASE_URL, gives
+ * what the same commands give on DuckDB: the apply's counts, the history, the change feed, the
+ * `as of` read of an earlier commit; `scd log` maps each commit to its Delta version; a second
+ * apply of the landing folder applies nothing (its files are recorded in the Delta tables).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cpSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { tempDir } from '../helpers.js';
+import { freshSchema, sparkEngine } from '../engines.js';
+import { parseNdjson, ROOT, scd, type RunResult } from '../e2e/fixtures/cli.js';
+
+const url = process.env.SCD_TEST_SPARK_URL;
+const EXAMPLE = path.join(ROOT, 'examples', 'customers');
+
+/** The example's flow with the given `database`/`schema` lines in place of its own database. */
+function project(dir: string, extra: string): string {
+  cpSync(path.join(EXAMPLE, 'changes'), path.join(dir, 'changes'), { recursive: true });
+  const flow = path.join(dir, 'flow.yaml');
+  writeFileSync(
+    flow,
+    `name: customers
+target: dim_customer
+keys: [customer_id]
+sequenceBy: changed_at
+applyAsDeletes: "op = 'DELETE'"
+exceptColumns: [op]
+storedAs: scd2
+${extra}
+source:
+  path: changes/
+`,
+  );
+  return flow;
+}
+
+/** A command that must succeed; its output with each run's own durations taken out. */
+async function ok(args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): Promise<RunResult> {
+  const r = await scd(args, cwd, env);
+  if (r.code !== 0) throw new Error(`scd ${args.join(' ')} exited ${r.code}:\n${r.stderr}`);
+  return { ...r, stdout: r.stdout.replace(/ \(\d+(?:\.\d+)? m?s\)/g, '') };
+}
+
+/** A change feed's rows without their commit timestamps, in one order whatever the engine's. */
+const comparable = (rows: Array<Record<string, unknown>>) => rows.map(({ _commit_timestamp: _, ...r }) => JSON.stringify(r)).sort();
+
+describe.skipIf(!sparkEngine)('bin/scd on Spark + Delta (SCD_TEST_SPARK_URL)', { timeout: 900_000 }, () => {
+  const schema = freshSchema();
+  const work = tempDir('scdkit-spark-cli-');
+  let sparkFlow = '';
+  let duckFlow = '';
+  const onSpark = { SCD_DATABASE_URL: url };
+  const apply: { spark?: RunResult; duckdb?: RunResult } = {};
+
+  beforeAll(async () => {
+    sparkFlow = project(path.join(work.dir, 'spark'), `schema: ${schema}`);
+    duckFlow = project(path.join(work.dir, 'duckdb'), 'database: scd.duckdb');
+    apply.spark = await ok(['apply', sparkFlow, '--each', '--db', url!], work.dir);
+    apply.duckdb = await ok(['apply', duckFlow, '--each'], work.dir);
+  }, 600_000);
+
+  afterAll(async () => {
+    work.cleanup();
+    const { SparkDriver } = await import('../../src/dialects/spark/spark-driver.js');
+    await (await SparkDriver.connect(url!, { schema, dropSchemaOnClose: true })).close();
+  });
+
+  it('apply --db sc://… commits each file, with the counts DuckDB gives', () => {
+    expect(apply.spark!.stdout).toContain('commit 3: read 3 rows = 2 applied + 1 duplicate + 0 quarantined');
+    expect(apply.spark!.stdout).toBe(apply.duckdb!.stdout);
+  });
+
+  it('export (SCD_DATABASE_URL) prints the README history; --version 2 reads the Delta version of commit 2', async () => {
+    const table = await ok(['export', sparkFlow, '--format', 'table'], work.dir, onSpark);
+    expect(table.stdout).toContain('501          Rahul Mehta    Mysuru     2024-08-01  2024-08-01  2025-03-10');
+    expect(table.stdout).toBe((await ok(['export', duckFlow, '--format', 'table'], work.dir)).stdout);
+    const asOf = await ok(['export', sparkFlow, '--version', '2', '--format', 'ndjson'], work.dir, onSpark);
+    expect(parseNdjson(asOf.stdout).some((r) => r.city === 'Mysuru')).toBe(false);
+    expect(asOf.stdout).toBe((await ok(['export', duckFlow, '--version', '2', '--format', 'ndjson'], work.dir)).stdout);
+  });
+
+  it('changes reads the Delta change feed: the rows DuckDB gives, timestamps aside', async () => {
+    const feed = (flow: string, env: NodeJS.ProcessEnv = {}) =>
+      ok(['changes', flow, '--from-version', '2', '--format', 'ndjson'], work.dir, env).then((r) => comparable(parseNdjson(r.stdout)));
+    const spark = await feed(sparkFlow, onSpark);
+    expect(spark.length).toBeGreaterThan(0);
+    expect(spark).toEqual(await feed(duckFlow));
+  });
+
+  it('log maps each commit to the Delta version of its target; status names the last commit', async () => {
+    const log = parseNdjson((await ok(['log', sparkFlow, '--json'], work.dir, onSpark)).stdout);
+    expect(log.map((c) => c.version)).toEqual([3, 2, 1]);
+    const deltas = log.map((c) => Number(c.deltaVersion));
+    expect(deltas.every((v) => Number.isInteger(v))).toBe(true);
+    expect(deltas[0]).toBeGreaterThan(deltas[1]!);
+    expect(deltas[1]).toBeGreaterThan(deltas[2]!);
+    const status = await ok(['status', sparkFlow], work.dir, onSpark);
+    expect(status.stdout).toMatch(/last commit\s+3 of 3: apply/);
+  });
+
+  it('a second apply of the landing folder applies nothing: its files are recorded in the Delta tables', async () => {
+    const again = JSON.parse((await ok(['apply', sparkFlow, '--json'], work.dir, onSpark)).stdout);
+    expect(again).toMatchObject({ version: null, nothingNew: true, alreadyApplied: 3 });
+    expect(again).toEqual(JSON.parse((await ok(['apply', duckFlow, '--json'], work.dir)).stdout));
+    const log = parseNdjson((await ok(['log', sparkFlow, '--json'], work.dir, onSpark)).stdout);
+    expect(log).toHaveLength(3);
+  });
+});
