@@ -38,9 +38,9 @@ export async function quarantinePage(ctx: PageContext): Promise<PageResult> {
     body: html`<h1>Quarantine</h1>
 ${form(reasons)}
 ${rows.length
-  ? html`<table class="quarantine"><thead><tr><th>commit</th><th>file:line</th><th>reason</th><th>raw record</th></tr></thead><tbody>
+  ? html`<div class="wide"><table class="quarantine"><thead><tr><th>commit</th><th>file:line</th><th>reason</th><th>raw record</th></tr></thead><tbody>
 ${rows.map((r) => html`<tr><td class="num"><a href="/commits/${Number(r.commit)}">${Number(r.commit)}</a></td><td><code>${String(r.file ?? '')}:${String(r.line ?? '')}</code></td><td>${cell(r.reason)}</td><td><pre class="raw">${cell(r.raw)}</pre></td></tr>`)}
-</tbody></table>`
+</tbody></table></div>`
   : html`<p class="empty">No quarantined record${commit !== undefined || reason ? ' matches these filters' : ''}.</p>`}
 ${pager(url, page)}`,
   };
