@@ -40,7 +40,13 @@ export async function serveCommand(flowFile: string, opts: ServeCommandOptions):
     await source.close();
     throw e;
   }
-  const running = await startServer({ flow, source, port, host: opts.host });
+  let running: Awaited<ReturnType<typeof startServer>>;
+  try {
+    running = await startServer({ flow, source, port, host: opts.host });
+  } catch (e) {
+    await source.close();
+    throw e;
+  }
   // The signals are handled before the URL is printed: whoever reads the URL may stop the server
   // at once (before, Node's default for SIGTERM would end the process without closing it).
   const stopped = new Promise<void>((resolve) => {

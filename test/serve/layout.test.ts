@@ -130,6 +130,17 @@ for (const engine of engines) {
               await page.screenshot({ path: `${shot}-table.png` });
             }
             problems.push(...(await page.evaluate(overflowProblems)).map((m) => `${p}: ${m}`));
+            if (name === 'key-80-versions') {
+              // The 80 versions share a chart of bounded height that spans most of the window.
+              const box = (await page.locator('svg.timeline').boundingBox())!;
+              expect(box.height, 'timeline height').toBeLessThanOrEqual(560);
+              expect(box.width, 'timeline width').toBeGreaterThanOrEqual(0.65 * size.width);
+              expect(await page.locator('svg.timeline rect.version').count()).toBe(80);
+            }
+            if (name === 'key-deleted') {
+              // Its one version was closed by the delete of the last commit.
+              expect(await page.locator('main table tbody tr td:last-child').textContent()).toBe('commit 10');
+            }
           }
           expect(problems).toEqual([]);
         } finally {

@@ -53,7 +53,7 @@ function beyondLastPage(ctx: PageContext, key: Record<string, string>, page: num
     status: 404,
     title: what,
     body: html`<h1>${ctx.flow.target}: ${what}</h1>
-<p class="error">Page ${page} is beyond the last page of ${what}: ${versions} version${versions === 1 ? '' : 's'}, ${ctx.pageSize} a page, so page${last === 1 ? ' 1' : `s 1 to ${last}`}.</p>
+<p class="error">Page ${page} is beyond the last page of ${what}: ${versions} version${versions === 1 ? '' : 's'}, ${ctx.pageSize} a page, so ${last === 1 ? 'there is only page 1' : `pages 1 to ${last}`}.</p>
 <p><a href="${link(1)}">first page</a>${last > 1 ? html` · <a href="${link(last)}">last page (${last})</a>` : ''}</p>`,
   };
 }
