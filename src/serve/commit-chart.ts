@@ -46,7 +46,7 @@ ${commits.map((c, i) => {
 })}
 <path class="rows" d="${raw(line)}" fill="none" stroke="#e76f51" stroke-width="2"/>
 <text x="${PAD}" y="${PAD - 8}">${title}</text>
-<text x="${PAD + plotW + 6}" y="${y(last.targetRows, maxRows) + 4}" fill="#e76f51">${rowsLabel}</text>
+<text x="${cx(commits.length - 1) + bar / 2 + 4}" y="${y(last.targetRows, maxRows) + 4}" fill="#e76f51">${rowsLabel}</text>
 <text x="${PAD}" y="${HEIGHT - 6}">commit ${commits[0]!.version}</text>
 <text x="${PAD + plotW}" y="${HEIGHT - 6}" text-anchor="end">commit ${last.version}</text>
 </svg>`;
