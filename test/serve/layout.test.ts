@@ -45,7 +45,7 @@ function batches(): Array<{ name: string; rows: Array<Record<string, unknown>> }
       const month = String(1 + Math.floor(n / 28)).padStart(2, '0');
       // Mixed styles of zoned timestamps, one instant per version.
       const changed_at = n % 2 ? `2025-${month}-${day}T05:30:00+05:30` : `2025-${month}-${day}T00:00:00Z`;
-      rows.push({ account_id: 42, name: `${NAME} v${n}`, balance: `${9007199254740993 + n}.25`, ref: '9223372036854775807', note: n % 3 ? LONG_TOKEN : null, op: 'UPSERT', changed_at });
+      rows.push({ account_id: 42, name: `${NAME} v${n}`, balance: `${9007199254740993n + BigInt(n)}.25`, ref: '9223372036854775807', note: n % 3 ? LONG_TOKEN : null, op: 'UPSERT', changed_at });
     }
     if (b === 0) rows.push({ account_id: 7, name: 'Ôlga', balance: '0.10', ref: '-9223372036854775808', note: '', op: 'UPSERT', changed_at: '2024-12-31T23:00:00-01:00' });
     if (b === 9) rows.push({ account_id: 7, op: 'DELETE', changed_at: '2025-04-01T00:00:00Z' });
