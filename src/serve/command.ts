@@ -6,7 +6,7 @@ import { ScdError } from '../errors.js';
 import { loadFlowFile } from '../flow/load.js';
 import { readFlowRecord } from '../store/catalog.js';
 import { storeNames } from '../store/names.js';
-import { driverPerRequest, sharedDriver, type DriverSource } from './database.js';
+import { driverPerRequest, duckdbFile, sharedDriver, type DriverSource } from './database.js';
 import { startServer } from './server.js';
 
 export interface ServeCommandOptions {
@@ -27,9 +27,12 @@ export async function serveCommand(flowFile: string, opts: ServeCommandOptions):
   // Opening a DuckDB file that is not there would create it: say so instead.
   if (!isUrl && !existsSync(database))
     throw new ScdError('NOT_APPLIED', `database ${database} does not exist`, { file: flow.origin, fix: 'run `scd apply` first (or check --db)' });
+  // A DuckDB file is shared with writers in other processes by turns; a server, request by request.
   const source: DriverSource = /^pglite:\/\//i.test(database)
     ? sharedDriver(await openDriver(database, { schema: flow.schema }), true)
-    : driverPerRequest(database, { schema: flow.schema });
+    : isUrl
+      ? driverPerRequest(database, { schema: flow.schema })
+      : duckdbFile(database, { schema: flow.schema });
   // The target must exist now (a wrong --db is said at once, not on the first page).
   try {
     await source.use(async (driver) => {
@@ -40,7 +43,13 @@ export async function serveCommand(flowFile: string, opts: ServeCommandOptions):
     await source.close();
     throw e;
   }
-  const running = await startServer({ flow, source, port, host: opts.host });
+  let running: Awaited<ReturnType<typeof startServer>>;
+  try {
+    running = await startServer({ flow, source, port, host: opts.host });
+  } catch (e) {
+    await source.close();
+    throw e;
+  }
   // The signals are handled before the URL is printed: whoever reads the URL may stop the server
   // at once (before, Node's default for SIGTERM would end the process without closing it).
   const stopped = new Promise<void>((resolve) => {

@@ -33,15 +33,20 @@ export function expectationsText(c: CommitRow): string {
   }
 }
 
-/** The commit log as a table, newest first; each version links to its commit page. */
+/**
+ * The commit log as a table, newest first; each version links to its commit page. Kept narrow
+ * enough for an 800 px window: the row counts share a column, and the expectations column is
+ * shown only when a commit on the page has failed ones.
+ */
 export function commitsTable(commits: CommitRow[]): Html {
   if (!commits.length) return html`<p>(no commits)</p>`;
-  return html`<table class="commits"><thead><tr><th>commit</th><th>committed at</th><th>operation</th><th>inputs</th>
-<th>rows read = applied + duplicates + quarantined</th><th>keys affected</th><th>inserted</th><th>updated</th><th>deleted</th><th>versions closed</th><th>expectations</th><th>ms</th></tr></thead>
+  const withExpectations = commits.some((c) => expectationsText(c) !== '');
+  return html`<div class="wide"><table class="commits"><thead><tr><th>commit</th><th>committed at</th><th>operation</th><th>inputs</th>
+<th>rows read = applied + duplicates + quarantined</th><th>keys affected</th><th>rows inserted / updated / deleted</th><th>versions closed</th>${withExpectations ? html`<th>expectations</th>` : ''}<th>ms</th></tr></thead>
 <tbody>${commits.map(
-    (c) => html`<tr><td class="num"><a href="/commits/${Number(c.version)}">${Number(c.version)}</a></td><td>${String(c.committed_at)}</td><td>${String(c.operation)}</td>
-<td>${inputsOf(c).map((f, i) => html`${i ? ', ' : ''}<span title="${f}">${path.basename(f)}</span>`)}</td>
-<td class="num">${readBreakdown(c)}</td><td class="num">${count(c.keys_affected)}</td><td class="num">${count(c.rows_inserted)}</td><td class="num">${count(c.rows_updated)}</td>
-<td class="num">${count(c.rows_deleted)}</td><td class="num">${count(c.versions_closed)}</td><td>${expectationsText(c)}</td><td class="num">${count(c.duration_ms)}</td></tr>`,
-  )}</tbody></table>`;
+    (c) => html`<tr><td class="num"><a href="/commits/${Number(c.version)}">${Number(c.version)}</a></td><td class="time">${String(c.committed_at)}</td><td>${String(c.operation)}</td>
+<td class="inputs">${inputsOf(c).map((f, i) => html`${i ? ', ' : ''}<span title="${f}">${path.basename(f)}</span>`)}</td>
+<td class="num sum">${readBreakdown(c)}</td><td class="num">${count(c.keys_affected)}</td><td class="num sum">${count(c.rows_inserted)} / ${count(c.rows_updated)} / ${count(c.rows_deleted)}</td>
+<td class="num">${count(c.versions_closed)}</td>${withExpectations ? html`<td>${expectationsText(c)}</td>` : ''}<td class="num">${count(c.duration_ms)}</td></tr>`,
+  )}</tbody></table></div>`;
 }

@@ -12,12 +12,8 @@ export interface DriverSource {
 }
 
 /**
- * A driver per request, closed when the request is answered (DuckDB files, PostgreSQL servers).
- * A DuckDB file is held by one process at a time: between requests the server holds nothing, so
- * `scd apply` (or `--watch`, between its commits) in another process can open it; a request that
- * meets the file held by another process waits for it (up to 5 s) and then answers 503 with
- * "reload in a moment". A commit in another process that opens the file during a request fails
- * with DB_IN_USE as it does against any other reader.
+ * A driver per request, closed when the request is answered (PostgreSQL servers: each request a
+ * session of its own, concurrent requests side by side).
  */
 export function driverPerRequest(database: string, options: { schema?: string }): DriverSource {
   return {
@@ -31,6 +27,68 @@ export function driverPerRequest(database: string, options: { schema?: string })
       }
     },
     async close() {},
+  };
+}
+
+/** How long the server may hold a DuckDB file while requests keep coming, and how long it then lets go. */
+export interface FileTurns {
+  holdMs: number;
+  /** Longer than two of a waiting opener's tries (openDriverWaiting tries every 100 ms). */
+  yieldMs: number;
+}
+const TURNS: FileTurns = { holdMs: 500, yieldMs: 300 };
+
+/**
+ * A DuckDB file, held by one process at a time, shared with writers in other processes: requests
+ * take turns on one driver (one at a time), opened when a request comes and closed when none
+ * waits. While requests keep coming (requests from several clients, or one client back to back),
+ * the server holds the file for at most `holdMs`, then closes it and opens it again only after
+ * `yieldMs`: an `scd apply` waiting for the file (it tries every 100 ms) opens it in that gap,
+ * and the requests wait for its commit (up to 5 s each, then 503 "reload in a moment").
+ */
+export function duckdbFile(database: string, options: { schema?: string }, turns: FileTurns = TURNS): DriverSource {
+  const mutex = new KeyedMutex();
+  let driver: Driver | undefined;
+  let waiting = 0;
+  /** When the file was last closed, and when the server last took it after a full gap. */
+  let closedAt = -Infinity;
+  let busySince = 0;
+  const close = async () => {
+    const d = driver;
+    driver = undefined;
+    closedAt = Date.now();
+    await d?.close();
+  };
+  return {
+    async use(fn) {
+      waiting++;
+      const release = await mutex.acquire('file');
+      waiting--;
+      try {
+        if (!driver) {
+          const gap = Date.now() - closedAt;
+          if (gap >= turns.yieldMs) busySince = Date.now();
+          else if (Date.now() - busySince >= turns.holdMs) {
+            // Held for its share: let a writer in before taking the file again.
+            await new Promise((r) => setTimeout(r, turns.yieldMs - gap));
+            busySince = Date.now();
+          }
+          driver = await openDriverWaiting(database, { schema: options.schema });
+        }
+        return await fn(driver);
+      } finally {
+        if (waiting === 0 || Date.now() - busySince >= turns.holdMs) await close().catch(() => {});
+        release();
+      }
+    },
+    async close() {
+      const release = await mutex.acquire('file');
+      try {
+        await close();
+      } finally {
+        release();
+      }
+    },
   };
 }
 

@@ -1,4 +1,4 @@
-import { cell } from './format.js';
+import { cell, valueText } from './format.js';
 import { href, html, type Html } from './html.js';
 
 export interface RowsTableOptions {
@@ -15,19 +15,26 @@ export interface RowsTableOptions {
   empty?: string;
 }
 
-/** Rows as an HTML table: every value escaped, nulls shown as null, numbers right-aligned. */
+/** A column holding a text longer than this is given room to wrap it in lines, not in letters. */
+const LONG_TEXT = 30;
+
+/**
+ * Rows as an HTML table: every value escaped, nulls shown as null, numbers right-aligned. A table
+ * wider than the window scrolls sideways in its own box; the page does not.
+ */
 export function rowsTable(rows: Array<Record<string, unknown>>, o: RowsTableOptions): Html {
   if (!rows.length) return html`<p class="empty">${o.empty ?? '(no rows)'}</p>`;
   const keys = o.keyColumns ?? [];
+  const long = new Set(o.columns.filter((c) => rows.some((r) => valueText(r[c]).length > LONG_TEXT)));
   const keyLink = (row: Record<string, unknown>) => href('/key', Object.fromEntries(keys.map((k) => [k, keyText(row[k])])));
-  return html`<table><thead><tr>${o.columns.map((c) => html`<th>${c}</th>`)}${(o.extra ?? []).map((e) => html`<th>${e.header}</th>`)}</tr></thead>
+  return html`<div class="wide"><table><thead><tr>${o.columns.map((c) => html`<th>${c}</th>`)}${(o.extra ?? []).map((e) => html`<th>${e.header}</th>`)}</tr></thead>
 <tbody>${rows.map(
     (row, i) => html`<tr class="${o.rowClass?.(row) ?? ''}">${o.columns.map((c) => {
-      const classes = [typeof row[c] === 'number' ? 'num' : '', o.highlight?.(row, c, i) ? 'changed' : ''].filter(Boolean).join(' ');
+      const classes = [typeof row[c] === 'number' ? 'num' : '', long.has(c) ? 'long' : '', o.highlight?.(row, c, i) ? 'changed' : ''].filter(Boolean).join(' ');
       const content = keys.includes(c) && row[c] !== null && row[c] !== undefined ? html`<a href="${keyLink(row)}">${cell(row[c])}</a>` : cell(row[c]);
       return html`<td class="${classes}">${content}</td>`;
     })}${(o.extra ?? []).map((e) => html`<td>${e.cell(row, i)}</td>`)}</tr>`,
-  )}</tbody></table>`;
+  )}</tbody></table></div>`;
 }
 
 /** A key value as the key page's query takes it (its text, as the engine writes it). */

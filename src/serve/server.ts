@@ -6,6 +6,7 @@ import { readFlowRecord } from '../store/catalog.js';
 import { storeNames } from '../store/names.js';
 import type { PageContext, PageResult } from './context.js';
 import type { DriverSource } from './database.js';
+import { hostCheck, type HostCheck } from './host-check.js';
 import { html, type Html } from './html.js';
 import { layout } from './layout.js';
 import { route } from './routes.js';
@@ -45,17 +46,19 @@ const HEADERS = {
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
   const host = options.host ?? '127.0.0.1';
   const log = options.log ?? ((m: string) => process.stderr.write(`${m}\n`));
+  const hosts = hostCheck(host);
   const server = createServer((req, res) => {
-    handle(options, req, res, log).catch((e) => {
+    handle(options, hosts, req, res, log).catch((e) => {
       log(`scd serve: ${e instanceof Error ? e.stack : String(e)}`);
       if (!res.headersSent) res.writeHead(500, HEADERS);
       res.end();
     });
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    const refuse = (e: Error) => reject(listenError(e, host, options.port ?? 0));
+    server.once('error', refuse);
     server.listen(options.port ?? 0, host, () => {
-      server.off('error', reject);
+      server.off('error', refuse);
       resolve();
     });
   });
@@ -72,7 +75,33 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   };
 }
 
-async function handle(options: ServeOptions, req: IncomingMessage, res: ServerResponse, log: (m: string) => void): Promise<void> {
+/** Why the server could not listen, as one line with its fix (the port taken, the host not this machine's). */
+function listenError(e: Error, host: string, port: number): Error {
+  const code = (e as NodeJS.ErrnoException).code;
+  if (code === 'EADDRINUSE')
+    return new ScdError('USAGE', `port ${port} on ${host} is in use by another program`, { fix: 'give another --port, or --port 0 for any free one' });
+  if (code === 'EACCES')
+    return new ScdError('USAGE', `port ${port} on ${host} needs privileges this user does not have`, { fix: 'give a --port above 1023, or --port 0 for any free one' });
+  if (code === 'EADDRNOTAVAIL')
+    return new ScdError('USAGE', `--host ${host} is not an address of this machine`, { fix: 'give one of its addresses: 127.0.0.1 (this machine only) or 0.0.0.0 (every network)' });
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_NONAME')
+    return new ScdError('USAGE', `--host ${host} is not an IP address, nor a name that resolves to one`, { fix: 'give an address of this machine: 127.0.0.1 (this machine only) or 0.0.0.0 (every network)' });
+  return e;
+}
+
+/** A refusal in plain text: the request never reaches a page. */
+function refuse(res: ServerResponse, status: number, message: string): void {
+  res.writeHead(status, { ...HEADERS, 'content-type': 'text/plain; charset=utf-8' });
+  res.end(`${message}\n`);
+}
+
+async function handle(options: ServeOptions, hosts: HostCheck, req: IncomingMessage, res: ServerResponse, log: (m: string) => void): Promise<void> {
+  // Before anything is read: a request for another host name (DNS rebinding) is not answered.
+  if (!hosts.allows(req.headers.host)) {
+    const asked = JSON.stringify(req.headers.host ?? '');
+    refuse(res, 421, `scd serve answers to ${hosts.names.join(', ')}; this request was for the host ${asked} (fix: open the URL scd serve printed, or start it with --host set to the name you use)`);
+    return;
+  }
   const url = new URL(req.url ?? '/', 'http://localhost');
   if (req.method !== 'GET' && req.method !== 'HEAD') {
     res.writeHead(405, { ...HEADERS, allow: 'GET, HEAD' });
@@ -90,7 +119,12 @@ async function handle(options: ServeOptions, req: IncomingMessage, res: ServerRe
   let status = 200;
   let document: Html;
   const headers: Record<string, string> = { ...HEADERS };
-  if (!page) {
+  // No engine stores a NUL in a text (PostgreSQL refuses the parameter): a value holding one finds nothing.
+  const nul = [...url.searchParams].find(([k, v]) => k.includes('\0') || v.includes('\0'));
+  if (nul) {
+    status = 400;
+    document = layout(shell, 'Error', html`<h1>Error</h1><p class="error">The parameter ${nul[0].replace(/\0/g, '\\0')} holds a NUL character (%00), which no value can hold (fix: remove it from the URL)</p><p><a href="/">Overview</a></p>`);
+  } else if (!page) {
     status = 404;
     document = layout(shell, 'Not found', html`<h1>Not found</h1><p class="error">There is no page ${url.pathname}.</p><p><a href="/">Overview</a></p>`);
   } else {

@@ -1,5 +1,6 @@
 import { valueText } from './format.js';
 import { html, raw, type Html } from './html.js';
+import { fitText, textWidth } from './text-width.js';
 
 /** One version of a key on the timeline. */
 export interface TimelineVersion {
@@ -16,11 +17,19 @@ export interface TimelineVersion {
 }
 
 const WIDTH = 900;
+/** Room for the versions' labels, left of the bars (none when the rows are too thin for a label). */
 const GUTTER = 170;
 const RIGHT = 40;
+/** A version's row: this high while the chart stays under PLOT_HEIGHT, thinner for many versions. */
 const ROW = 24;
+const MIN_ROW = 4;
+/** Rows thinner than this carry no label (each bar keeps its title, shown on hover). */
+const LABELLED_ROW = 16;
+const PLOT_HEIGHT = 480;
 const TOP = 8;
 const AXIS = 34;
+/** Least room between two axis labels. */
+const TICK_GAP = 10;
 
 /**
  * A sequence value as a number on the axis: a number, a date or timestamp in ISO-8601, or the
@@ -109,41 +118,57 @@ export function hasGaps(versions: TimelineVersion[], more = false): boolean {
  * key was deleted, hatched. `more`: the key has later versions than these (a next page). Every
  * text is escaped by the html template.
  */
+/** The row of each version on a timeline of `count` versions. */
+function rowHeight(count: number): number {
+  return Math.max(MIN_ROW, Math.min(ROW, Math.floor(PLOT_HEIGHT / count)));
+}
+
+/** A timeline of `count` versions labels each bar (else each bar's values show on hover). */
+export function labelsBars(count: number): boolean {
+  return rowHeight(count) >= LABELLED_ROW;
+}
+
 export function timelineSvg(versions: TimelineVersion[], more = false): Html {
   const pos = positions(versions);
   const { start, end, max } = pos;
-  const plot = WIDTH - GUTTER - RIGHT;
-  const x = (p: number) => GUTTER + (max > 0 ? (p / max) * plot : 0);
-  const height = TOP + versions.length * ROW + AXIS;
+  // Many versions share the plot's height (80 versions stay a chart, not a 2,000 px column).
+  const row = rowHeight(versions.length);
+  const labelled = labelsBars(versions.length);
+  const gutter = labelled ? GUTTER : 12;
+  const plot = WIDTH - gutter - RIGHT;
+  const x = (p: number) => gutter + (max > 0 ? (p / max) * plot : 0);
+  const height = TOP + versions.length * row + AXIS;
   const gaps = gapsOf(versions, pos, more);
-  // Axis labels at each boundary, skipping one too close to the previous.
+  // Axis labels at each boundary, skipping one that would touch the previous; each kept inside the chart.
   const ticks: Array<{ at: number; text: string }> = [];
   versions.forEach((v, i) => {
     ticks.push({ at: x(start[i]!), text: valueText(v.start) });
     if (!v.open) ticks.push({ at: x(end[i]!), text: valueText(v.end) });
   });
   ticks.sort((a, b) => a.at - b.at);
-  const shown: typeof ticks = [];
-  for (const t of ticks) if (!shown.length || t.at - shown[shown.length - 1]!.at >= 78) shown.push(t);
-  const axisY = TOP + versions.length * ROW + 4;
+  const shown: Array<{ at: number; text: string; left: number; right: number }> = [];
+  for (const t of ticks) {
+    const text = fitText(t.text, WIDTH - 4);
+    const w = textWidth(text);
+    const left = Math.min(Math.max(t.at - w / 2, 2), WIDTH - 2 - w);
+    if (!shown.length || left >= shown[shown.length - 1]!.right + TICK_GAP) shown.push({ at: t.at, text, left, right: left + w });
+  }
+  const axisY = TOP + versions.length * row + 4;
+  const bar = row > 8 ? row - 6 : row - 1;
   return html`<svg class="timeline" role="img" aria-label="versions on the sequence axis" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" xmlns="http://www.w3.org/2000/svg">
 <defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="3" height="6" fill="#f3c4c4"/></pattern></defs>
-${gaps.map((g) => html`<rect class="gap" x="${x(g.from)}" y="${TOP}" width="${Math.max(x(g.to) - x(g.from), 2)}" height="${versions.length * ROW}" fill="url(#hatch)"><title>${g.text}</title></rect>`)}
+${gaps.map((g) => html`<rect class="gap" x="${x(g.from)}" y="${TOP}" width="${Math.max(x(g.to) - x(g.from), 2)}" height="${versions.length * row}" fill="url(#hatch)"><title>${g.text}</title></rect>`)}
 ${versions.map((v, i) => {
-  const y = TOP + i * ROW + 3;
+  const y = TOP + i * row + (row - bar) / 2;
   const x0 = x(start[i]!);
   const w = Math.max(x(end[i]!) - x0, 3);
   const fill = v.deleted ? '#b3261e' : v.open ? '#2a9d8f' : '#457b9d';
   const span = `${valueText(v.start)} → ${v.open ? '(open)' : valueText(v.end)}`;
-  return html`<a href="${v.href}"><text x="${GUTTER - 8}" y="${y + 13}" text-anchor="end">${truncate(v.label, 26)}</text>
-<rect class="version${v.open ? ' open' : ''}${v.deleted ? ' deleted' : ''}" x="${x0}" y="${y}" width="${w}" height="${ROW - 6}" rx="3" fill="${fill}"><title>${v.label}: ${span}</title></rect>
-${v.open ? html`<path d="${raw(`M${x0 + w} ${y} l8 ${(ROW - 6) / 2} l-8 ${(ROW - 6) / 2} z`)}" fill="${fill}"/>` : ''}</a>`;
+  return html`<a href="${v.href}">${labelled ? html`<text x="${gutter - 8}" y="${y + 13}" text-anchor="end">${fitText(v.label, gutter - 12)}</text>` : ''}
+<rect class="version${v.open ? ' open' : ''}${v.deleted ? ' deleted' : ''}" x="${x0}" y="${y}" width="${w}" height="${bar}" rx="${Math.min(3, bar / 3)}" fill="${fill}"><title>${v.label}: ${span}</title></rect>
+${v.open ? html`<path d="${raw(`M${x0 + w} ${y} l8 ${bar / 2} l-8 ${bar / 2} z`)}" fill="${fill}"/>` : ''}</a>`;
 })}
-<line x1="${GUTTER}" y1="${axisY}" x2="${WIDTH - RIGHT + 8}" y2="${axisY}" stroke="#888"/>
-${shown.map((t) => html`<line x1="${t.at}" y1="${axisY}" x2="${t.at}" y2="${axisY + 4}" stroke="#888"/><text x="${t.at}" y="${axisY + 16}" text-anchor="middle">${t.text}</text>`)}
+<line x1="${gutter}" y1="${axisY}" x2="${WIDTH - RIGHT + 8}" y2="${axisY}" stroke="#888"/>
+${shown.map((t) => html`<line x1="${t.at}" y1="${axisY}" x2="${t.at}" y2="${axisY + 4}" stroke="#888"/><text x="${t.left}" y="${axisY + 16}">${t.text}</text>`)}
 </svg>`;
-}
-
-function truncate(s: string, n: number): string {
-  return s.length > n ? `${s.slice(0, n - 1)}…` : s;
 }

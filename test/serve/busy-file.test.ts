@@ -8,7 +8,8 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { cpSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { driverPerRequest, loadFlowFile, startServer, type RunningServer } from '../../src/index.js';
+import { loadFlowFile, startServer, type RunningServer } from '../../src/index.js';
+import { duckdbFile } from '../../src/serve/database.js';
 import { DIST_INDEX, FIXTURES, ROOT, scdOk, tempDir } from '../e2e/fixtures/cli.js';
 
 /** A process that opens the flow's database and holds it until told "go" (then applies INPUT and exits). */
@@ -38,7 +39,7 @@ describe('scd serve on a DuckDB file another process holds', () => {
     cpSync(path.join(ROOT, 'examples', 'customers'), project, { recursive: true, filter: (src) => !/\.(duckdb|wal)$/.test(src) });
     await scdOk(['apply', 'flow.yaml', '--each'], project);
     const flow = loadFlowFile(path.join(project, 'flow.yaml'));
-    server = await startServer({ flow, source: driverPerRequest(flow.database, {}), log: () => {} });
+    server = await startServer({ flow, source: duckdbFile(flow.database, {}), log: () => {} });
   });
   afterAll(async () => {
     await server?.close();

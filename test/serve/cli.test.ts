@@ -3,6 +3,7 @@
  * a database that does not exist, or a wrong port, is one line and no file is created.
  */
 import { spawn } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
 import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -56,6 +57,32 @@ describe('scd serve (command)', () => {
     expect(await page.text()).toContain('Mysuru');
     expect(await served.stop()).toBe(0);
     expect(served.out()).toContain('scd: stopped');
+  });
+
+  it('a port in use or a host that is not this machine is one line with its fix, no stack trace', async () => {
+    if (!existsSync(path.join(project, 'scd.duckdb'))) await scdOk(['apply', 'flow.yaml', '--each'], project);
+    // A port another program listens on.
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as AddressInfo).port;
+    try {
+      const r = await scd(['serve', 'flow.yaml', '--port', String(port)], project);
+      expect(r.code).toBe(1);
+      expect(r.stderr.trim().split('\n'), r.stderr).toHaveLength(1);
+      expect(r.stderr.trim()).toBe(`scd: port ${port} on 127.0.0.1 is in use by another program (fix: give another --port, or --port 0 for any free one)`);
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
+    for (const [host, said] of [
+      ['256.1.1.1', 'is not an IP address, nor a name that resolves to one'],
+      ['192.0.2.1', 'is not an address of this machine'],
+    ]) {
+      const r = await scd(['serve', 'flow.yaml', '--port', '0', '--host', host!], project);
+      expect(r.code, host).toBe(1);
+      expect(r.stderr.trim().split('\n'), r.stderr).toHaveLength(1);
+      expect(r.stderr).toContain(`scd: --host ${host} ${said} (fix: give`);
+      expect(r.stderr).not.toMatch(/unexpected error|a bug in scdkit|\n\s+at /);
+    }
   });
 
   it.skipIf(process.platform !== 'linux')('--open hands the URL to the desktop opener (xdg-open), and says so in one line when there is none', async () => {

@@ -4,7 +4,10 @@
  * the database and given in the URL, parameters bound (never spliced), composite keys with a tuple
  * sequence, and the status of wrong URLs.
  */
+import { request as httpRequest } from 'node:http';
+import { hostname } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hostCheck } from '../../src/serve/host-check.js';
 import { applyRows, defineFlow, sharedDriver, startServer, type Driver, type RunningServer } from '../../src/index.js';
 import { engines } from '../engines.js';
 import { README_BATCHES } from './readme-pages.js';
@@ -198,3 +201,112 @@ for (const engine of engines) {
     });
   });
 }
+
+/** A GET with the Host header given (fetch sends the URL's own). */
+function getWithHost(url: string, host: string | undefined): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const u = new URL(url);
+    const headers: Record<string, string> = host === undefined ? {} : { host };
+    const req = httpRequest({ hostname: u.hostname, port: u.port, path: u.pathname + u.search, headers, setHost: false }, (res) => {
+      let text = '';
+      res.on('data', (d) => (text += String(d)));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+for (const engine of engines) {
+  describe(`${engine.name}: scd serve refuses what it cannot answer, in one line`, () => {
+    let driver: Driver;
+    let server: RunningServer;
+    const get = async (path: string) => {
+      const res = await fetch(new URL(path, server.url));
+      return { status: res.status, text: await res.text() };
+    };
+    /** The page's error line, tags removed. */
+    const errorOf = (page: string) => (/<p class="error">([\s\S]*?)<\/p>/.exec(page)?.[1] ?? '').replace(/<[^>]*>/g, '');
+
+    beforeAll(async () => {
+      driver = await engine.open();
+      for (const b of BATCHES) await applyRows(driver, customers, b);
+      server = await startServer({ flow: customers, source: sharedDriver(driver), pageSize: 2 });
+    });
+    afterAll(async () => {
+      await server?.close();
+      await driver?.close();
+    });
+
+    it('answers only requests for the host names it was bound to (no DNS rebinding)', async () => {
+      const port = new URL(server.url).port;
+      for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `LOCALHOST:${port}`, `[::1]:${port}`, 'localhost']) {
+        const ok = await getWithHost(new URL('/key?customer_id=501', server.url).href, host);
+        expect(ok.status, host).toBe(200);
+        expect(ok.text).toContain('Rahul Mehta');
+      }
+      for (const host of [`evil.example:${port}`, 'evil.example', `127.0.0.1.evil.example:${port}`, `localhost.evil.example`, `10.0.0.5:${port}`, '']) {
+        const refused = await getWithHost(new URL('/key?customer_id=501', server.url).href, host);
+        expect(refused.status, host).toBe(421);
+        expect(refused.text).not.toContain('Rahul Mehta');
+        expect(refused.text.trim().split('\n')).toHaveLength(1);
+        expect(refused.text).toContain('scd serve answers to 127.0.0.1, localhost, [::1]');
+        expect(refused.text).toContain('fix:');
+      }
+    });
+
+    it('a commit filter beyond 32 bits, not a number, or of no commit: 404 or 400 with the commits there are', async () => {
+      for (const commit of ['2147483648', '9223372036854775808', '99999999999999999999999', '5', '0']) {
+        const page = await get(`/quarantine?commit=${commit}`);
+        expect(page.status, commit).toBe(404);
+        expect(errorOf(page.text)).toBe(`dim_customer has no commit ${commit}: its commits are 1 to 4 (fix: give one of them, or leave commit empty for every commit)`);
+      }
+      const word = await get('/quarantine?commit=abc');
+      expect(word.status).toBe(400);
+      expect(errorOf(word.text)).toContain('commit abc is not a commit number');
+      const four = await get('/quarantine?commit=4');
+      expect(four.status).toBe(200);
+      expect(four.text).toContain('<pre class="raw">');
+    });
+
+    it('a NUL in a parameter is 400 and says so, on every page', async () => {
+      for (const path of ['/key?customer_id=50%001', '/quarantine?reason=a%00b', '/as-of?t=2025%00', '/commits/1?page=%00', '/?x%00=1']) {
+        const page = await get(path);
+        expect(page.status, path).toBe(400);
+        expect(errorOf(page.text), path).toContain('holds a NUL character (%00)');
+        expect(page.text).not.toContain('a bug in scdkit');
+      }
+    });
+
+    it('a page beyond the key\'s last says so, with links to its first and last pages', async () => {
+      // 501 has three versions, two a page.
+      for (const n of [3, 2000000]) {
+        const page = await get(`/key?customer_id=501&page=${n}`);
+        expect(page.status).toBe(404);
+        expect(errorOf(page.text)).toBe(`Page ${n} is beyond the last page of customer_id = 501: 3 versions, 2 a page, so pages 1 to 2.`);
+        expect(page.text).toContain('href="/key?customer_id=501&amp;page=2"');
+        expect(page.text).not.toContain('has no version');
+      }
+      expect((await get('/key?customer_id=501&page=2')).status).toBe(200);
+      // A key that has no version at all is still said so.
+      expect(errorOf((await get('/key?customer_id=777&page=2')).text)).toBe('dim_customer has no version of customer_id = 777.');
+    });
+  });
+}
+
+describe('which Host headers a server answers, by what it was bound to', () => {
+  it('loopback, an address, a name, every address', () => {
+    const loop = hostCheck('127.0.0.1');
+    expect(['127.0.0.1:80', 'localhost', '[::1]:8321', 'Localhost.'].map((h) => loop.allows(h))).toEqual([true, true, true, true]);
+    expect(['evil.example', '192.168.1.9', undefined, ''].map((h) => loop.allows(h))).toEqual([false, false, false, false]);
+    const v6 = hostCheck('::1');
+    expect([v6.allows('[::1]:1'), v6.allows('localhost'), v6.allows('evil.example')]).toEqual([true, true, false]);
+    const address = hostCheck('192.168.1.9');
+    expect([address.allows('192.168.1.9:8321'), address.allows('localhost'), address.allows('evil.example')]).toEqual([true, false, false]);
+    const name = hostCheck('scd.internal');
+    expect([name.allows('SCD.internal:8321'), name.allows('evil.example')]).toEqual([true, false]);
+    const every = hostCheck('0.0.0.0');
+    expect(['10.1.2.3:8321', '[fe80::1]:8321', 'localhost', hostname()].map((h) => every.allows(h))).toEqual([true, true, true, true]);
+    expect(every.allows('evil.example')).toBe(false);
+  });
+});

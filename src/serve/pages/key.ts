@@ -9,7 +9,7 @@ import { href, html, type Html } from '../html.js';
 import { narrow, pageNumber, pager, readPage, type Page } from '../paging.js';
 import { rowsTable } from '../rows-table.js';
 import { openEnd } from '../sequence-sql.js';
-import { hasGaps, timelineSvg, type TimelineVersion } from '../timeline.js';
+import { hasGaps, labelsBars, timelineSvg, type TimelineVersion } from '../timeline.js';
 
 const CHANGED = '_changed';
 const OPEN = '_open';
@@ -26,6 +26,10 @@ export async function keyPage(ctx: PageContext): Promise<PageResult> {
   if (complete) {
     const history = await keyVersions(ctx, given);
     if (history.rows.length) return historyPage(ctx, given, history);
+    if (history.page > 1) {
+      const versions = await countRows(ctx.driver, history.query);
+      if (versions > 0) return beyondLastPage(ctx, given, history.page, versions);
+    }
   }
   const found = await findKeys(ctx, given);
   const what = keyColumns.filter((k) => given[k] !== '').map((k) => `${k} = ${given[k]}`).join(', ');
@@ -38,6 +42,26 @@ ${complete ? html`<p class="error">${ctx.flow.target} has no version of ${what}.
 ${rowsTable(found.rows, { columns: keyColumns, keyColumns, empty: 'No key starts with that.' })}
 ${pager(url, found)}`,
   };
+}
+
+/** A page number past the key's last page: say so, with links to its first and last pages. */
+function beyondLastPage(ctx: PageContext, key: Record<string, string>, page: number, versions: number): PageResult {
+  const what = ctx.keyColumns.map((k) => `${k} = ${key[k]}`).join(', ');
+  const last = Math.ceil(versions / ctx.pageSize);
+  const link = (n: number) => href('/key', { ...key, page: n > 1 ? n : undefined });
+  return {
+    status: 404,
+    title: what,
+    body: html`<h1>${ctx.flow.target}: ${what}</h1>
+<p class="error">Page ${page} is beyond the last page of ${what}: ${versions} version${versions === 1 ? '' : 's'}, ${ctx.pageSize} a page, so ${last === 1 ? 'there is only page 1' : `pages 1 to ${last}`}.</p>
+<p><a href="${link(1)}">first page</a>${last > 1 ? html` · <a href="${link(last)}">last page (${last})</a>` : ''}</p>`,
+  };
+}
+
+/** The number of rows a query reads. */
+async function countRows(driver: Driver, query: RowQuery): Promise<number> {
+  const rows = await driver.query(`SELECT count(*) AS n FROM (${selectOf(driver, query)}) c`, query.params ?? []);
+  return Number(rows[0]?.n ?? 0);
 }
 
 /** The key's versions (keyHistoryQuery), each marked open-ended or not, one page of them. */
@@ -79,10 +103,24 @@ async function historyPage(ctx: PageContext, key: Record<string, string>, histor
     label: label(row),
     href: `#v${offset + i + 1}`,
   }));
-  const commitLink = (v: number | undefined) => (v === undefined ? html`` : html`<a href="/commits/${v}">commit ${v}</a>`);
+  const commitLink = (v: number) => html`<a href="/commits/${v}">commit ${v}</a>`;
+  const absent = made ? 'not in the change feed' : 'no change feed';
+  const madeBy = (row: Record<string, unknown>) => {
+    const m = made?.get(identity(row));
+    return m?.made !== undefined ? commitLink(m.made) : html`<span class="none">${absent}</span>`;
+  };
+  // A version is closed by a later commit, or arrives closed (a later event of its key was read
+  // with it): then the commit that wrote it set its end too.
+  const endSetBy = (row: Record<string, unknown>) => {
+    if (Number(row[OPEN]) === 1) return html`<span class="none">open: no end yet</span>`;
+    const m = made?.get(identity(row));
+    if (m?.ended !== undefined) return commitLink(m.ended);
+    if (m?.made !== undefined) return html`${commitLink(m.made)} <span class="none">(written with its end)</span>`;
+    return html`<span class="none">${absent}</span>`;
+  };
   const what = ctx.keyColumns.map((k) => `${k} = ${key[k]}`).join(', ');
   const body: Html = html`<h1>${flow.target}: ${what}</h1>
-<p>${history.rows.length} version${history.rows.length === 1 ? '' : 's'}${history.hasNext || history.page > 1 ? ` on page ${history.page}` : ''}, oldest first.${scd2 && hasGaps(versions, history.hasNext) ? ' Hatched: where the key was deleted.' : ''}</p>
+<p>${history.rows.length} version${history.rows.length === 1 ? '' : 's'}${history.hasNext || history.page > 1 ? ` on page ${history.page}` : ''}, oldest first.${scd2 && hasGaps(versions, history.hasNext) ? ' Hatched: where the key was deleted.' : ''}${scd2 && !labelsBars(versions.length) ? ' Point at a bar for its values.' : ''}</p>
 ${scd2 ? timelineSvg(versions, history.hasNext) : ''}
 <h2>Versions</h2>
 ${rowsTable(history.rows, {
@@ -90,8 +128,8 @@ ${rowsTable(history.rows, {
   highlight: (row, column) => changedOf(row).includes(column),
   extra: [
   { header: '#', cell: (_row, i) => html`<span id="v${offset + i + 1}">${offset + i + 1}</span>` },
-  { header: 'made by', cell: (row) => commitLink(made.get(identity(row))?.made) },
-  ...(scd2 ? [{ header: 'end set by', cell: (row: Record<string, unknown>) => commitLink(made.get(identity(row))?.ended) }] : []),
+  { header: 'made by', cell: madeBy },
+  ...(scd2 ? [{ header: 'end set by', cell: endSetBy }] : []),
   ],
 })}
 ${pager(ctx.url, history)}
@@ -105,13 +143,13 @@ ${pager(ctx.url, history)}
  * changed its end (a close: a pre- and post-image of the same version differing in the end and
  * is-current columns alone). Read from the change feed as `scd changes` reads it (changesQuery:
  * scdkit's own feed, or the engine's, e.g. Delta's change data feed), so it is the same on every
- * engine.
+ * engine. Undefined when the target keeps no change feed.
  */
-async function commitsOfVersions(driver: Driver, ctx: PageContext, key: Record<string, string>): Promise<Map<string, { made?: number; ended?: number }>> {
+async function commitsOfVersions(driver: Driver, ctx: PageContext, key: Record<string, string>): Promise<Map<string, { made?: number; ended?: number }> | undefined> {
   const { flow, record } = ctx;
   const d = driver.dialect;
   const q = d.quote;
-  if (!d.capabilities.changeFeed && !(await driver.columns(storeNames(flow.target).changes))) return new Map();
+  if (!d.capabilities.changeFeed && !(await driver.columns(storeNames(flow.target).changes))) return undefined;
   const scd2 = flow.storedAs === 'scd2';
   const feed = narrow(await changesQuery(driver, flow, 1), (p) =>
     record.model.keys.map((k) => `${d.toText(q(k.name))} = CAST(${p(key[k.name])} AS ${d.types.text})`),
