@@ -139,7 +139,9 @@ export async function writeRows(driver: Driver, query: RowQuery, options: Output
   return n;
 }
 
+/** A CSV field: null is an empty field, the empty string a quoted one (`""`), as COPY writes them. */
 function csvField(v: unknown): string {
+  if (v === '') return '""';
   const s = valueText(v);
   return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
