@@ -32,9 +32,13 @@ const FLOW = {
   sequenceBy: 'ts',
   columnTypes: { dec: 'decimal(20,1)', wide: 'decimal(38,10)', big: 'bigint', dbl: 'double', d: 'date' },
 };
-/** Exact decimals are given as JSON strings: their text reaches the decimal as written. */
+/**
+ * Exact decimals are given as JSON strings: their text reaches the decimal as written (DuckDB's JSON
+ * reader keeps 17 digits of a fraction). So is -0.0: PostgreSQL holds a JSON number as numeric,
+ * which has no negative zero (docs/TYPES.md).
+ */
 const RECORDS = [
-  '{"id":9007199254740993,"ts":"2025-01-01T00:00:00.000001+05:30","dec":"9007199254740993.0","wide":"1234567890123456789012345678.0123456789","big":9223372036854775807,"dbl":-0.0,"s":"héllo ✓ 東京 🎉","d":"2025-12-31"}',
+  '{"id":9007199254740993,"ts":"2025-01-01T00:00:00.000001+05:30","dec":"9007199254740993.0","wide":"1234567890123456789012345678.0123456789","big":9223372036854775807,"dbl":"-0.0","s":"héllo ✓ 東京 🎉","d":"2025-12-31"}',
   '{"id":9007199254740993,"ts":"2025-01-02T23:59:59.999999-0800","dec":"-0.1","wide":"-0.0000000001","big":-9223372036854775808,"dbl":1e308,"s":"","d":"1970-01-01"}',
   '{"id":2,"ts":"2025-01-01T00:00:00Z","dec":null,"wide":null,"big":9007199254740993,"dbl":-1e308,"s":null,"d":null}',
   '{"id":3,"ts":"2025-01-01T12:00:00.5+14:00","dec":"0.0","wide":"0.1","big":0,"dbl":5e-324,"s":"a,b \\"q\\"\\nline","d":"2000-02-29"}',
