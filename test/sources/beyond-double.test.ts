@@ -106,6 +106,18 @@ describe.concurrent('numbers beyond every double', { timeout: 300_000 }, () => {
       expect(csv.slice(1).map((l) => l.split(',')[2])).toEqual(['1.5', '1e+308', '-1e+308', '1.5', '-0']);
     });
 
+    it(`${db.name}: a column typed a decimal by its values (an integer beyond 2^53, a fraction) quarantines 1e999 and "-1e999"`, async ({ expect }) => {
+      const p = project(`dec-${db.name}`, { target: 'w', keys: 'id', sequenceBy: 's' }, db.settings(path.join(tmp.dir, `dec-${db.name}`)));
+      const lines = ['{"id":1,"s":1,"w":9007199254740993}', '{"id":2,"s":1,"w":1.5}', '{"id":3,"s":1,"w":1e999}', '{"id":4,"s":1,"w":"-1e999"}'];
+      const file = path.join(p.dir, 'w.ndjson');
+      writeFileSync(file, lines.join('\n') + '\n');
+      expect(parseNdjson((await scdOk(['apply', p.flowFile, '--input', file, '--json'], p.dir)).stdout)[0]).toMatchObject({ eventsApplied: 2, quarantined: 2 });
+      const quarantined = parseNdjson((await scdOk(['quarantine', p.flowFile, '--format', 'ndjson'], p.dir)).stdout);
+      expect(quarantined.map((q) => q.raw)).toEqual(lines.slice(2));
+      for (const q of quarantined) expect(q.reason).toMatch(/does not fit column "w" \("?(DECIMAL\(20,1\)|numeric\(20,1\))"?\)/);
+      expect((await scdOk(['export', p.flowFile, '--format', 'csv'], p.dir)).stdout.split('\n').slice(1, 3)).toEqual(['1,1,9007199254740993.0,1,', '2,1,1.5,1,']);
+    });
+
     it(`${db.name}: a double column holding ±Infinity and NaN (from Parquet) is written by every reader`, async ({ expect }) => {
       const p = project(`inf-${db.name}`, { target: 'inf', keys: 'id', sequenceBy: 'seq' }, db.settings(path.join(tmp.dir, `inf-${db.name}`)));
       const parquet = path.join(p.dir, 'inf.parquet');
