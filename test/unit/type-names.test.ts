@@ -28,6 +28,8 @@ const SAME: Array<[string, string, string]> = [
   ['postgres', 'timestamptz', 'timestamp with time zone'],
   ['postgres', 'int8', 'bigint'],
   ['postgres', 'decimal(20,1)', 'numeric(20,1)'],
+  ['postgres', 'timestamptz(3)', 'timestamp(3) with time zone'],
+  ['postgres', 'timestamp(3)', 'timestamp(3) without time zone'],
   ['spark', 'TIMESTAMP_LTZ', 'timestamp'],
   ['spark', 'LONG', 'BIGINT'],
 ];
@@ -37,6 +39,7 @@ const DIFFERENT: Array<[string, string, string]> = [
   ['duckdb', 'DOUBLE', 'FLOAT'],
   ['duckdb', 'STRUCT(ts TIMESTAMPTZ)', 'STRUCT(ts TIMESTAMP)'],
   ['postgres', 'timestamptz', 'timestamp'],
+  ['postgres', 'timestamptz(3)', 'timestamp(6) with time zone'],
   ['spark', 'TIMESTAMP', 'TIMESTAMP_NTZ'],
 ];
 const dialects = { duckdb: duckdbDialect, postgres: postgresDialect, spark: sparkDialect } as const;
