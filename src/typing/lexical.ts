@@ -96,7 +96,7 @@ export const MAX_DOUBLE = '1.7976931348623157e308';
  * Whether `text`, in number syntax, names a number beyond every double (±1e999): no number type
  * holds it (a double would make it ±Infinity; no decimal has its digits), so it is quarantined
  * from any number column and never decides a column's type. Cheap for the usual number: only
- * one with an exponent, or more than 308 digits before its point, is converted to tell.
+ * one with an exponent, or of more than 309 characters, is converted to tell.
  */
 export function beyondDouble(d: Dialect, text: string): string {
   const finite = `COALESCE(abs(${d.tryCast(text, d.types.double)}) <= CAST('${MAX_DOUBLE}' AS ${d.types.double}), false)`;
