@@ -1,6 +1,9 @@
+import { valueText } from '../query/output.js';
+
 /** Render rows as an aligned text table for people (NDJSON is for machines). */
 export function renderTable(columns: string[], rows: Array<Record<string, unknown>>): string {
-  const cell = (v: unknown) => (v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v));
+  // One line per row: a line break or tab inside a value is shown as its escape (\n, \r, \t).
+  const cell = (v: unknown) => valueText(v).replace(/[\n\r\t]/g, (c) => (c === '\n' ? '\\n' : c === '\r' ? '\\r' : '\\t'));
   const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)));
   const line = (vals: string[]) => vals.map((v, i) => v.padEnd(widths[i]!)).join('  ').trimEnd();
   const out = [line(columns), line(widths.map((w) => '-'.repeat(w)))];

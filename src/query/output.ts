@@ -2,6 +2,8 @@ import { createWriteStream } from 'node:fs';
 import path from 'node:path';
 import { ScdError } from '../errors.js';
 import type { ColumnInfo, Driver } from '../dialects/driver.js';
+import { exactNumber, mayHoldInexactNumber } from '../files/json-number.js';
+import { members, NON_FINITE, quoteNonFinite, scanDocument, textOf } from '../sources/json-text.js';
 
 export type OutputFormat = 'ndjson' | 'csv' | 'parquet';
 
@@ -35,9 +37,53 @@ function jsonSelect(driver: Driver, query: RowQuery): string {
   return selectOf(driver, query, d.jsonObject(query.columns.map((c) => [c.name, d.quote(c.name), c.type])));
 }
 
-/** Stream rows as parsed NDJSON objects. */
+/**
+ * Stream rows as JavaScript objects, each value exactly what the engine holds (docs/QUERYING.md
+ * "Values as read"): a number a JS number names exactly is that number (-0 included); any other
+ * (an integer beyond 2^53, a decimal of more digits than a double keeps) is its exact text; a
+ * double's ±Infinity and NaN are the JS numbers; dates and timestamps ISO-8601 text.
+ */
 export async function eachRow(driver: Driver, query: RowQuery, onRow: (row: Record<string, unknown>) => void | Promise<void>): Promise<void> {
-  await driver.streamText(jsonSelect(driver, query), query.params ?? [], (text) => onRow(JSON.parse(text)));
+  const doubles = query.columns.filter((c) => isDoubleType(c.type)).map((c) => c.name);
+  await driver.streamText(jsonSelect(driver, query), query.params ?? [], (text) => onRow(parseRow(quoteNonFinite(text), doubles)));
+}
+
+/** A row's JSON object (valid JSON) as exact values; `doubles`: the columns whose "Infinity", "-Infinity", "NaN" are numbers. */
+function parseRow(json: string, doubles: string[]): Record<string, unknown> {
+  const row = mayHoldInexactNumber(json) ? exactObject(json) : (JSON.parse(json) as Record<string, unknown>);
+  for (const name of doubles) {
+    const v = row[name];
+    if (typeof v === 'string' && (NON_FINITE as readonly string[]).includes(v)) row[name] = Number(v);
+  }
+  return row;
+}
+
+/** An object's members, each number read exactly (files/json-number.ts exactNumber). */
+function exactObject(json: string): Record<string, unknown> {
+  const doc = scanDocument(json);
+  const row: Record<string, unknown> = {};
+  for (const m of members(json, doc)) {
+    const text = textOf(json, m.value);
+    row[m.name] = m.value.kind === 'number' ? exactNumber(text) : m.value.kind === 'object' ? exactObject(text) : JSON.parse(text);
+  }
+  return row;
+}
+
+/** Whether a column's type is a binary float (the one kind that holds ±Infinity and NaN). */
+function isDoubleType(type: string): boolean {
+  return /^\s*(double|double precision|float|float4|float8|real)\s*$/i.test(type);
+}
+
+/**
+ * A value as read (eachRow) as the text a person reads (CSV, the table, the web pages), naming
+ * exactly what the engine holds: a number as JavaScript prints it (`-0` keeps its sign), an exact
+ * number's text as it is, `Infinity`, `-Infinity`, `NaN`; a struct or JSON value as JSON.
+ */
+export function valueText(v: unknown): string {
+  if (v === null || v === undefined) return '';
+  if (typeof v === 'number') return Object.is(v, -0) ? '-0' : String(v);
+  if (typeof v === 'object') return JSON.stringify(v);
+  return String(v);
 }
 
 export async function readRows(driver: Driver, query: RowQuery): Promise<Array<Record<string, unknown>>> {
@@ -49,8 +95,10 @@ export async function readRows(driver: Driver, query: RowQuery): Promise<Array<R
 }
 
 /**
- * Write rows in one of the output formats. NDJSON: numbers as JSON numbers, text as strings,
- * dates and timestamps as ISO-8601, nulls as null (SEMANTICS §7). Returns the number of rows written
+ * Write rows in one of the output formats. NDJSON: numbers as JSON numbers as the engine writes
+ * them (exact), a double's ±Infinity and NaN as the strings "Infinity", "-Infinity", "NaN", text
+ * as strings, dates and timestamps as ISO-8601, nulls as null (SEMANTICS §7). CSV: each value's
+ * valueText. Returns the number of rows written
  * (-1 when the engine wrote the file itself).
  */
 export async function writeRows(driver: Driver, query: RowQuery, options: OutputOptions): Promise<number> {
@@ -83,16 +131,17 @@ export async function writeRows(driver: Driver, query: RowQuery, options: Output
   await driver.streamText(jsonSelect(driver, query), query.params ?? [], async (text) => {
     n++;
     if (format === 'csv') {
-      const obj = JSON.parse(text) as Record<string, unknown>;
+      const obj = parseRow(quoteNonFinite(text), []);
       await write(query.columns.map((c) => csvField(obj[c.name])).join(',') + '\n');
-    } else await write(text + '\n');
+    } else await write(quoteNonFinite(text) + '\n');
   });
   if (file) await new Promise<void>((resolve, reject) => file.end((err?: Error | null) => (err ? reject(err) : resolve())));
   return n;
 }
 
+/** A CSV field: null is an empty field, the empty string a quoted one (`""`), as COPY writes them. */
 function csvField(v: unknown): string {
-  if (v === null || v === undefined) return '';
-  const s = typeof v === 'object' ? JSON.stringify(v) : String(v);
+  if (v === '') return '""';
+  const s = valueText(v);
   return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }

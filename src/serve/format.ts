@@ -1,11 +1,8 @@
+import { valueText } from '../query/output.js';
 import { html, type Html } from './html.js';
 
-/** A value as read (NDJSON conventions): text for a person; a struct (tuple sequence) as JSON. */
-export function valueText(v: unknown): string {
-  if (v === null || v === undefined) return '';
-  if (typeof v === 'object') return JSON.stringify(v);
-  return String(v);
-}
+/** A value as read: text for a person, exactly what the engine holds (query/output.ts valueText). */
+export { valueText };
 
 /** A value in a cell: null shown as such (not as an empty text). */
 export function cell(v: unknown): Html {

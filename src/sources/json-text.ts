@@ -214,3 +214,29 @@ export const textOf = (text: string, span: Span): string => text.slice(span.star
 
 /** Whether a number span is an integer (no fraction, no exponent): exact as written, any size. */
 export const isInteger = (text: string, span: Span): boolean => span.kind === 'number' && /^-?\d+$/.test(textOf(text, span));
+
+/** The words a double's values beyond numbers are written with, in JSON text as strings. */
+export const NON_FINITE = ['Infinity', '-Infinity', 'NaN'] as const;
+
+/**
+ * `text` (JSON but for bare `Infinity`, `-Infinity` and `NaN`, as an engine writes a double's
+ * values beyond numbers) as JSON: each such word outside a string becomes a JSON string of
+ * itself. Any other text is given back as it is, at the cost of one search.
+ */
+export function quoteNonFinite(text: string): string {
+  if (!/Infinity|NaN/.test(text)) return text;
+  let out = '';
+  let from = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) i = knownStringEnd(text, i) - 1;
+    else if (c === 0x49 || c === 0x4e || c === 0x2d) {
+      const word = NON_FINITE.find((w) => text.startsWith(w, i));
+      if (!word) continue;
+      out += `${text.slice(from, i)}"${word}"`;
+      i += word.length - 1;
+      from = i + 1;
+    }
+  }
+  return out + text.slice(from);
+}

@@ -1,5 +1,5 @@
 import { exactDigits, type Dialect } from '../dialects/dialect.js';
-import { DATE, INSTANT, INTEGER, NUMBER, WALL_CLOCK, type Lexical, type ValueClass } from './lexical.js';
+import { DATE, INSTANT, INTEGER, MAX_DOUBLE, NUMBER, WALL_CLOCK, type Lexical, type ValueClass } from './lexical.js';
 
 /** A staged column as the cast sees it: the reader's type, and its lexical form if it has one. */
 export interface StagedColumn {
@@ -51,7 +51,13 @@ function castLexical(d: Dialect, value: string, staged: StagedColumn, type: stri
   const decimal = decimalScale(type);
   if (decimal !== undefined)
     return { expr: `CASE WHEN ${d.matches(t, decimal === 0 ? INTEGER : `[+-]?([0-9]+[.]?[0-9]{0,${decimal}}|[.][0-9]{1,${decimal}})`)} THEN ${d.tryCast(t, type)} END`, exact: false };
-  if (is(d.types.double) || /^(real|float4?|float8)$/i.test(type.trim())) return { expr: when(NUMBER, NUMBERS, d.tryCast(t, type)), exact: false };
+  if (is(d.types.double) || /^(real|float4?|float8)$/i.test(type.trim())) {
+    // A number beyond the type's range is no value of it (the engine would make it ±Infinity):
+    // it does not fit. Every value of the NUMBERS classes is within a double's range.
+    const number = when(NUMBER, NUMBERS, d.tryCast(t, type));
+    const checked = allOf(NUMBERS) && is(d.types.double);
+    return { expr: checked ? number : `CASE WHEN abs(${number}) <= CAST('${MAX_DOUBLE}' AS ${d.types.double}) THEN ${number} END`, exact: false };
+  }
   if (is(d.types.date)) return { expr: when(DATE, ['d'], d.tryCast(t, type)), exact: false };
   const local = `${DATE}|${WALL_CLOCK}`;
   const instant = d.tryCast(t, d.types.timestamptz);
@@ -72,10 +78,13 @@ function castLexical(d: Dialect, value: string, staged: StagedColumn, type: stri
   return { expr: d.tryCast(t, type), exact: false };
 }
 
-/** The classes whose text is integer syntax (INTEGER), number syntax (NUMBER), a JSON number. */
+/**
+ * The classes whose text is integer syntax (INTEGER), number syntax (NUMBER) within a double's
+ * range, a JSON number.
+ */
 const INTEGERS: readonly ValueClass[] = ['i', 'I', 'H', 'si', 'sI', 'sH'];
 const NUMBERS: readonly ValueClass[] = [...INTEGERS, 'f', 'sf'];
-const JSON_NUMBERS: readonly ValueClass[] = ['i', 'I', 'H', 'f'];
+const JSON_NUMBERS: readonly ValueClass[] = ['i', 'I', 'H', 'f', 'X'];
 
 function isInteger(d: Dialect, type: string): boolean {
   return [d.types.bigint, d.types.int, d.types.smallint, 'HUGEINT', 'TINYINT', 'UBIGINT', 'UINTEGER', 'USMALLINT', 'UTINYINT'].some((t) => d.sameType(type, t));

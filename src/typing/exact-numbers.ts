@@ -2,6 +2,7 @@ import { ScdError } from '../errors.js';
 import { exactDigits, type Dialect } from '../dialects/dialect.js';
 import type { Driver } from '../dialects/driver.js';
 import type { StagedColumn } from './cast.js';
+import { beyondDouble } from './lexical.js';
 
 /**
  * Number columns that meet fractions (docs/TYPES.md "Integers and fractions"). A type is never
@@ -43,7 +44,8 @@ export async function numberDigits(driver: Driver, table: string, columns: Array
   const texts = columns.map((c, j) => `${textOf(d, q(c.name), c.staged)} AS x${j}`);
   const digits = columns.map((_, j) => {
     const t = `x${j}`;
-    const plain = d.matches(t, PLAIN);
+    // A number beyond every double fits no number type: it is quarantined, and needs no digits.
+    const plain = `(${d.matches(t, PLAIN)} AND NOT ${beyondDouble(d, t)})`;
     const before = `length(ltrim(split_part(${t}, '.', 1), '+-0'))`;
     return `CASE WHEN ${plain} THEN ${before} END AS i${j}, CASE WHEN ${plain} THEN length(split_part(${t}, '.', 2)) END AS s${j},
       CASE WHEN ${plain} AND ${t} NOT LIKE '%.%' AND (${before} > ${DOUBLE_EXACT.length} OR (${before} = ${DOUBLE_EXACT.length} AND ltrim(${t}, '+-0') > '${DOUBLE_EXACT}')) THEN 1 ELSE 0 END AS b${j}`;

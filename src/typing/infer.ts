@@ -18,9 +18,9 @@ export type TypeDecision =
 
 type Family = 'number' | 'boolean' | 'time' | 'text' | 'nested';
 const FAMILY: Record<ValueClass, Family> = {
-  i: 'number', I: 'number', H: 'number', f: 'number',
+  i: 'number', I: 'number', H: 'number', f: 'number', X: 'number',
   b: 'boolean', n: 'nested', d: 'time', w: 'time', z: 'time',
-  si: 'text', sI: 'text', sH: 'text', sf: 'text', sb: 'text', s: 'text',
+  si: 'text', sI: 'text', sH: 'text', sf: 'text', sX: 'text', sb: 'text', s: 'text',
 };
 const FAMILIES: Family[] = ['number', 'boolean', 'time', 'text', 'nested'];
 
@@ -44,7 +44,10 @@ export function decideType(d: Dialect, stats: ColumnStats, lexical: Lexical, isS
     case 'number': {
       // Numeric text (JSON "12") takes part: it fits the column as the number it spells.
       // Integers with fractions: a double unless it would round an integer (exact-numbers.ts).
+      // A number beyond every double (X) takes part in the family, never in the type: no number
+      // type holds it, so its record is quarantined whichever type the others decide.
       if (c.f + c.sf > 0) return c.i + c.I + c.H + c.si + c.sI + c.sH > 0 ? { kind: 'integersAndFractions' } : { kind: 'typed', type: d.types.double };
+      if (c.i + c.I + c.H + c.si + c.sI + c.sH === 0) return { kind: 'typed', type: d.types.double };
       if (c.I + c.sI > 0) return { kind: 'typed', type: d.decimal(38, 0) };
       return { kind: 'typed', type: d.types.bigint };
     }
@@ -55,7 +58,7 @@ export function decideType(d: Dialect, stats: ColumnStats, lexical: Lexical, isS
     case 'nested':
       return { kind: 'typed', type: d.types.json };
     case 'text': {
-      const numeric = c.i + c.I + c.H + c.f + c.si + c.sI + c.sH + c.sf + c.d + c.w + c.z;
+      const numeric = c.i + c.I + c.H + c.f + c.X + c.si + c.sI + c.sH + c.sf + c.sX + c.d + c.w + c.z;
       if (isSequence && numeric > 0) {
         const sample = stats.samples.number ?? stats.samples.time ?? '';
         return { kind: 'textSequence', samples: [stats.samples.text ?? '', sample] };

@@ -27,9 +27,10 @@ export const INSTANT = `${WALL_CLOCK} ?([Zz]|[+-][0-9]{2}(:?[0-9]{2})?)`;
  * The class of one value, by which a column's type is decided (typing/infer.ts), from its text
  * (`text`, computed once by the caller) and, for a JSON value, its kind (`kind`; undefined for
  * plain text, whose shape alone tells):
- * i integer in 64 bits, I wider integer (up to 38 digits), H wider still, f other number,
+ * i integer in 64 bits, I wider integer (up to 38 digits), H wider still, f other number, X a
+ * number beyond every double (1e999: it fits no number type),
  * b boolean, n object or array, d date, w date-time without offset, z date-time with offset,
- * and for strings that are not times: si / sI / sf numeric text, sb true/false text, s other text.
+ * and for strings that are not times: si / sI / sf / sX numeric text, sb true/false text, s other text.
  * NULL for a null. JSON numbers and booleans are classed by their kind; text (CSV), and JSON
  * strings, by their shape.
  */
@@ -37,10 +38,11 @@ export function valueClass(d: Dialect, text: string, kind: string | undefined): 
   const t = text;
   // A number is an integer when it has no fraction and no exponent; its range decides the width.
   const integerClass = (prefix: string) =>
-    `CASE WHEN length(${t}) <= 18 OR ${d.tryCast(t, d.types.bigint)} IS NOT NULL THEN '${prefix}i' WHEN length(${t}) <= 39 THEN '${prefix}I' ELSE '${prefix}H' END`;
-  const jsonNumberClass = `CASE WHEN ${t} NOT LIKE '%.%' AND ${t} NOT LIKE '%e%' AND ${t} NOT LIKE '%E%' THEN ${integerClass('')} ELSE 'f' END`;
+    `CASE WHEN length(${t}) <= 18 OR ${d.tryCast(t, d.types.bigint)} IS NOT NULL THEN '${prefix}i' WHEN length(${t}) <= 39 THEN '${prefix}I' WHEN ${beyondDouble(d, t)} THEN '${prefix}X' ELSE '${prefix}H' END`;
+  const fractionClass = (prefix: string) => `CASE WHEN ${beyondDouble(d, t)} THEN '${prefix}X' ELSE '${prefix}f' END`;
+  const jsonNumberClass = `CASE WHEN ${t} NOT LIKE '%.%' AND ${t} NOT LIKE '%e%' AND ${t} NOT LIKE '%E%' THEN ${integerClass('')} ELSE ${fractionClass('')} END`;
   const numericTextClass = (prefix: string) =>
-    `CASE WHEN ${d.matches(t, NUMBER)} THEN CASE WHEN ${d.matches(t, INTEGER)} THEN ${integerClass(prefix)} ELSE '${prefix}f' END ELSE 's' END`;
+    `CASE WHEN ${d.matches(t, NUMBER)} THEN CASE WHEN ${d.matches(t, INTEGER)} THEN ${integerClass(prefix)} ELSE ${fractionClass(prefix)} END ELSE 's' END`;
   // The first character decides which shapes a text may have (most text is none: one integer
   // comparison). A time starts with a digit and has a dash at its fifth place; a number starts with
   // a digit, a sign or a point; a boolean with t or f. No text is both a number and a time.
@@ -87,6 +89,21 @@ export function jsonTextForClass(d: Dialect, json: string): string {
   return `CASE WHEN ascii(${written}) = 34 AND (position(${second} IN '+-.0123456789FTft') > 0 OR ${second} = chr(92)) THEN ${d.jsonText(json)} ELSE ${written} END`;
 }
 
+/** The largest finite double: a number beyond it (1e999) fits no number type. */
+export const MAX_DOUBLE = '1.7976931348623157e308';
+
+/**
+ * Whether `text`, in number syntax, names a number beyond every double (±1e999): no number type
+ * holds it (a double would make it ±Infinity; no decimal has its digits), so it is quarantined
+ * from any number column and never decides a column's type. Cheap for the usual number: only
+ * one with an exponent, or of more than 309 characters, is converted to tell.
+ */
+export function beyondDouble(d: Dialect, text: string): string {
+  const finite = `COALESCE(abs(${d.tryCast(text, d.types.double)}) <= CAST('${MAX_DOUBLE}' AS ${d.types.double}), false)`;
+  const suspect = `(${text} LIKE '%e%' OR ${text} LIKE '%E%' OR length(${text}) > 309)`;
+  return `(CASE WHEN ${suspect} THEN NOT ${finite} ELSE false END)`;
+}
+
 /** Every class valueClass gives, in a fixed order (the columns of the statistics). */
-export const CLASSES = ['i', 'I', 'H', 'f', 'b', 'n', 'd', 'w', 'z', 'si', 'sI', 'sH', 'sf', 'sb', 's'] as const;
+export const CLASSES = ['i', 'I', 'H', 'f', 'X', 'b', 'n', 'd', 'w', 'z', 'si', 'sI', 'sH', 'sf', 'sX', 'sb', 's'] as const;
 export type ValueClass = (typeof CLASSES)[number];

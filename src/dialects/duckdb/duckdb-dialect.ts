@@ -1,3 +1,4 @@
+import { canonicalDuckdbType } from './duckdb-type-names.js';
 import { decimalHolds, sqlString, sqlTables, temporaryScratch, type Dialect } from '../dialect.js';
 
 const INTEGER_RANK: Record<string, number> = { TINYINT: 1, SMALLINT: 2, INTEGER: 3, BIGINT: 4, HUGEINT: 5 };
@@ -7,10 +8,8 @@ function isNumber(t: string): boolean {
   return !!(INTEGER_RANK[t] || UNSIGNED_RANK[t] || t === 'FLOAT' || t === 'DOUBLE' || t.startsWith('DECIMAL'));
 }
 
-function norm(t: string): string {
-  // information_schema spells STRUCT("a" BIGINT) as STRUCT(a BIGINT): compare without the quotes.
-  return t.trim().toUpperCase().replace(/\s+/g, ' ').replace(/"/g, '');
-}
+/** One spelling per type (TIMESTAMPTZ is TIMESTAMP WITH TIME ZONE): types compare by it. */
+const norm = canonicalDuckdbType;
 
 const renameTable = (from: string, to: string) => `ALTER TABLE "${from.replace(/"/g, '""')}" RENAME TO "${to.replace(/"/g, '""')}"`;
 

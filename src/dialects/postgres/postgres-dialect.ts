@@ -58,6 +58,9 @@ export function normType(t: string): string {
     n = base + (m[2] ?? '');
   }
   if (n.startsWith('timestamp(') && !n.includes('zone')) n += ' without time zone';
+  // timestamptz(3) is timestamp(3) with time zone (the catalog's spelling puts the precision first).
+  const zoned = /^(timestamp|time) with(out)? time zone(\(\d\))$/.exec(n);
+  if (zoned) n = `${zoned[1]}${zoned[3]} with${zoned[2] ?? ''} time zone`;
   return n;
 }
 

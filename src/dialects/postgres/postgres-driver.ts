@@ -250,9 +250,26 @@ export class PostgresDriver implements Driver {
       fields = (await this.raw(`SELECT * FROM (${select}) _scd_d LIMIT 0`, [])).fields;
     });
     if (err) throw err;
+    // PGlite's result has no type modifiers (numeric(20,1) would be numeric): a view's columns do.
+    if (fields.some((f) => f.dataTypeModifier === undefined)) return this.describeByView(select);
     const out: ColumnInfo[] = [];
     for (const f of fields) out.push({ name: f.name, type: await this.typeName(f.dataTypeID, f.dataTypeModifier ?? -1) });
     return out;
+  }
+
+  /** The columns of a SELECT with their full types (modifiers included), from a temporary view of it. */
+  private async describeByView(select: string): Promise<ColumnInfo[]> {
+    const view = this.dialect.quote('_scd_describe');
+    await this.run(`CREATE OR REPLACE TEMP VIEW ${view} AS SELECT * FROM (${select}) _scd_d`);
+    try {
+      const rows = await this.query(
+        `SELECT attname AS name, format_type(atttypid, atttypmod) AS type FROM pg_attribute
+         WHERE attrelid = CAST('pg_temp.${'_scd_describe'}' AS regclass) AND attnum > 0 AND NOT attisdropped ORDER BY attnum`,
+      );
+      return rows.map((r) => ({ name: String(r.name), type: String(r.type) }));
+    } finally {
+      await this.run(`DROP VIEW ${view}`);
+    }
   }
 
   private async typeName(oid: number, mod: number): Promise<string> {

@@ -92,7 +92,10 @@ function duckType(pg: string): string {
   return map[t] ?? 'VARCHAR';
 }
 
-/** Turn a CSV written by PostgreSQL (header, JSON text for structs) into a parquet file with the columns' types. */
+/**
+ * Turn a CSV written by PostgreSQL (header, JSON text for structs) into a parquet file with the
+ * columns' types. COPY writes null as an empty field and the empty string as `""`: both are kept.
+ */
 export async function csvToParquet(csv: string, columns: ColumnInfo[], out: string): Promise<void> {
   await withDuckDB(async (run) => {
     const spec = columns.map((c) => `${sqlString(c.name)}: 'VARCHAR'`).join(', ');
@@ -103,7 +106,7 @@ export async function csvToParquet(csv: string, columns: ColumnInfo[], out: stri
       return t === 'VARCHAR' ? v : `CAST(${v} AS ${t}) AS ${v}`;
     });
     await run(
-      `COPY (SELECT ${select.join(', ')} FROM read_csv(${sqlString(csv)}, header = true, columns = {${spec}}, quote = '"', escape = '"')) TO ${sqlString(out)} (FORMAT parquet)`,
+      `COPY (SELECT ${select.join(', ')} FROM read_csv(${sqlString(csv)}, header = true, columns = {${spec}}, quote = '"', escape = '"', allow_quoted_nulls = false)) TO ${sqlString(out)} (FORMAT parquet)`,
     );
   });
 }
