@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apply, loadFlowFile } from '../../src/index.js';
 import { PostgresDriver } from '../../src/dialects/postgres/index.js';
 import { freshSchema } from '../engines.js';
-import { scdOk, SCD, tempDir } from './fixtures/cli.js';
+import { errorLines, scd, scdOk, SCD, tempDir } from './fixtures/cli.js';
 
 const FLOW = `name: paths
 target: dim_paths
@@ -155,5 +155,80 @@ describe.concurrent.each(ENGINES)('every path that applies files gives one targe
       expect(targets[name], name).toBe(reference);
       expect(rebuilt[name], `${name}, rebuilt`).toBe(reference);
     }
+  });
+});
+
+const SNAPSHOT_FLOW = `name: snaps
+target: dim_snaps
+keys: [id]
+columnTypes: { amount: "decimal(18,2)" }
+database: snaps.duckdb
+source:
+  path: snapshots/
+  mode: snapshot
+`;
+
+/** Two full images (keys in no sorted order): key 2 changes, key 3 goes (deleted by absence), key 4 comes. */
+const SNAPSHOTS: Record<string, string> = {
+  'snapshot_1.ndjson': [
+    `{"name":"Zoë","id":1,"ts":"2025-01-01T00:00:00Z","amount":10.25,"note":null}`,
+    `{"name":"日本語","id":2,"ts":"2025-01-01T05:30:00+05:30","amount":-0.01,"note":""}`,
+    `{"name":"é","id":3,"ts":"2025-01-01T00:00:00-08:00","amount":null,"note":"x"}`,
+  ].join('\n'),
+  'snapshot_2.ndjson': [
+    `{"name":"Zoë","id":1,"ts":"2025-01-01T00:00:00Z","amount":10.25,"note":null}`,
+    `{"name":"🙂","id":2,"ts":"2025-01-02T00:00:00Z","amount":99999.99,"note":null}`,
+    `{"name":"Ω","id":4,"ts":"2025-01-02T00:00:00+01:00","amount":0,"note":"n"}`,
+  ].join('\n'),
+};
+
+function snapshotProject(name: string, engine: Engine): string {
+  const dir = path.join(tmp.dir, name);
+  mkdirSync(path.join(dir, 'snapshots'), { recursive: true });
+  writeFileSync(path.join(dir, 'flow.yaml'), SNAPSHOT_FLOW + engine.flowLines());
+  for (const [f, text] of Object.entries(SNAPSHOTS)) writeFileSync(path.join(dir, 'snapshots', f), `${text}\n`);
+  return dir;
+}
+
+describe.concurrent.each(ENGINES)('every path that applies snapshots gives one target ($name)', (engine) => {
+  it('a snapshot folder, --input --each and the library apply each file as a snapshot; --input of two at once is refused', { timeout: 600_000 }, async () => {
+    const snapshotFiles = (dir: string) => Object.keys(SNAPSHOTS).map((f) => path.join(dir, 'snapshots', f));
+    const paths: Record<string, (dir: string) => Promise<void>> = {
+      'snapshot folder': async (dir) => void (await scdOk(['apply', 'flow.yaml', ...engine.db(dir)], dir)),
+      '--input --each': async (dir) => void (await scdOk(['apply', 'flow.yaml', ...engine.db(dir), '--each', '--input', 'snapshots/'], dir)),
+      library: async (dir) => {
+        const flow = loadFlowFile(path.join(dir, 'flow.yaml'));
+        for (const f of snapshotFiles(dir)) await apply(flow, { database: engine.database(dir), inputs: [f] });
+      },
+    };
+    const targets: Record<string, string> = {};
+    const owners: PostgresDriver[] = [];
+    try {
+      for (const [name, run] of Object.entries(paths)) {
+        const dir = snapshotProject(`${engine.name}-snap-${name.replace(/\W+/g, '-')}`, engine);
+        const schema = /^schema: (\S+)$/m.exec(readFileSync(path.join(dir, 'flow.yaml'), 'utf8'))?.[1];
+        if (url && schema) owners.push(await PostgresDriver.connect(url, { schema, dropSchemaOnClose: true }));
+        await run(dir);
+        targets[name] = await exported(dir, engine);
+        if (name === 'snapshot folder') {
+          const both = await scd(['apply', 'flow.yaml', ...engine.db(dir), '--input', ...snapshotFiles(dir)], dir);
+          expect(both.code).toBe(1);
+          expect(errorLines(both.stderr)).toEqual([expect.stringMatching(/a snapshot flow applies one snapshot a commit, and 2 files were given \(fix: .*--each/)]);
+        }
+      }
+    } finally {
+      for (const o of owners) await o.close();
+    }
+    const reference = targets['snapshot folder']!;
+    const rows = reference.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    // Key 3, missing from the second snapshot, is deleted at its version.
+    expect(rows.map((r) => [r.id, r.name, r.__START_AT, r.__END_AT])).toEqual([
+      [1, 'Zoë', 1, null],
+      [2, '日本語', 1, 2],
+      [2, '🙂', 2, null],
+      [3, 'é', 1, 2],
+      [4, 'Ω', 2, null],
+    ]);
+    for (const name of Object.keys(paths)) expect(targets[name], name).toBe(reference);
   });
 });
