@@ -65,10 +65,10 @@ export async function ensureFilesTable(driver: Driver, names: StoreNames): Promi
 type Listed = InputFile & { size: number; mtimeMs: number };
 type Named = Listed & { name: string };
 
-/** A file record as read, with its name inside the current source (undefined: recorded outside it). */
+/** A file record as read, with its name inside the current source (a path outside it: itself). */
 interface Recorded {
   recorded: string;
-  name: string | undefined;
+  name: string;
   size: number;
   mtimeMs: number;
   hash: string;
@@ -101,7 +101,9 @@ async function recordedFiles(driver: Driver, names: StoreNames, src: string): Pr
     const recorded = String(r.path);
     return {
       recorded,
-      name: isLegacyPath(recorded) ? nameInSource(src, recorded) : recorded,
+      // A path outside the source keeps itself as its name: a listed file no name fits is named
+      // so too (named()), and one outside the folder matches such a record by content only.
+      name: isLegacyPath(recorded) ? (nameInSource(src, recorded) ?? recorded) : recorded,
       size: Number(r.size),
       mtimeMs: Number(r.mtime_ms),
       hash: String(r.hash),
@@ -134,10 +136,10 @@ export async function pendingFiles(driver: Driver, flow: Flow, names: StoreNames
   const hash = remote ? hashesOf(driver) : localHashes;
   await ensureFilesTable(driver, names);
   const applied = await recordedFiles(driver, names, src);
-  const byName = new Map(applied.filter((r) => r.name !== undefined).map((r) => [r.name!, r]));
+  const byName = new Map(applied.map((r) => [r.name, r]));
   const present = new Set(candidates.map((f) => f.name));
   // Records whose file is gone from under its name: the files a renamed or moved one may be.
-  const orphans = applied.filter((r) => r.name === undefined || !present.has(r.name));
+  const orphans = applied.filter((r) => !present.has(r.name));
   const out: Pending = { files: [], records: [], renamed: [], warnings: [], alreadyApplied: 0 };
   const now = Date.now();
   const touched = candidates.filter((f) => byName.has(f.name) && !sameStat(byName.get(f.name)!, f));
@@ -195,9 +197,9 @@ export async function pendingCount(driver: Driver, flow: Flow, names: StoreNames
   const candidates = named(src, await landingFiles(driver, flow, src));
   if (!(await driver.columns(names.files))) return candidates.length;
   const applied = await recordedFiles(driver, names, src);
-  const byName = new Set(applied.map((r) => r.name).filter((n) => n !== undefined));
+  const byName = new Set(applied.map((r) => r.name));
   const present = new Set(candidates.map((f) => f.name));
-  const orphans = applied.filter((r) => r.name === undefined || !present.has(r.name));
+  const orphans = applied.filter((r) => !present.has(r.name));
   return candidates.filter((f) => {
     if (byName.has(f.name)) return false;
     const at = orphans.findIndex((o) => sameStat(o, f));
