@@ -3,13 +3,12 @@ import type { Driver } from './dialects/driver.js';
 import type { Flow } from './flow/flow.js';
 import { resolveAgainst } from './flow/flow.js';
 import { applyCommit, type ApplyResult, type Progress } from './plan/apply.js';
-import { applyFiles, applyRows } from './sources/apply-files.js';
+import { applyFiles, applyRows, filesCommit } from './sources/apply-files.js';
 import { exportTarget as exportWith, readTarget as readWith } from './query/export.js';
 import type { OutputOptions } from './query/output.js';
 import { resolveInputs } from './sources/files.js';
-import { claimFiles, ensureFilesTable, FilesTaken, pendingFiles, recordFiles } from './sources/landing.js';
-import { orderSnapshots, snapshotSpec } from './sources/snapshot.js';
-import { stageInputs } from './sources/stage.js';
+import { FilesTaken, pendingFiles } from './sources/landing.js';
+import { orderSnapshots } from './sources/snapshot.js';
 import { tableSpec } from './sources/table.js';
 import { ensureCatalog } from './store/catalog.js';
 import { storeNames, type StoreNames } from './store/names.js';
@@ -135,27 +134,23 @@ export async function applySourceWith(driver: Driver, flow: Flow, options: Sourc
   }
 }
 
-/** One listing of the landing folder, and its commits. */
+/**
+ * One listing of the landing folder, and its commits: each built as every commit of files is
+ * (sources/apply-files.ts filesCommit), with its files claimed and recorded in its transaction.
+ */
 async function applyPending(driver: Driver, flow: Flow, names: StoreNames, options: SourceOptions, report: SourceReport): Promise<void> {
   const pending = await pendingFiles(driver, flow, names, options.minAgeMs);
   const mine = report.results.reduce((n, r) => n + r.inputs.length, 0);
   report.warnings = pending.warnings;
   // Files applied before this call (or by others during it), not those this call's commits applied.
   report.alreadyApplied = pending.alreadyApplied - mine;
+  // Applied files met under another name are renamed in their records by the first commit.
+  let renamed = pending.renamed;
   const commit = async (idx: number[]) => {
     const files = idx.map((i) => pending.files[i]!);
-    const records = idx.map((i) => pending.records[i]!);
-    const claim = (drv: Driver) => claimFiles(drv, names, records, flow.origin);
-    const finish = async (drv: Driver, version: number) => {
-      await ensureFilesTable(drv, names);
-      await recordFiles(drv, names, records, version);
-    };
-    const stage = (drv: Driver) => stageInputs(drv, flow, files);
-    const spec =
-      flow.source?.mode === 'snapshot'
-        ? { ...snapshotSpec(flow, driver, files[0]!, () => stage(driver)), inputs: [files[0]!.path] }
-        : { inputs: files.map((f) => f.path), stage };
-    const result = await applyCommit(driver, flow, { ...spec, claim, finish, progress: options.onProgress });
+    const record = idx.map((i) => pending.records[i]!);
+    const result = await applyCommit(driver, flow, { ...filesCommit(driver, flow, files, { record, renamed }), progress: options.onProgress });
+    renamed = [];
     report.results.push(result);
     options.onCommit?.(result);
   };

@@ -137,10 +137,11 @@ function flowText(s: { file: string; folder: string; rows: number; columns: Samp
     const r = path.relative(s.folder, p).split(path.sep).join('/');
     return r === '' ? '.' : r;
   };
-  // The sample's folder is the landing folder, unless the flow file is written beside it. The
-  // name (and target) is the file's, from its first letter on (a table name: letters, digits, _).
-  const sampleFolder = path.dirname(s.file);
-  const source = sampleFolder === s.folder ? rel(s.file) : `${rel(sampleFolder)}/`;
+  // The source is the sample file itself, never its folder: exports, samples and notes are often
+  // written beside a sample, and a landing folder applies every data file in it
+  // (docs/decisions/0112-init-source-is-the-sample.md). The name (and target) is the file's,
+  // from its first letter on (a table name: letters, digits, _).
+  const source = /^[\w./-]+$/.test(rel(s.file)) ? rel(s.file) : JSON.stringify(rel(s.file));
   const name = path.basename(s.file).replace(/\.[^.]*$/, '').toLowerCase().replace(/[^a-z0-9_]+/g, '_').replace(/^[^a-z]+|_+$/g, '') || 'changes';
   const yamlName = (n: string) => (/^[A-Za-z_][A-Za-z0-9_]*$/.test(n) ? n : JSON.stringify(n));
   const width = Math.max(...s.columns.map((c) => c.name.length));
@@ -167,7 +168,9 @@ function flowText(s: { file: string; folder: string; rows: number; columns: Samp
     'storedAs: scd2                         # scd2: every version with its validity; scd1: the latest only',
     `database: ${name}.duckdb${pad(`database: ${name}.duckdb`)}# relative to this file; or postgres://user@host/db`,
     'source:',
-    `  path: ${source}${pad(`  path: ${source}`)}# new files here are applied once each; or: scd apply flow.yaml --input FILE`,
+    '  # The sample file itself. For files as they land, name a folder where only change files land',
+    '  # (not one exports are written to), e.g. path: landing/ ; each new file there is applied once.',
+    `  path: ${source}`,
     '',
     `# The sample's columns (as DuckDB reads ${path.extname(s.file)}; docs/TYPES.md says how scdkit types them):`,
     ...s.columns.map((c) => `#   ${c.name.padEnd(width)}  ${c.type}${c.nulls ? `  (${c.nulls} null)` : ''}`),

@@ -314,12 +314,18 @@ describe.concurrent('scd as a new user meets it', () => {
     expect(text).toMatch(/^keys: \[customer_id\] +# GUESS: /m);
     expect(text).toMatch(/^sequenceBy: updated_at +# GUESS: /m);
     expect(text).toMatch(/^applyAsDeletes: "op = 'D'" +# GUESS: /m);
-    expect(text).toMatch(/^ {2}path: \.\.\/landing\/ /m);
+    // The source is the sample itself, not its folder (where exports may land too).
+    expect(text).toMatch(/^ {2}path: \.\.\/landing\/customers\.csv$/m);
     for (const c of ['customer_id', 'name', 'city', 'op', 'updated_at']) expect(text).toMatch(new RegExp(`^#   ${c} +\\S`, 'm'));
     // It runs as written.
     await scdOk(['apply', 'crm/flow.yaml'], dir);
     const rows = parseNdjson((await scdOk(['export', 'crm/flow.yaml', '--format', 'ndjson'], dir)).stdout);
     expect(rows.map((x) => `${x.customer_id}:${x.city}:${x.__END_AT}`)).toEqual(['1:Pune:2025-02-01T10:00:00', '1:Mumbai:null', '2:Delhi:2025-03-01T10:00:00']);
+    // An export written beside the sample is never read back as changes.
+    await scdOk(['export', 'crm/flow.yaml', '--out', 'landing/customers_export.csv'], dir);
+    await scdOk(['export', 'crm/flow.yaml', '--out', 'landing/customers_export.ndjson'], dir);
+    expect((await scdOk(['apply', 'crm/flow.yaml'], dir)).stdout).toBe('nothing new to apply (1 file already applied)\n');
+    expect(parseNdjson((await scdOk(['export', 'crm/flow.yaml', '--format', 'ndjson'], dir)).stdout)).toEqual(rows);
     // Never over an existing flow file.
     const again = await scd(['init', 'crm', '--from', 'landing/customers.csv'], dir);
     expect(again.code).toBe(1);

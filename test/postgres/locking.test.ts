@@ -175,7 +175,7 @@ describe.skipIf(!url)('postgres: one apply at a time per target', () => {
     const recorded = await driver.query(`SELECT path, version FROM _scd_files WHERE target = 'dim_land' ORDER BY path`);
     expect(recorded).toHaveLength(files);
     for (const r of recorded) {
-      const readers = commits.filter((c) => (JSON.parse(String(c.inputs)) as string[]).includes(String(r.path)));
+      const readers = commits.filter((c) => (JSON.parse(String(c.inputs)) as string[]).map((i) => path.basename(i)).includes(String(r.path)));
       expect(readers.map((c) => c.version), `${r.path} read by exactly the commit that recorded it`).toEqual([r.version]);
     }
     expect(commits.reduce((n, c) => n + Number(c.rows_read), 0)).toBe(total);
