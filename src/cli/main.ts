@@ -16,6 +16,7 @@ import { readCommitLog } from '../query/commit-log.js';
 import { commitRange, type CommitBounds } from '../query/commit-range.js';
 import { flowStatus, statusBeforeDatabase } from '../query/status.js';
 import { whereRefusal } from '../query/where.js';
+import { localDatabasePath } from '../query/engine-of.js';
 import { FILE_WAIT_MS } from '../dialects/open-waiting.js';
 import { initFlow } from './init.js';
 import { commitsCsv, logView, statusText } from './log-view.js';
@@ -112,19 +113,11 @@ function writeOutFile(out: string, text: string): void {
 function checkDatabaseExists(flow: Flow, db: string | undefined): void {
   const database = databaseOf(flow, { database: db });
   const local = localDatabasePath(database);
-  if (local === undefined || existsSync(local)) return;
+  if (local === undefined || existsSync(path.resolve(local))) return;
   throw new ScdError('NOT_APPLIED', `database ${database} does not exist`, {
     file: flow.origin,
     fix: db ? 'check --db (a read never creates a database)' : "run `scd apply` first, or check the flow's \"database\"",
   });
-}
-
-/** The file or folder a database location is on this machine (undefined: in memory, or a server). */
-function localDatabasePath(database: string): string | undefined {
-  if (database.startsWith(':memory:')) return undefined;
-  const lite = /^pglite:\/\/(.*)$/i.exec(database);
-  if (lite) return lite[1] === '' || lite[1] === 'memory' ? undefined : path.resolve(lite[1]!);
-  return /^[a-z]+:\/\//i.test(database) ? undefined : database;
 }
 
 function positiveInt(value: string): number {
@@ -354,9 +347,10 @@ export function buildProgram(): Command {
     .action(async (flowFile: string, opts: { db?: string; json?: boolean }) => {
       const flow = loadFlowFile(flowFile);
       const database = databaseOf(flow, { database: opts.db });
-      // A DuckDB file that is not there yet is not created by looking at it.
+      // A DuckDB file or PGlite folder that is not there yet is not created by looking at it.
+      const local = localDatabasePath(database);
       const status =
-        !/^[a-z]+:\/\//i.test(database) && !database.startsWith(':memory:') && !existsSync(database)
+        local !== undefined && !existsSync(local)
           ? statusBeforeDatabase(flow, database)
           : await withDatabase(flow, { database: opts.db, ...wait }, (driver) => flowStatus(driver, flow));
       process.stdout.write(opts.json ? JSON.stringify(status) + '\n' : statusText(status));

@@ -4,10 +4,11 @@ import { duckdbDialect } from '../dialects/duckdb/duckdb-dialect.js';
 import { postgresDialect } from '../dialects/postgres/postgres-dialect.js';
 import { sparkDialect } from '../dialects/spark/spark-dialect.js';
 import type { Flow } from '../flow/flow.js';
+import { engineOfDatabase, type EngineName } from './engine-of.js';
 
 /** The engines by name, as a flow's database or a caller names them. */
 const DIALECTS: Record<string, Dialect> = { duckdb: duckdbDialect, postgres: postgresDialect, spark: sparkDialect };
-export type EngineName = 'duckdb' | 'postgres' | 'spark';
+export type { EngineName } from './engine-of.js';
 
 export interface AsOfJoinOptions {
   /** The fact table (a table name; quoted for you). */
@@ -76,11 +77,4 @@ function dialectOf(flow: Flow, asked: Dialect | EngineName | undefined): Dialect
 function flowDatabase(flow: Flow): string {
   const env = process.env.SCD_DATABASE_URL;
   return flow.databaseIsDefault && env ? env : flow.database;
-}
-
-/** The engine a database location names (the same reading as openDriver's). */
-export function engineOfDatabase(database: string): EngineName {
-  if (/^(postgres(ql)?|pglite):\/\//i.test(database)) return 'postgres';
-  if (/^sc:\/\//i.test(database)) return 'spark';
-  return 'duckdb';
 }

@@ -1,8 +1,8 @@
 /**
  * What `scd` says when a person's command cannot be done, through bin/scd on DuckDB (a file),
  * PGlite (a folder) and a PostgreSQL server (when SCD_TEST_POSTGRES_URL is set): one line on
- * stderr naming the problem and the fix, exit code 1 (a person's to fix; docs/QUERYING.md "Exit
- * codes"), never a stack trace or "a bug in scdkit", and nothing created by a read.
+ * stderr naming the problem and the fix, exit code 1 (a person's to fix; README "The `scd`
+ * command", exit codes), never a stack trace or "a bug in scdkit", and nothing created by a read.
  */
 import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -167,6 +167,11 @@ describe('read-only commands never create a database', () => {
         const r = await scd([cmd!, 'flow.yaml', ...rest, '--db', db], dir);
         refusedInOneLine(r, /database .*(x\.duckdb|pglite:\/\/nope) does not exist \(fix: check --db/);
       }
+    }
+    // status tells of a database not there yet (nothing applied) and creates none either.
+    for (const db of ['x.duckdb', 'pglite://nope']) {
+      const status = JSON.parse((await scdOk(['status', 'flow.yaml', '--db', db, '--json'], dir)).stdout) as Record<string, unknown>;
+      expect([status.applied, status.engine]).toEqual([false, db === 'x.duckdb' ? 'duckdb' : 'postgres']);
     }
     expect(existsSync(path.join(dir, 'x.duckdb'))).toBe(false);
     expect(existsSync(path.join(dir, 'nope'))).toBe(false);
