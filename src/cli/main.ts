@@ -114,7 +114,7 @@ function checkDatabaseExists(flow: Flow, db: string | undefined): void {
   const database = databaseOf(flow, { database: db });
   const local = localDatabasePath(database);
   if (local === undefined || existsSync(path.resolve(local))) return;
-  throw new ScdError('NOT_APPLIED', `database ${database} does not exist`, {
+  throw new ScdError('NOT_APPLIED', `target "${flow.target}": database ${database} does not exist`, {
     file: flow.origin,
     fix: db ? 'check --db (a read never creates a database)' : "run `scd apply` first, or check the flow's \"database\"",
   });
