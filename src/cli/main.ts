@@ -1,5 +1,5 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { accessSync, constants, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { apply, applySource, databaseOf, withDatabase } from '../api.js';
 import { QueryError, ScdError } from '../errors.js';
@@ -145,6 +145,12 @@ async function printQuery(flowFile: string, opts: OutOpts & { where?: string }, 
     try {
       await printRows(driver, query, format, opts.out);
     } catch (e) {
+      // A file cut short is not left behind to be read as the whole export: removed at exit, when
+      // the writer's stream (which may open the file after the failure) has ended.
+      if (opts.out) {
+        const file = path.resolve(opts.out);
+        process.once('exit', () => rmSync(file, { force: true }));
+      }
       throw (opts.where !== undefined && whereRefusal(e, opts.where)) || e;
     }
   });

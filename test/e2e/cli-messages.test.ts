@@ -95,8 +95,10 @@ for (const engine of ENGINES) {
             const r = await scd(['export', 'flow.yaml', ...p.db, '--format', format, '--where', where], p.dir);
             refusedInOneLine(r, new RegExp(`--where "${where.replace(/[()]/g, '\\$&')}"`));
           }
-          const parquet = await scd(['export', 'flow.yaml', ...p.db, '--out', 'x.parquet', '--where', where], p.dir);
-          refusedInOneLine(parquet, /--where "/);
+          for (const out of ['x.parquet', 'x.csv']) {
+            refusedInOneLine(await scd(['export', 'flow.yaml', ...p.db, '--out', out, '--where', where], p.dir), /--where "/);
+            expect(existsSync(path.join(p.dir, out)), `${out} cut short is not left behind`).toBe(false);
+          }
         }
         // A good one still filters.
         const gold = parseNdjson((await scdOk(['export', 'flow.yaml', ...p.db, '--format', 'ndjson', '--where', "tier = 'gold'"], p.dir)).stdout);
