@@ -352,8 +352,10 @@ export function buildProgram(): Command {
     .option('--json', 'print it as one JSON object')
     .action(async (flowFile: string, opts: { db?: string; json?: boolean }) => {
       const flow = loadFlowFile(flowFile);
+      // A --db that names no database is a mistyped one, as for every read.
+      if (opts.db) checkDatabaseExists(flow, opts.db);
       const database = databaseOf(flow, { database: opts.db });
-      // A DuckDB file or PGlite folder that is not there yet is not created by looking at it.
+      // The flow's own DuckDB file or PGlite folder not there yet (nothing applied) is not created by looking at it.
       const local = localDatabasePath(database);
       const status =
         local !== undefined && !existsSync(local)

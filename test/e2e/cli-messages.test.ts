@@ -170,11 +170,16 @@ describe('read-only commands never create a database', () => {
         refusedInOneLine(r, /database .*(x\.duckdb|pglite:\/\/nope) does not exist \(fix: check --db/);
       }
     }
-    // status tells of a database not there yet (nothing applied) and creates none either.
-    for (const db of ['x.duckdb', 'pglite://nope']) {
-      const status = JSON.parse((await scdOk(['status', 'flow.yaml', '--db', db, '--json'], dir)).stdout) as Record<string, unknown>;
-      expect([status.applied, status.engine]).toEqual([false, db === 'x.duckdb' ? 'duckdb' : 'postgres']);
+    // status refuses a --db that names nothing; of the flow's own database not there yet it says
+    // nothing is applied, creating none.
+    for (const db of ['x.duckdb', 'pglite://nope']) refusedInOneLine(await scd(['status', 'flow.yaml', '--db', db], dir), /does not exist \(fix: check --db/);
+    for (const [i, database] of ['never.duckdb', 'pglite://never'].entries()) {
+      writeFileSync(path.join(dir, `never-${i}.yaml`), readFileSync(path.join(dir, 'flow.yaml'), 'utf8').replace('database: accounts.duckdb', `database: ${database}`));
+      const status = JSON.parse((await scdOk(['status', `never-${i}.yaml`, '--json'], dir)).stdout) as Record<string, unknown>;
+      expect([status.applied, status.engine]).toEqual([false, database.endsWith('.duckdb') ? 'duckdb' : 'postgres']);
     }
+    expect(existsSync(path.join(dir, 'never.duckdb'))).toBe(false);
+    expect(existsSync(path.join(dir, 'never'))).toBe(false);
     expect(existsSync(path.join(dir, 'x.duckdb'))).toBe(false);
     expect(existsSync(path.join(dir, 'nope'))).toBe(false);
     // The flow's own database, not there yet: the fix says to apply first.
