@@ -14,6 +14,7 @@ import { ensureCatalog } from './store/catalog.js';
 import { storeNames, type StoreNames } from './store/names.js';
 import { ScdError } from './errors.js';
 import { dryRun, type DryRun } from './plan/dry-run.js';
+import { checkFlowUnchanged } from './plan/settings.js';
 
 export interface DatabaseOption {
   /** Overrides the flow's database (relative to the current directory). */
@@ -113,6 +114,7 @@ export async function applySource(flow: Flow, options: SourceOptions = {}): Prom
 export async function applySourceWith(driver: Driver, flow: Flow, options: SourceOptions = {}): Promise<SourceReport> {
   const names = storeNames(flow.target);
   await ensureCatalog(driver, names);
+  await checkFlowUnchanged(driver, flow, names);
   if (flow.source?.table || flow.source?.query) {
     const spec = await tableSpec(driver, flow, names);
     const result = await applyCommit(driver, flow, { ...spec, progress: options.onProgress });

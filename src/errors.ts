@@ -23,25 +23,36 @@ export interface ScdErrorOptions {
 
 export class ScdError extends Error {
   readonly code: ScdErrorCode;
+  /** What is wrong, alone: `message` without where and the fix. */
+  readonly problem: string;
   readonly file?: string;
   readonly field?: string;
   readonly fix?: string;
 
-  constructor(code: ScdErrorCode, message: string, options: ScdErrorOptions = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+  /**
+   * `message` is the whole line a person reads (where, what is wrong, and the fix: "did you mean"
+   * included), the same a library caller's `e.message` and the CLI print; `problem`, `file`,
+   * `field` and `fix` are its parts.
+   */
+  constructor(code: ScdErrorCode, problem: string, options: ScdErrorOptions = {}) {
+    super(lineOf(problem, options), options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'ScdError';
     this.code = code;
+    this.problem = problem;
     this.file = options.file;
     this.field = options.field;
     this.fix = options.fix;
   }
 
-  /** The one line shown to a person: `file: field: problem — fix`. */
+  /** The one line shown to a person: `file: field: problem (fix: …)`, which is `message`. */
   oneLine(): string {
-    const where = [this.file, this.field ? `field "${this.field}"` : undefined].filter(Boolean).join(': ');
-    const fix = this.fix ? ` (fix: ${this.fix})` : '';
-    return `${where ? `${where}: ` : ''}${this.message}${fix}`;
+    return this.message;
   }
+}
+
+function lineOf(problem: string, { file, field, fix }: ScdErrorOptions): string {
+  const where = [file, field ? `field "${field}"` : undefined].filter(Boolean).join(': ');
+  return `${where ? `${where}: ` : ''}${problem}${fix ? ` (fix: ${fix})` : ''}`;
 }
 
 export class QueryError extends Error {

@@ -1,5 +1,5 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { apply, applySource, databaseOf, withDatabase } from '../api.js';
 import { QueryError, ScdError } from '../errors.js';
@@ -11,10 +11,12 @@ import { rebuild } from '../plan/rebuild.js';
 import { compact } from '../plan/compact.js';
 import { statementText, type DryRun } from '../plan/dry-run.js';
 import { filtered, targetQuery } from '../query/export.js';
-import { asOfQuery, changesQuery, keyHistoryQuery, quarantineQuery, versionQuery } from '../query/history.js';
+import { asOfQuery, changesQuery, keyHistoryQuery, keyVersionCount, quarantineQuery, versionQuery } from '../query/history.js';
 import { readCommitLog } from '../query/commit-log.js';
 import { commitRange, type CommitBounds } from '../query/commit-range.js';
 import { flowStatus, statusBeforeDatabase } from '../query/status.js';
+import { whereRefusal } from '../query/where.js';
+import { localDatabasePath } from '../query/engine-of.js';
 import { FILE_WAIT_MS } from '../dialects/open-waiting.js';
 import { initFlow } from './init.js';
 import { commitsCsv, logView, statusText } from './log-view.js';
@@ -63,10 +65,59 @@ export function defaultFormat(format: Format | undefined, out: string | undefine
       });
     if (format && format !== named && !(format === 'ndjson' && ext === '.json'))
       throw new ScdError('USAGE', `--format ${format} but --out ${out} names ${named}`, { fix: `drop --format, or name the file for ${format}` });
+    checkOutPath(out);
     return format ?? named;
   }
   if (format) return format;
   return process.stdout.isTTY ? 'table' : 'ndjson';
+}
+
+/**
+ * An --out file goes into a folder that exists and scd may write to: scd never creates folders
+ * (a mistyped folder would get a tree of its own), and the file's problem is told before any
+ * database is opened, in one line, the same for every format.
+ */
+function checkOutPath(out: string): void {
+  const abs = path.resolve(out);
+  const folder = path.dirname(out) || '.';
+  let stat;
+  try {
+    stat = statSync(path.dirname(abs));
+  } catch {
+    throw new ScdError('USAGE', `--out ${out}: the folder ${folder} does not exist`, { fix: `create it first (mkdir -p ${folder}), or write into a folder that exists` });
+  }
+  if (!stat.isDirectory()) throw new ScdError('USAGE', `--out ${out}: ${folder} is not a folder`, { fix: 'name a file in a folder' });
+  if (existsSync(abs) && statSync(abs).isDirectory()) throw new ScdError('USAGE', `--out ${out} is a folder`, { fix: `name a file in it, e.g. --out ${path.join(out, `export${path.extname(out) || '.csv'}`)}` });
+  try {
+    accessSync(path.dirname(abs), constants.W_OK);
+    if (existsSync(abs)) accessSync(abs, constants.W_OK);
+  } catch {
+    throw new ScdError('USAGE', `--out ${out}: scd may not write ${existsSync(abs) ? 'this file' : `into the folder ${folder}`}`, { fix: 'write somewhere you may write, or change its permissions' });
+  }
+}
+
+/** Write an --out file whose path checkOutPath passed; a failure to write is one line too. */
+function writeOutFile(out: string, text: string): void {
+  try {
+    writeFileSync(path.resolve(out), text);
+  } catch (e) {
+    throw new ScdError('USAGE', `cannot write --out ${out}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { fix: 'check the path and its permissions' });
+  }
+}
+
+/**
+ * A read-only command never creates a database: a DuckDB file or a PGlite folder that is not
+ * there (a mistyped --db, or nothing applied yet) is refused before it is opened, which would
+ * create it. A server's database is never created by opening it.
+ */
+function checkDatabaseExists(flow: Flow, db: string | undefined): void {
+  const database = databaseOf(flow, { database: db });
+  const local = localDatabasePath(database);
+  if (local === undefined || existsSync(path.resolve(local))) return;
+  throw new ScdError('NOT_APPLIED', `target "${flow.target}": database ${database} does not exist`, {
+    file: flow.origin,
+    fix: db ? 'check --db (a read never creates a database)' : "run `scd apply` first, or check the flow's \"database\"",
+  });
 }
 
 function positiveInt(value: string): number {
@@ -81,13 +132,27 @@ function positiveInt(value: string): number {
  */
 const wait = { waitMs: FILE_WAIT_MS };
 
-/** Run a read-only command: open the flow's database, build the query, print it. */
-async function printQuery(flowFile: string, opts: OutOpts, build: (driver: Driver, flow: Flow) => Promise<RowQuery>): Promise<void> {
+/**
+ * Run a read-only command: open the flow's database, build the query, print it. `where` is a
+ * person's own SQL in the query: the engine's refusal of it while it runs is theirs to fix.
+ */
+async function printQuery(flowFile: string, opts: OutOpts & { where?: string }, build: (driver: Driver, flow: Flow) => Promise<RowQuery>): Promise<void> {
   const format = defaultFormat(opts.format, opts.out);
   const flow = loadFlowFile(flowFile);
+  checkDatabaseExists(flow, opts.db);
   await withDatabase(flow, { database: opts.db, ...wait }, async (driver) => {
     const query = await build(driver, flow);
-    await printRows(driver, query, format, opts.out);
+    try {
+      await printRows(driver, query, format, opts.out);
+    } catch (e) {
+      // A file cut short is not left behind to be read as the whole export: removed at exit, when
+      // the writer's stream (which may open the file after the failure) has ended.
+      if (opts.out) {
+        const file = path.resolve(opts.out);
+        process.once('exit', () => rmSync(file, { force: true }));
+      }
+      throw (opts.where !== undefined && whereRefusal(e, opts.where)) || e;
+    }
   });
 }
 
@@ -95,7 +160,7 @@ async function printRows(driver: Driver, query: RowQuery, format: Format, out?: 
   if (format === 'table') {
     const rows = await readRows(driver, query);
     const text = renderTable(query.columns.map((c) => c.name), rows);
-    if (out) (await import('node:fs')).writeFileSync(out, text);
+    if (out) writeOutFile(out, text);
     else process.stdout.write(rows.length ? text : '(no rows)\n');
   } else {
     await writeRows(driver, query, { format, out });
@@ -213,9 +278,19 @@ export function buildProgram(): Command {
     for (const kv of opts.key) {
       const i = kv.indexOf('=');
       if (i < 1) throw new ScdError('USAGE', `--key ${kv} is not col=value`, { fix: 'write --key customer_id=501' });
-      key[kv.slice(0, i)] = kv.slice(i + 1);
+      const column = kv.slice(0, i);
+      if (Object.hasOwn(key, column))
+        throw new ScdError('USAGE', `--key ${column} is given twice (${column}=${key[column]} and ${kv})`, { fix: `give one --key ${column}=VALUE` });
+      key[column] = kv.slice(i + 1);
     }
-    return printQuery(flowFile, opts, (driver, flow) => keyHistoryQuery(driver, flow, key));
+    return printQuery(flowFile, opts, async (driver, flow) => {
+      const query = await keyHistoryQuery(driver, flow, key);
+      if (!(await keyVersionCount(driver, query))) {
+        const shown = Object.entries(key).map(([k, v]) => `${k}=${v}`).join(', ');
+        throw new ScdError('USAGE', `key ${shown} has no versions in ${flow.target}`, { fix: 'check the value (`scd export` lists the keys there are)' });
+      }
+      return query;
+    });
   });
 
   outputOptions(
@@ -227,11 +302,13 @@ export function buildProgram(): Command {
       .option('--raw', 'print only the raw records, one a line (fix them and apply the file again)'),
   ).action(async (flowFile: string, opts: OutOpts & { commit?: number; raw?: boolean }) => {
     if (!opts.raw) return printQuery(flowFile, opts, (driver, flow) => quarantineQuery(driver, flow, opts.commit));
+    if (opts.out) checkOutPath(opts.out);
     const flow = loadFlowFile(flowFile);
+    checkDatabaseExists(flow, opts.db);
     await withDatabase(flow, { database: opts.db, ...wait }, async (driver) => {
       const rows = await readRows(driver, await quarantineQuery(driver, flow, opts.commit));
       const text = rows.map((r) => `${r.raw}\n`).join('');
-      if (opts.out) (await import('node:fs')).writeFileSync(opts.out, text);
+      if (opts.out) writeOutFile(opts.out, text);
       else process.stdout.write(text);
     });
   });
@@ -275,10 +352,13 @@ export function buildProgram(): Command {
     .option('--json', 'print it as one JSON object')
     .action(async (flowFile: string, opts: { db?: string; json?: boolean }) => {
       const flow = loadFlowFile(flowFile);
+      // A --db that names no database is a mistyped one, as for every read.
+      if (opts.db) checkDatabaseExists(flow, opts.db);
       const database = databaseOf(flow, { database: opts.db });
-      // A DuckDB file that is not there yet is not created by looking at it.
+      // The flow's own DuckDB file or PGlite folder not there yet (nothing applied) is not created by looking at it.
+      const local = localDatabasePath(database);
       const status =
-        !/^[a-z]+:\/\//i.test(database) && !database.startsWith(':memory:') && !existsSync(database)
+        local !== undefined && !existsSync(local)
           ? statusBeforeDatabase(flow, database)
           : await withDatabase(flow, { database: opts.db, ...wait }, (driver) => flowStatus(driver, flow));
       process.stdout.write(opts.json ? JSON.stringify(status) + '\n' : statusText(status));
@@ -343,12 +423,13 @@ async function printLog(flowFile: string, opts: OutOpts): Promise<void> {
   const format = defaultFormat(opts.format, opts.out);
   if (format === 'parquet') throw new ScdError('USAGE', 'the commit log is written as a table, NDJSON or CSV, not Parquet', { fix: 'use --format ndjson or csv' });
   const flow = loadFlowFile(flowFile);
+  checkDatabaseExists(flow, opts.db);
   const commits = await withDatabase(flow, { database: opts.db, ...wait }, (driver) => readCommitLog(driver, flow));
   let text: string;
   if (format === 'table') text = commits.length ? logView(commits) : '(no commits)\n';
   else if (format === 'csv') text = commitsCsv(commits);
   else text = commits.map((c) => JSON.stringify(c) + '\n').join('');
-  if (opts.out) writeFileSync(path.resolve(opts.out), text);
+  if (opts.out) writeOutFile(opts.out, text);
   else process.stdout.write(text);
 }
 

@@ -29,9 +29,9 @@ export async function openDriverWaiting(database: string, options: OpenOptions &
 
 /** The error after the wait: how long it waited, and the holder's command when it can be read. */
 function heldBy(e: ScdError, waitMs: number): ScdError {
-  const pid = /\(pid (\d+)\)/.exec(e.message)?.[1];
+  const pid = /\(pid (\d+)\)/.exec(e.problem)?.[1];
   const command = pid ? commandOf(pid) : undefined;
-  const message = `${command ? e.message.replace(`(pid ${pid})`, `(pid ${pid}: ${command})`) : e.message}; waited ${waitMs / 1000} s`;
+  const message = `${command ? e.problem.replace(`(pid ${pid})`, `(pid ${pid}: ${command})`) : e.problem}; waited ${waitMs / 1000} s`;
   return new ScdError('DB_IN_USE', message, { fix: e.fix ?? 'wait for it to finish, then run again' });
 }
 

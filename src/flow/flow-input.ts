@@ -53,15 +53,15 @@ export interface FlowInput {
   /** A SQL boolean over the source record: true makes it a truncate, which closes every live version. */
   applyAsTruncates?: string;
   /** Exactly these output columns (keys are always kept). Not with exceptColumns. */
-  columns?: string[];
+  columns?: string | string[];
   /** Every source column but these (Databricks `except_column_list`). Not with columns. */
-  exceptColumns?: string[];
+  exceptColumns?: string | string[];
   /** scd2 (default): every version, with its validity interval; scd1: the latest state of each key. */
   storedAs?: 'scd2' | 'scd1';
   /** Only a change in these columns opens a version; the others are updated in place (type 6 with previousValues). */
-  trackHistory?: string[];
+  trackHistory?: string | string[];
   /** A change in any column but these opens a version; these are updated in place. */
-  trackHistoryExcept?: string[];
+  trackHistoryExcept?: string | string[];
   /** true: a null in an upsert means "no change" (the column keeps its value). Default false: it writes null. */
   ignoreNullUpdates?: boolean;
   /**

@@ -33,12 +33,5 @@ export function loadFlowFile(file: string): Flow {
  * (default: the current directory).
  */
 export function defineFlow(input: FlowInput, options: { baseDir?: string } = {}): Flow {
-  try {
-    return validateFlow(input, 'defineFlow', path.resolve(options.baseDir ?? '.'));
-  } catch (e) {
-    // The error's headline (what an uncaught error or a test runner prints first) is the line the
-    // CLI prints, "did you mean" included; message, field and fix stay as they are.
-    if (e instanceof ScdError && e.stack) e.stack = `${e.name}: ${e.oneLine()}${e.stack.slice(e.stack.indexOf('\n'))}`;
-    throw e;
-  }
+  return validateFlow(input, 'defineFlow', path.resolve(options.baseDir ?? '.'));
 }

@@ -5,6 +5,8 @@ import type { ExpectationInput, FlowInput, SourceInput } from './flow-input.js';
 /** A column name as written in a flow. */
 const column = z.string().min(1, 'a column name cannot be empty');
 const columnList = z.array(column).min(1, 'give at least one column');
+/** One column name or a list of them: wherever a flow takes a list of names, one name is a list of one. */
+const columnNames = z.union([column, columnList]);
 
 export const sourceSchema = z
   .object({
@@ -39,15 +41,15 @@ export const flowSchema = z
       .string()
       .min(1)
       .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'use letters, digits and _ only (a plain table name)'),
-    keys: z.union([column, columnList]),
-    sequenceBy: z.union([column, columnList, processingTimeSchema]).optional(),
+    keys: columnNames,
+    sequenceBy: z.union([columnNames, processingTimeSchema]).optional(),
     applyAsDeletes: z.string().min(1).optional(),
     applyAsTruncates: z.string().min(1).optional(),
-    columns: columnList.optional(),
-    exceptColumns: columnList.optional(),
+    columns: columnNames.optional(),
+    exceptColumns: columnNames.optional(),
     storedAs: z.enum(['scd2', 'scd1']).default('scd2'),
-    trackHistory: columnList.optional(),
-    trackHistoryExcept: columnList.optional(),
+    trackHistory: columnNames.optional(),
+    trackHistoryExcept: columnNames.optional(),
     ignoreNullUpdates: z.boolean().default(false),
     previousValues: z.record(column, column).optional(),
     database: z.string().min(1).optional(),

@@ -38,12 +38,13 @@ export function validateFlow(raw: unknown, origin: string, baseDir: string): Flo
   let sequenceBy: string[] | 'debezium' | undefined = processingTime ? [PROCESSING_TIME_COLUMN] : list(f.sequenceBy as string | string[] | undefined);
   let applyAsDeletes = f.applyAsDeletes;
   let applyAsTruncates = f.applyAsTruncates;
-  let exceptColumns = f.exceptColumns;
+  const columns = list(f.columns);
+  let exceptColumns = list(f.exceptColumns);
   const implied = (cols: string[]) => {
-    if (f.columns) return;
+    if (columns) return;
     exceptColumns = [...(exceptColumns ?? []), ...cols.filter((c) => !(exceptColumns ?? []).includes(c) && !sequenceByKept(c))];
   };
-  const sequenceByKept = (c: string) => (f.columns ?? []).includes(c);
+  const sequenceByKept = (c: string) => (columns ?? []).includes(c);
   if (debezium) {
     // The sequence and the position columns to except follow from what the records carry.
     sequenceBy ??= 'debezium';
@@ -73,11 +74,11 @@ export function validateFlow(raw: unknown, origin: string, baseDir: string): Flo
     processingTime,
     applyAsDeletes,
     applyAsTruncates,
-    columns: f.columns,
+    columns,
     exceptColumns,
     storedAs: f.storedAs,
-    trackHistory: f.trackHistory,
-    trackHistoryExcept: f.trackHistoryExcept,
+    trackHistory: list(f.trackHistory),
+    trackHistoryExcept: list(f.trackHistoryExcept),
     ignoreNullUpdates: f.ignoreNullUpdates,
     previousValues: f.previousValues,
     database: resolveAgainst(baseDir, f.database ?? DEFAULT_DATABASE),

@@ -25,7 +25,7 @@ import { deriveModel, INTERNAL_PREFIX, type ColumnModel } from './model.js';
 import { checkColumnNames, checkNewTarget } from './name-clashes.js';
 import { NO_CHANGES, recompute } from './recompute.js';
 import { discardCommitScratch, withScratch } from './scratch.js';
-import { changedSettings, semanticSettings } from './settings.js';
+import { changedSettings, rebuildNeeded, semanticSettings } from './settings.js';
 import { checkEndSentinel, COMMIT, createStoreSql, currentViewSql, OP, OP_TRUNCATE } from './target.js';
 
 export type ApplyResult = CommitResult;
@@ -169,12 +169,7 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
       model = deriveModel(flow, staged);
     } else {
       const changed = changedSettings(record.settings, settings);
-      if (changed.length)
-        throw new ScdError('FLOW_INVALID', `the flow changed (${changed.join(', ')}) since the target was built, and this needs a rebuild`, {
-          file: flow.origin,
-          field: changed[0],
-          fix: 'restore the previous setting, or run `scd rebuild` on the flow to recompute all history under it',
-        });
+      if (changed.length) throw rebuildNeeded(flow, changed);
       model = stagedRows > 0 ? await evolveModel(driver, flow, record, staged, stagedAs, names, at) : record.model;
       if (recordRestored) await driver.run(currentViewSql(flow, model, d, names));
     }

@@ -1,4 +1,8 @@
+import { ScdError } from '../errors.js';
+import type { Driver } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
+import { readFlowRecord } from '../store/catalog.js';
+import type { StoreNames } from '../store/names.js';
 
 /** The flow fields that decide what the target holds; a change to any needs a rebuild. */
 export function semanticSettings(flow: Flow): Record<string, unknown> {
@@ -28,4 +32,24 @@ export function semanticSettings(flow: Flow): Record<string, unknown> {
 /** Names of the settings that differ. */
 export function changedSettings(stored: Record<string, unknown>, now: Record<string, unknown>): string[] {
   return Object.keys(now).filter((k) => JSON.stringify(stored[k] ?? null) !== JSON.stringify(now[k] ?? null));
+}
+
+/** The refusal of a commit under a flow whose target-deciding settings changed since the target was built. */
+export function rebuildNeeded(flow: Flow, changed: string[]): ScdError {
+  return new ScdError('FLOW_INVALID', `the flow changed (${changed.join(', ')}) since the target was built, and this needs a rebuild`, {
+    file: flow.origin,
+    field: changed[0],
+    fix: `restore the previous setting, or run \`scd rebuild ${flow.origin}\` to recompute all history under it`,
+  });
+}
+
+/**
+ * Before an apply looks for new records: a flow changed in a way that needs a rebuild is told at
+ * once, whether or not anything new is pending (the commit itself refuses it as well).
+ */
+export async function checkFlowUnchanged(driver: Driver, flow: Flow, names: StoreNames): Promise<void> {
+  const record = await readFlowRecord(driver, names);
+  if (!record) return;
+  const changed = changedSettings(record.settings, semanticSettings(flow));
+  if (changed.length) throw rebuildNeeded(flow, changed);
 }

@@ -1,6 +1,14 @@
 import { ScdError } from '../errors.js';
 import type { Dialect } from '../dialects/dialect.js';
+import { duckdbDialect } from '../dialects/duckdb/duckdb-dialect.js';
+import { postgresDialect } from '../dialects/postgres/postgres-dialect.js';
+import { sparkDialect } from '../dialects/spark/spark-dialect.js';
 import type { Flow } from '../flow/flow.js';
+import { engineOfDatabase, type EngineName } from './engine-of.js';
+
+/** The engines by name, as a flow's database or a caller names them. */
+const DIALECTS: Record<string, Dialect> = { duckdb: duckdbDialect, postgres: postgresDialect, spark: sparkDialect };
+export type { EngineName } from './engine-of.js';
 
 export interface AsOfJoinOptions {
   /** The fact table (a table name; quoted for you). */
@@ -13,8 +21,11 @@ export interface AsOfJoinOptions {
   keys?: Record<string, string>;
   /** 'left' (default) keeps facts with no valid version (their dimension columns are null). */
   join?: 'left' | 'inner';
-  /** The engine the SQL is for (the driver's: `driver.dialect`). */
-  dialect: Dialect;
+  /**
+   * The engine the SQL is for: a Dialect (the driver's `driver.dialect`) or its name; default: the
+   * engine of the flow's database (a postgres:// or pglite:// URL: PostgreSQL; sc://: Spark; else DuckDB).
+   */
+  dialect?: Dialect | EngineName;
 }
 
 /**
@@ -26,8 +37,8 @@ export function asOfJoin(flow: Flow, options: AsOfJoinOptions): string {
   if (flow.storedAs !== 'scd2')
     throw new ScdError('USAGE', 'asOfJoin needs an scd2 target; join an scd1 target on its keys', { file: flow.origin });
   if (!options.columns.length) throw new ScdError('USAGE', 'asOfJoin needs at least one dimension column', { fix: "pass columns: ['city']" });
-  const d = options.dialect;
-  const q = d.quote;
+  const d = dialectOf(flow, options.dialect);
+  const q = (name: string) => d.quote(name);
   const keys = options.keys ?? Object.fromEntries(flow.keys.map((k) => [k, k]));
   const seq = flow.sequenceBy;
   if (seq === 'debezium')
@@ -47,4 +58,23 @@ export function asOfJoin(flow: Flow, options: AsOfJoinOptions): string {
 FROM ${q(options.fact)} f
 ${options.join === 'inner' ? 'JOIN' : 'LEFT JOIN'} ${q(flow.target)} d
   ON ${on.join('\n AND ')}`;
+}
+
+/** The dialect asked for, by object or name, or the one of the flow's database. */
+function dialectOf(flow: Flow, asked: Dialect | EngineName | undefined): Dialect {
+  if (asked === undefined) return DIALECTS[engineOfDatabase(flowDatabase(flow))]!;
+  if (typeof asked === 'string') {
+    const d = DIALECTS[asked];
+    if (!d) throw new ScdError('USAGE', `asOfJoin: "${asked}" is not an engine scdkit writes SQL for`, { fix: `pass dialect: 'duckdb', 'postgres' or 'spark' (or driver.dialect)` });
+    return d;
+  }
+  if (typeof (asked as Partial<Dialect>).quote !== 'function')
+    throw new ScdError('USAGE', 'asOfJoin: dialect is neither an engine name nor a Dialect', { fix: "pass dialect: 'duckdb', 'postgres' or 'spark', or driver.dialect" });
+  return asked;
+}
+
+/** The database a flow opens when none is given (its own, or SCD_DATABASE_URL when it names none). */
+function flowDatabase(flow: Flow): string {
+  const env = process.env.SCD_DATABASE_URL;
+  return flow.databaseIsDefault && env ? env : flow.database;
 }

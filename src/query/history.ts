@@ -169,6 +169,10 @@ export async function keyHistoryQuery(driver: Driver, flow: Flow, key: Record<st
     throw new ScdError('USAGE', unknown ? `"${unknown}" is not a key of ${flow.target}` : `the key needs "${missing!.name}" too`, {
       fix: `give --key ${model.keys.map((k) => `${k.name}=VALUE`).join(' --key ')}`,
     });
+  // Each value as its column's type: a value the type cannot hold is a person's error, not a key
+  // with no versions; compared as the type, `--key id=007` is the key 7.
+  const values: string[] = [];
+  for (const k of model.keys) values.push(await keyValue(driver, k, key[k.name]!));
   const base = await targetQuery(driver, flow);
   const skip = new Set([flow.startAtColumn, flow.endAtColumn, flow.isCurrentColumn, flow.surrogateKey, ...model.keys.map((k) => k.name)]);
   const order = flow.storedAs === 'scd2' ? q(flow.startAtColumn) : q(model.keys[0]!.name);
@@ -180,10 +184,28 @@ export async function keyHistoryQuery(driver: Driver, flow: Flow, key: Record<st
   return {
     columns: [...base.columns, { name: '_changed', type: d.types.text }],
     from: `(SELECT ${list}, ${changed} AS ${q('_changed')} FROM ${q(flow.target)}
-      WHERE ${model.keys.map((k, i) => `${d.toText(q(k.name))} = $${i + 1}`).join(' AND ')}) kh`,
-    params: model.keys.map((k) => key[k.name]),
+      WHERE ${model.keys.map((k, i) => `${q(k.name)} = CAST($${i + 1} AS ${k.type})`).join(' AND ')}) kh`,
+    params: values,
     orderBy: base.orderBy,
   };
+}
+
+/** A key's value as given, checked to be a value of the key column's type (the engine's own cast decides). */
+async function keyValue(driver: Driver, column: ColumnInfo, text: string): Promise<string> {
+  try {
+    await driver.query(`SELECT CAST($1 AS ${column.type}) AS v`, [text]);
+  } catch {
+    throw new ScdError('USAGE', `--key ${column.name}=${text}: "${text}" is not a value of the key column "${column.name}", which is ${column.type}`, {
+      fix: `give a ${column.type} value`,
+    });
+  }
+  return text;
+}
+
+/** How many versions the key has (0: none; keyHistoryQuery reads them). */
+export async function keyVersionCount(driver: Driver, query: RowQuery): Promise<number> {
+  const rows = await driver.query(`SELECT count(*) AS n FROM ${query.from}`, query.params ?? []);
+  return Number(rows[0]?.n ?? 0);
 }
 
 /** Every version of one key, oldest first, each with the columns that changed from the previous. */
@@ -194,6 +216,13 @@ export async function keyHistory(driver: Driver, flow: Flow, key: Record<string,
 /** Quarantined records, newest commit first; `raw` is the record as read (fix it, re-feed it). */
 export async function quarantineQuery(driver: Driver, flow: Flow, commit?: number): Promise<RowQuery> {
   await modelOf(driver, flow);
+  if (commit !== undefined) {
+    const latest = await latestVersion(driver, flow);
+    if (commit > latest)
+      throw new ScdError('USAGE', `commit ${commit} is beyond the last commit (${latest ? `commits are 1..${latest}` : 'there is no commit yet'})`, {
+        fix: latest ? `give a commit of 1..${latest} (\`scd log\` lists them)` : 'run `scd apply` first',
+      });
+  }
   const q = driver.dialect.quote;
   const names = storeNames(flow.target);
   const cols = (await driver.columns(names.quarantine)) ?? [];

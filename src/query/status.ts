@@ -8,6 +8,7 @@ import { readFlowRecord } from '../store/catalog.js';
 import type { CommitResult } from '../store/commits.js';
 import { storeNames } from '../store/names.js';
 import { readCommitLog } from './commit-log.js';
+import { engineOfDatabase } from './engine-of.js';
 
 /** One flow at a glance (`scd status`): what `scd serve`'s overview shows, for a terminal or a script. */
 export interface FlowStatus {
@@ -64,13 +65,13 @@ export async function flowStatus(driver: Driver, flow: Flow): Promise<FlowStatus
 }
 
 /**
- * The status of a flow whose DuckDB file does not exist yet: nothing applied, every file of the
+ * The status of a flow whose DuckDB file or PGlite folder does not exist yet: nothing applied, every file of the
  * landing folder pending. Opening the file would create it; a status changes nothing.
  */
 export function statusBeforeDatabase(flow: Flow, database: string): FlowStatus {
   return {
     target: flow.target,
-    engine: 'duckdb',
+    engine: engineOfDatabase(database),
     database,
     storedAs: flow.storedAs,
     pendingFiles: localLandingFiles(flow),

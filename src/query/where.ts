@@ -1,4 +1,5 @@
-import { ScdError } from '../errors.js';
+import { QueryError, ScdError } from '../errors.js';
+import { isValueError } from '../dialects/value-errors.js';
 import type { ColumnInfo, Driver } from '../dialects/driver.js';
 import { spliced, type ExpressionProblem } from '../dialects/expression.js';
 import { spellingProblem } from '../plan/expression-spelling.js';
@@ -37,4 +38,18 @@ function refusal(expr: string, p: ExpressionProblem): ScdError {
     case 'type':
       return new ScdError('USAGE', `--where ${shown(expr)} is not a boolean expression (it gives ${p.type})`, { fix: `compare it, ${example}` });
   }
+}
+
+/**
+ * The engine's refusal of a query that holds a person's --where, when it is theirs: checkedWhere
+ * let the expression through (it binds, and is boolean), so a value it cannot take as it runs
+ * (`amount > 'abc'`: 'abc' is no number) is its problem, told in one line naming it. Anything
+ * else (undefined) stays the error it is.
+ */
+export function whereRefusal(e: unknown, expr: string): ScdError | undefined {
+  if (!(e instanceof QueryError) || !isValueError(e)) return undefined;
+  return new ScdError('USAGE', `--where ${shown(expr)} failed on the target's rows: ${e.reason.replace(/[\r\n]+/g, ' ')}`, {
+    fix: "compare each column with a value of its type, e.g. --where \"amount > 100\" or --where \"tier = 'gold'\"",
+    cause: e,
+  });
 }

@@ -110,7 +110,7 @@ describe('one DuckDB file, one process', () => {
       const e = await compact(impatient, flow, '3').catch((x: unknown) => x);
       expect(e).toBeInstanceOf(ScdError);
       expect((e as ScdError).code).toBe('DB_IN_USE');
-      expect((e as ScdError).message).toMatch(/^target "t" in .* is being changed by another scdkit commit \(of this process or another\)$/);
+      expect((e as ScdError).problem).toMatch(/^target "t" in .* is being changed by another scdkit commit \(of this process or another\)$/);
       let finished = false;
       const said: string[] = [];
       const folding = compact(driver, flow, '3', (m) => said.push(m)).then((r) => {
@@ -271,7 +271,7 @@ describe('one DuckDB file, one process', () => {
       expect(said.filter((m) => m.startsWith('waiting'))).toEqual([]);
       expect(e).toBeInstanceOf(ScdError);
       expect((e as ScdError).code).toBe('DB_IN_USE');
-      expect((e as ScdError).message).toBe(`target "t" in ${path.join(dir, 'nowait.duckdb')} is being changed by another scdkit commit (of this process or another)`);
+      expect((e as ScdError).problem).toBe(`target "t" in ${path.join(dir, 'nowait.duckdb')} is being changed by another scdkit commit (of this process or another)`);
       // Another target of the file is free.
       await apply(defineFlow({ ...FLOW, target: 'u', database: 'nowait.duckdb' }, { baseDir: dir }), { rows: [{ id: 1, ts: 1, v: 'x' }], noWait: true });
     } finally {

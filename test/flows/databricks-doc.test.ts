@@ -82,7 +82,7 @@ describe('docs/DATABRICKS.md: its flows', () => {
     expect(defineFlow(base).schema).toBeUndefined();
     const e = await openDriver('pglite://memory', { schema: 'main.analytics' }).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(ScdError);
-    expect((e as ScdError).message).toBe(`schema "main.analytics" is a catalog and a schema, which only Spark has; PostgreSQL's schema is one name`);
+    expect((e as ScdError).problem).toBe(`schema "main.analytics" is a catalog and a schema, which only Spark has; PostgreSQL's schema is one name`);
   });
 });
 

@@ -3,7 +3,8 @@
  * (the seed's Fact_Sales ⋈ Dim_Customer_SCD2), run on the engine itself.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyRows, asOfJoin, defineFlow, type Driver } from '../../src/index.js';
+import { applyRows, asOfJoin, defineFlow, duckdbDialect, postgresDialect, type Driver } from '../../src/index.js';
+import { sparkDialect } from '../../src/dialects/spark/spark-dialect.js';
 import { engines } from '../engines.js';
 import { CUSTOMER_BATCHES, CUSTOMER_FLOW, FACT_DDL, FACT_INSERT, FACT_SALES } from './fixtures/customers.js';
 
@@ -89,3 +90,59 @@ for (const engine of engines) {
     });
   });
 }
+
+/**
+ * The dialect by default (the engine of the flow's database) or by name, as well as a Dialect
+ * object: the same SQL as the driver's dialect, and on each engine the same rows.
+ */
+describe("asOfJoin's dialect: default from the flow's database, or an engine name", () => {
+  const opts = { fact: 'Fact_Sales', time: 'sale_date', columns: ['city', 'customer_name'] };
+  const onPostgres = defineFlow({ ...CUSTOMER_FLOW, database: 'postgres://u@127.0.0.1:5432/db' });
+  const onPGlite = defineFlow({ ...CUSTOMER_FLOW, database: 'pglite://./data' });
+  const onSpark = defineFlow({ ...CUSTOMER_FLOW, database: 'sc://localhost:15002' });
+  const onDuckdb = defineFlow({ ...CUSTOMER_FLOW, database: 'shop.duckdb' });
+
+  it('without a dialect: the SQL of the engine the flow names (DuckDB, PostgreSQL, PGlite, Spark)', () => {
+    expect(asOfJoin(onDuckdb, opts)).toBe(asOfJoin(onDuckdb, { ...opts, dialect: duckdbDialect }));
+    expect(asOfJoin(onPostgres, opts)).toBe(asOfJoin(onPostgres, { ...opts, dialect: postgresDialect }));
+    expect(asOfJoin(onPGlite, opts)).toBe(asOfJoin(onPGlite, { ...opts, dialect: postgresDialect }));
+    expect(asOfJoin(onSpark, opts)).toBe(asOfJoin(onSpark, { ...opts, dialect: sparkDialect }));
+  });
+
+  it("an engine name: each engine's quoting (Spark's backticks)", () => {
+    const spark = asOfJoin(flow, { ...opts, dialect: 'spark' });
+    expect(spark).toBe(asOfJoin(flow, { ...opts, dialect: sparkDialect }));
+    expect(spark).toContain('FROM `Fact_Sales` f');
+    expect(spark).toContain('LEFT JOIN `dim_customer` d');
+    expect(spark).toContain('f.`customer_id` = d.`customer_id`');
+    for (const name of ['duckdb', 'postgres'] as const) {
+      const sql = asOfJoin(flow, { ...opts, dialect: name });
+      expect(sql).toContain('FROM "Fact_Sales" f');
+      expect(sql).toContain('d."__START_AT" <= f."sale_date"');
+    }
+  });
+
+  it('an unknown engine name or a non-dialect is refused in one line with the names', () => {
+    expect(() => asOfJoin(flow, { ...opts, dialect: 'oracle' as never })).toThrow(/"oracle" is not an engine scdkit writes SQL for/);
+    expect(() => asOfJoin(flow, { ...opts, dialect: {} as never })).toThrow(/neither an engine name nor a Dialect/);
+  });
+
+  for (const engine of engines) {
+    it(`${engine.name}: by name and by default (database of its engine), the same rows as with driver.dialect`, async () => {
+      const driver = await engine.open();
+      try {
+        for (const b of CUSTOMER_BATCHES) await applyRows(driver, flow, b);
+        await driver.run(FACT_DDL);
+        await driver.run(FACT_INSERT);
+        const rows = async (sql: string) => driver.query(`SELECT sale_id, city, customer_name FROM (${sql}) j ORDER BY sale_id`);
+        const expected = await rows(asOfJoin(flow, { ...opts, dialect: driver.dialect }));
+        const own = driver.dialect.name === 'duckdb' ? onDuckdb : onPostgres;
+        expect(await rows(asOfJoin(flow, { ...opts, dialect: driver.dialect.name as 'duckdb' | 'postgres' }))).toEqual(expected);
+        expect(await rows(asOfJoin(own, opts))).toEqual(expected);
+        expect(expected.map((r) => [Number(r.sale_id), r.city, r.customer_name])).toEqual(left);
+      } finally {
+        await driver.close();
+      }
+    });
+  }
+});

@@ -111,9 +111,9 @@ for (const engine of engines) {
         expect(await commitRange(driver, FLOW, { fromTimestamp: '2000-01-01', toTimestamp: at[1] })).toEqual({ from: 1, to: 2 });
         const later = new Date(Date.parse(at[0]!) + 1).toISOString();
         expect(await commitRange(driver, FLOW, { fromTimestamp: later })).toEqual({ from: 2, to: 3 });
-        expect((await refusal(commitRange(driver, FLOW, { fromVersion: 3, toVersion: 2 }))).message).toMatch(/^the range is inverted: from commit 3 to commit 2 \(commits are 1\.\.3/);
-        expect((await refusal(commitRange(driver, FLOW, { fromVersion: 4 }))).message).toMatch(/^--from-version 4 is beyond the last commit \(commits are 1\.\.3/);
-        expect((await refusal(commitRange(driver, FLOW, { toVersion: 7 }))).message).toMatch(/^--to-version 7 is beyond the last commit/);
+        expect((await refusal(commitRange(driver, FLOW, { fromVersion: 3, toVersion: 2 }))).problem).toMatch(/^the range is inverted: from commit 3 to commit 2 \(commits are 1\.\.3/);
+        expect((await refusal(commitRange(driver, FLOW, { fromVersion: 4 }))).problem).toMatch(/^--from-version 4 is beyond the last commit \(commits are 1\.\.3/);
+        expect((await refusal(commitRange(driver, FLOW, { toVersion: 7 }))).problem).toMatch(/^--to-version 7 is beyond the last commit/);
         expect((await refusal(commitRange(driver, FLOW, { fromTimestamp: '2999-01-01' }))).message).toMatch(/no commit was made at or after/);
         expect((await refusal(commitRange(driver, FLOW, { toTimestamp: '2000-01-01' }))).message).toMatch(/no commit was made at or before/);
         expect((await refusal(commitRange(driver, FLOW, { fromTimestamp: 'yesterday' }))).message).toMatch(/is not a time/);
@@ -123,7 +123,7 @@ for (const engine of engines) {
         const none = (await refusal(commitRange(driver, FLOW, { fromTimestamp: t1, toTimestamp: t2 }))).message;
         expect(none.startsWith(`no commit was made between ${t1} and ${t2} (commits are 1..3`), none).toBe(true);
         expect(none).not.toContain('\n');
-        expect((await refusal(commitRange(driver, FLOW, { fromTimestamp: t2, toTimestamp: t1 }))).message).toMatch(/^the range is inverted: --from-timestamp .* is after --to-timestamp/);
+        expect((await refusal(commitRange(driver, FLOW, { fromTimestamp: t2, toTimestamp: t1 }))).problem).toMatch(/^the range is inverted: --from-timestamp .* is after --to-timestamp/);
         expect((await refusal(commitRange(driver, FLOW, { fromVersion: 1, fromTimestamp: at[0] }))).message).toMatch(/not both/);
       }));
 

@@ -95,7 +95,7 @@ for (const engine of engines) {
       expect(await valuesAt(driver, numeric, '1.99')).toEqual(['a']);
       expect(await valuesAt(driver, numeric, '2')).toEqual(['b']);
       expect(await valuesAt(driver, numeric, '0.5')).toEqual([]);
-      expect((await refusal(asOfQuery(driver, numeric, '2025-06-15'))).message).toBe('"2025-06-15" is not a number');
+      expect((await refusal(asOfQuery(driver, numeric, '2025-06-15'))).problem).toBe('"2025-06-15" is not a number');
     });
 
     it('compact --before a time that does not parse: a person\'s error, nothing committed', async () => {
@@ -104,7 +104,7 @@ for (const engine of engines) {
         const e = await refusal(compact(driver, customers, before));
         expect(e.message).toMatch(new RegExp(`^"${before}" is not a time`));
       }
-      expect((await refusal(compact(driver, numeric, 'soon'))).message).toBe('"soon" is not a number');
+      expect((await refusal(compact(driver, numeric, 'soon'))).problem).toBe('"soon" is not a number');
       expect(await latestVersion(driver, customers)).toBe(latest);
       // A valid one still compacts.
       const r = await compact(driver, numeric, '2');

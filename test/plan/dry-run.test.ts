@@ -160,7 +160,7 @@ describe('dry run on an engine without transactions', () => {
     }).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(ScdError);
     expect((e as ScdError).code).toBe('USAGE');
-    expect((e as ScdError).message).toBe('a dry run rolls its commit back, and spark has no transactions to roll back');
+    expect((e as ScdError).problem).toBe('a dry run rolls its commit back, and spark has no transactions to roll back');
     expect([ran, sent]).toEqual([false, []]);
   });
 });

@@ -76,7 +76,7 @@ describe.skipIf(!url)('postgres: one apply at a time per target', () => {
       await done;
       expect(e).toBeInstanceOf(ScdError);
       expect((e as ScdError).code).toBe('DB_IN_USE');
-      expect((e as ScdError).message).toBe(`target "dim_lock" in ${a.location} is being changed by another scdkit commit (of this process or another)`);
+      expect((e as ScdError).problem).toBe(`target "dim_lock" in ${a.location} is being changed by another scdkit commit (of this process or another)`);
       expect(said.filter((m) => m.startsWith('waiting'))).toEqual([]);
       expect((await readTargetWith(a, flow)).map((x) => x.v)).toEqual(['a']);
     } finally {
@@ -126,7 +126,7 @@ describe.skipIf(!url)('postgres: one apply at a time per target', () => {
       await done;
       expect(e).toBeInstanceOf(ScdError);
       expect((e as ScdError).code).toBe('DB_IN_USE');
-      expect((e as ScdError).message).toBe(`target "dim_lock" in ${a.location} is being changed by another scdkit commit (of this process or another)`);
+      expect((e as ScdError).problem).toBe(`target "dim_lock" in ${a.location} is being changed by another scdkit commit (of this process or another)`);
       expect(said.filter((m) => m.startsWith('waiting'))).toEqual([]);
       expect(await commitLog(a)).toEqual(['1 apply']);
       expect(Number((await a.query(`SELECT count(*) AS n FROM _scd_dim_lock_events`))[0]!.n)).toBe(3);

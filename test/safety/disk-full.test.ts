@@ -36,14 +36,14 @@ for (const engine of engines) {
         // No commit yet.
         const none = (await fail(diskFullErrors(driver)[0])) as ScdError;
         expect(none).toBeInstanceOf(ScdError);
-        expect(none.message).toBe('the disk is full: nothing of this apply was kept, and target "dim" has no commit yet');
+        expect(none.problem).toBe('the disk is full: nothing of this apply was kept, and target "dim" has no commit yet');
         await applyRows(driver, flow, [{ id: 1, seq: 1 }]);
         await applyRows(driver, flow, [{ id: 1, seq: 2 }]);
         for (const e of diskFullErrors(driver)) {
           const err = (await fail(e)) as ScdError;
           expect(err).toBeInstanceOf(ScdError);
           expect(err.code).toBe('NOT_APPLIED');
-          expect(err.message).toBe('the disk is full: nothing of this apply was kept, and target "dim" is as commit 2 left it');
+          expect(err.problem).toBe('the disk is full: nothing of this apply was kept, and target "dim" is as commit 2 left it');
           expect(err.oneLine()).not.toContain('\n');
           expect(err.oneLine()).not.toMatch(/No space left|Failed to commit|could not extend/);
           expect(err.fix).toMatch(/^free space on the disk of /);

@@ -84,7 +84,7 @@ describe.skipIf(!sparkEngine)('scd rebuild on Spark + Delta (SCD_TEST_SPARK_URL)
     const before = await readTargetWith(spark, flow);
     const err = await rebuild(spark, defineFlow({ ...input, exceptColumns: ['seq'] })).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ScdError);
-    expect((err as ScdError).message).toBe("scd rebuild cannot change the target's columns or identity on spark yet (this flow changes its columns)");
+    expect((err as ScdError).problem).toBe("scd rebuild cannot change the target's columns or identity on spark yet (this flow changes its columns)");
     expect((err as ScdError).fix).toMatch(/new `target` name/);
     expect(await latestVersion(spark, flow)).toBe(1);
     expect(await readTargetWith(spark, flow)).toEqual(before);

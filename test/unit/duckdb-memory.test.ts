@@ -42,7 +42,7 @@ describe('DuckDB memory limit', () => {
   it('refuses a value DuckDB does not accept, with the fix', async () => {
     const err = await setting('lots').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ScdError);
-    expect((err as ScdError).message).toMatch(/^SCD_DUCKDB_MEMORY_LIMIT=lots is not a memory size/);
+    expect((err as ScdError).problem).toMatch(/^SCD_DUCKDB_MEMORY_LIMIT=lots is not a memory size/);
     expect((err as ScdError).fix).toMatch(/1GB/);
   });
 });

@@ -64,7 +64,7 @@ describe('Databricks and dbt names get "did you mean" the flow field', () => {
       expect(fromDefine.fix).toContain(name);
       const yaml = `target: t\nkeys: [id]\nsequenceBy: ts\n${name}: ${JSON.stringify(value)}\n`;
       const fromFile = errorOf(loadText(yaml));
-      expect([fromFile.code, fromFile.field, fromFile.message, fromFile.fix]).toEqual([fromDefine.code, fromDefine.field, fromDefine.message, fromDefine.fix]);
+      expect([fromFile.code, fromFile.field, fromFile.problem, fromFile.fix]).toEqual([fromDefine.code, fromDefine.field, fromDefine.problem, fromDefine.fix]);
     });
   }
 
@@ -80,7 +80,7 @@ describe('Databricks and dbt names get "did you mean" the flow field', () => {
   it("Databricks' once: no such field, and why none is needed (no \"did you mean\" to an unrelated field)", () => {
     const e = errorOf(define({ once: true }));
     expect(e.field).toBe('once');
-    expect(e.message).toBe('"once" is not a flow field');
+    expect(e.problem).toBe('"once" is not a flow field');
     expect(e.fix).not.toContain('did you mean');
     expect(e.fix).toContain('no such field');
     expect(e.fix).toContain('one batch');
@@ -97,7 +97,7 @@ describe('Databricks and dbt names get "did you mean" the flow field', () => {
 describe('defineFlow', () => {
   it('puts the whole line the CLI prints, "did you mean" included, in the headline of its error', () => {
     const e = errorOf(define({ keyz: ['id'] }));
-    expect(e.message).toBe('"keyz" is not a flow field');
+    expect(e.problem).toBe('"keyz" is not a flow field');
     expect(e.stack!.split('\n')[0]).toBe('ScdError: defineFlow: field "keyz": "keyz" is not a flow field (fix: did you mean "keys"?)');
   });
 });

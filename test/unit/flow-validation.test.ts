@@ -130,7 +130,7 @@ describe('flow files: shape and fields', () => {
   ])('missing %s: says it is required and shows an example', (field, text) => {
     const e = refused(text);
     expect(e.field).toBe(field);
-    expect(e.message).toBe(`"${field}" is required`);
+    expect(e.problem).toBe(`"${field}" is required`);
     expect(e.fix).toContain(`${field}:`);
   });
 

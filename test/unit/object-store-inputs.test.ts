@@ -38,7 +38,7 @@ describe('object-store URLs as inputs', () => {
   it('a folder URL, or one whose format cannot be told, is refused in one line with a fix', () => {
     const folder = refusal(() => resolveInputs(['s3://bucket/landing/']));
     expect(folder).toBeInstanceOf(ScdError);
-    expect(folder).toMatchObject({ code: 'INPUT_UNREADABLE', message: 'input s3://bucket/landing/ names a folder of an object store, which scd cannot list' });
+    expect(folder).toMatchObject({ code: 'INPUT_UNREADABLE', problem: 'input s3://bucket/landing/ names a folder of an object store, which scd cannot list' });
     expect((folder as ScdError).fix).toMatch(/one by one/);
     expect(refusal(() => resolveInputs(['s3://bucket/changes.txt']))).toMatchObject({ code: 'INPUT_UNREADABLE', message: expect.stringMatching(/cannot tell the format/) });
   });
@@ -55,7 +55,7 @@ describe('object-store URLs as inputs', () => {
     const debezium = defineFlow({ target: 'people', keys: 'id', sequenceBy: 'ts', source: { path: 'changes/', format: 'debezium' } });
     expect(refusal(() => checkInputsReadable(spark, debezium, files))).toMatchObject({
       code: 'INPUT_UNREADABLE',
-      message: 'input s3://bucket/changes.ndjson is an object-store URL, and scd reads Debezium envelopes itself, on this machine',
+      problem: 'input s3://bucket/changes.ndjson is an object-store URL, and scd reads Debezium envelopes itself, on this machine',
     });
   });
 
@@ -77,7 +77,7 @@ describe('object-store URLs as inputs', () => {
       const files = resolveInputs([local, `file://${local}`]);
       await expect(applyFiles(duck, flow, files)).rejects.toMatchObject({
         code: 'INPUT_UNREADABLE',
-        message: `input file://${local} is an object-store URL, which only a Spark database reads itself (this flow's database is duckdb)`,
+        problem: `input file://${local} is an object-store URL, which only a Spark database reads itself (this flow's database is duckdb)`,
         fix: 'copy the file to a local path, or run the flow on Spark (--db sc://…)',
       });
       expect(await duck.columns('people')).toBeUndefined();
@@ -88,7 +88,7 @@ describe('object-store URLs as inputs', () => {
       expect(landing.source?.path).toBe('s3://bucket/landing/');
       await expect(applySourceWith(duck, landing)).rejects.toMatchObject({
         code: 'SOURCE_INVALID',
-        message: "source path s3://bucket/landing/ is an object-store URL, which only a Spark database reads itself (this flow's database is duckdb)",
+        problem: "source path s3://bucket/landing/ is an object-store URL, which only a Spark database reads itself (this flow's database is duckdb)",
         fix: 'land the files in a local folder, or run the flow on Spark (--db sc://…)',
       });
       expect(await duck.columns('people')).toBeUndefined();

@@ -56,16 +56,16 @@ describe('a time for a date or timestamp sequence', () => {
   it('refuses what is not a time, naming the value and the forms', () => {
     for (const t of ['June 15', '15/06/2025', '2025-6-15', '20250615', 'now', '', '2025-06-15T09', '2025-06-15Z', '2025-06-15 09:00:00 +02:00', '42']) {
       const e = refusal(t, 'TIMESTAMP');
-      expect(e.message).toBe(`"${t}" is not a time`);
+      expect(e.problem).toBe(`"${t}" is not a time`);
       expect(e.oneLine()).toBe(`"${t}" is not a time (fix: give 2025-06-15, 2025-06-15T09:00:00 or 2025-06-15T09:00:00Z)`);
     }
   });
 
   it('refuses dates the calendar does not have', () => {
-    expect(refusal('2025-13-45', 'DATE').message).toBe('"2025-13-45" is not a time: there is no month 13');
-    expect(refusal('2025-02-30', 'DATE').message).toBe('"2025-02-30" is not a time: 2025-02 has 28 days');
-    expect(refusal('2025-02-29', 'TIMESTAMP').message).toBe('"2025-02-29" is not a time: 2025-02 has 28 days');
-    expect(refusal('1900-02-29', 'DATE').message).toBe('"1900-02-29" is not a time: 1900-02 has 28 days');
+    expect(refusal('2025-13-45', 'DATE').problem).toBe('"2025-13-45" is not a time: there is no month 13');
+    expect(refusal('2025-02-30', 'DATE').problem).toBe('"2025-02-30" is not a time: 2025-02 has 28 days');
+    expect(refusal('2025-02-29', 'TIMESTAMP').problem).toBe('"2025-02-29" is not a time: 2025-02 has 28 days');
+    expect(refusal('1900-02-29', 'DATE').problem).toBe('"1900-02-29" is not a time: 1900-02 has 28 days');
     expect(refusal('2025-04-31', 'DATE').message).toMatch(/2025-04 has 30 days/);
     expect(refusal('2025-00-10', 'DATE').message).toMatch(/no month 0/);
     expect(refusal('2025-06-00', 'DATE').message).toMatch(/has 30 days/);
@@ -97,14 +97,14 @@ describe('a number for a numeric sequence', () => {
   it('refuses what is not a number, or beyond the column\'s range', () => {
     for (const t of ['June 15', '2025-06-15', '', '.', '1,5', '0x10', 'NaN', 'Infinity']) {
       const e = refusal(t, 'BIGINT');
-      expect(e.message).toBe(`"${t}" is not a number`);
+      expect(e.problem).toBe(`"${t}" is not a number`);
       expect(e.fix).toBe('the sequence "ts" is BIGINT: give a number such as 42');
     }
-    expect(refusal('9223372036854775808', 'BIGINT').message).toBe('"9223372036854775808" is beyond the range of the sequence "ts" (BIGINT)');
+    expect(refusal('9223372036854775808', 'BIGINT').problem).toBe('"9223372036854775808" is beyond the range of the sequence "ts" (BIGINT)');
     expect(refusal('-1', 'UBIGINT').fix).toBe('give a number from 0 to 18446744073709551615');
     expect(refusal('1e400', 'DOUBLE').message).toMatch(/beyond the range/);
     expect(refusal('1000', 'DECIMAL(3,1)').fix).toBe('give a number from -99.9 to 99.9');
-    expect(refusal('June 15', 'DOUBLE').message).toBe('"June 15" is not a number');
+    expect(refusal('June 15', 'DOUBLE').problem).toBe('"June 15" is not a number');
   });
 });
 
