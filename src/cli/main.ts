@@ -17,7 +17,8 @@ import { commitRange, type CommitBounds } from '../query/commit-range.js';
 import { flowStatus, statusBeforeDatabase } from '../query/status.js';
 import { FILE_WAIT_MS } from '../dialects/open-waiting.js';
 import { initFlow } from './init.js';
-import { commitsCsv, logView, statusText } from './log-view.js';
+import { changeText, commitsCsv, logView, statusText } from './log-view.js';
+import { TIED_KEYS_LISTED } from '../store/commits.js';
 import { readRows, writeRows, type OutputFormat, type RowQuery } from '../query/output.js';
 import { resolveInputs } from '../sources/files.js';
 import { serveCommand } from '../serve/command.js';
@@ -102,12 +103,16 @@ async function printRows(driver: Driver, query: RowQuery, format: Format, out?: 
   }
 }
 
+/**
+ * One line per commit: its records' fates, the keys that tied, and what it changed (the counts
+ * docs/SEMANTICS.md §5 defines).
+ */
 export function summary(r: ApplyResult): string {
-  const what = r.operation === 'apply' ? `read ${plural(r.rowsRead, 'row')} = ${r.eventsApplied} applied + ${plural(r.duplicates, 'duplicate')} + ${r.quarantined} quarantined${r.ties ? `; ${plural(r.ties, 'tie')}` : ''}; ` : `${r.operation}: `;
-  return (
-    `commit ${r.version}: ${what}${plural(r.keysAffected, 'key')} affected: ` +
-    `${r.rowsInserted} inserted, ${r.rowsUpdated} updated, ${r.rowsDeleted} deleted, ${plural(r.versionsClosed, 'version')} closed (${r.durationMs} ms)`
-  );
+  const tied = r.tiedKeys?.length
+    ? ` (${r.tiedKeys.map((k) => Object.entries(k).map(([c, v]) => `${c}=${v}`).join(' ')).join(', ')}${r.tiedKeys.length >= TIED_KEYS_LISTED ? ', …' : ''})`
+    : '';
+  const what = r.operation === 'apply' ? `read ${plural(r.rowsRead, 'row')} = ${r.eventsApplied} applied + ${plural(r.duplicates, 'duplicate')} + ${r.quarantined} quarantined${r.ties ? `; ${plural(r.ties, 'tie')}${tied}` : ''}; ` : `${r.operation}: `;
+  return `commit ${r.version}: ${what}${changeText(r)} (${r.durationMs} ms)`;
 }
 
 export function buildProgram(): Command {

@@ -37,7 +37,7 @@ export function expectationsText(c: CommitRow): string {
 export function commitsTable(commits: CommitRow[]): Html {
   if (!commits.length) return html`<p>(no commits)</p>`;
   return html`<table class="commits"><thead><tr><th>commit</th><th>committed at</th><th>operation</th><th>inputs</th>
-<th>rows read = applied + duplicates + quarantined</th><th>keys affected</th><th>inserted</th><th>updated</th><th>deleted</th><th>versions closed</th><th>expectations</th><th>ms</th></tr></thead>
+<th>rows read = applied + duplicates + quarantined</th><th>keys changed</th><th>versions added</th><th>changed</th><th>removed</th><th>closed</th><th>expectations</th><th>ms</th></tr></thead>
 <tbody>${commits.map(
     (c) => html`<tr><td class="num"><a href="/commits/${Number(c.version)}">${Number(c.version)}</a></td><td>${String(c.committed_at)}</td><td>${String(c.operation)}</td>
 <td>${inputsOf(c).map((f, i) => html`${i ? ', ' : ''}<span title="${f}">${path.basename(f)}</span>`)}</td>

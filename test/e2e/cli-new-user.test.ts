@@ -172,7 +172,7 @@ describe.concurrent('scd as a new user meets it', () => {
     expect(view[2]).toMatch(/^5 +\d{4}-\d{2}-\d{2} \d{2}:\d{2} +rebuild /);
     // CSV: the same fields.
     const csv = (await scdOk(['log', 'flow.yaml', '--format', 'csv'], dir)).stdout.split('\n');
-    expect(csv[0]).toBe('version,operation,committedAt,inputs,rowsRead,eventsApplied,duplicates,ties,quarantined,dropped,skipped,expectations,keysAffected,rowsInserted,rowsUpdated,rowsDeleted,versionsClosed,durationMs');
+    expect(csv[0]).toBe('version,operation,committedAt,inputs,rowsRead,eventsApplied,duplicates,ties,quarantined,dropped,skipped,expectations,keysChanged,versionsAdded,versionsChanged,versionsRemoved,versionsClosed,durationMs');
   });
 
   it('export CSV is one format, to a file or to stdout (ISO-8601 times)', async () => {
