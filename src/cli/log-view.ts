@@ -15,7 +15,7 @@ export const LOG_WIDTH = 100;
 export function logView(commits: CommitResult[]): string {
   // A Delta target's commits show the target's Delta version after each (its time travel).
   const delta = commits.some((c) => c.deltaVersion !== undefined);
-  const columns = ['commit', ...(delta ? ['delta'] : []), 'at (UTC)', 'op', 'read', 'applied', 'dup', 'quar', 'keys', 'added', 'changed', 'removed', 'closed', 'inputs'];
+  const columns = ['commit', ...(delta ? ['delta'] : []), 'at (UTC)', 'op', 'read', 'applied', 'dup', 'quar', 'keys', 'add', 'chg', 'rem', 'cls', 'inputs'];
   const rows = commits.map((c) => ({
     commit: c.version,
     delta: c.deltaVersion ?? '',
@@ -26,10 +26,11 @@ export function logView(commits: CommitResult[]): string {
     dup: c.duplicates,
     quar: c.quarantined,
     keys: c.keysChanged,
-    added: c.versionsAdded,
-    changed: c.versionsChanged,
-    removed: c.versionsRemoved,
-    closed: c.versionsClosed,
+    // Versions added, changed, removed, closed (docs/SEMANTICS.md §5), abbreviated to fit.
+    add: c.versionsAdded,
+    chg: c.versionsChanged,
+    rem: c.versionsRemoved,
+    cls: c.versionsClosed,
     inputs: inputsText(c.inputs),
   }));
   return renderTable(columns, rows)
@@ -81,7 +82,7 @@ export function statusText(s: FlowStatus): string {
       ['rows', n(s.rows)],
       ['keys', `${n(s.distinctKeys)} (${s.keys.join(', ')})`],
       ['current rows', n(s.currentRows)],
-      ['last commit', c ? `${c.version} of ${n(s.commits)}: ${c.operation} at ${c.committedAt.replace(/\.\d+Z$/, 'Z')}, read ${plural(c.rowsRead, 'row')}, ${changeText(c)}` : 'none'],
+      ['last commit', c ? `${c.version} of ${n(s.commits)}: ${c.operation} at ${c.committedAt.replace(/\.\d+Z$/, 'Z')}, read ${plural(c.rowsRead, 'row')}, ${plural(c.keysChanged, 'key')} changed` : 'none'],
     );
   lines.push(['pending files', s.pendingFiles === undefined ? '(the source is not a folder)' : `${n(s.pendingFiles)}${s.pendingFiles ? ' (run `scd apply`)' : ''}`]);
   if (s.applied) lines.push(['quarantined', `${n(s.quarantined)}${s.quarantined ? ' (see `scd quarantine`)' : ''}`], ['event log', plural(s.events, 'event')]);

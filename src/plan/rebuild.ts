@@ -216,5 +216,5 @@ async function reshape(
        (SELECT CAST(count(*) AS INTEGER) FROM (SELECT DISTINCT ${keyList} FROM ${q(TMP.recomputed)}) k) AS keys FROM ${q(TMP.recomputed)}`,
   ))[0]!;
   // Keys are counted on the side that has more of them (the flow's keys may have changed).
-  return { versionsAdded: Number(row.added), versionsChanged: 0, versionsRemoved: deleted, versionsClosed: Number(row.closed), keysChanged: Math.max(Number(row.keys), Number(old.keys)) };
+  return { keysChanged: Math.max(Number(row.keys), Number(old.keys)), versionsAdded: Number(row.added), versionsChanged: 0, versionsRemoved: deleted, versionsClosed: Number(row.closed) };
 }

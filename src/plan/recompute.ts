@@ -95,14 +95,14 @@ export async function walkKeys(driver: Driver, flow: Flow, model: ColumnModel, e
 
 /** What a commit changed in its target, by version and key (docs/SEMANTICS.md §5). */
 export interface ChangeCounts {
+  keysChanged: number;
   versionsAdded: number;
   versionsChanged: number;
   versionsRemoved: number;
   versionsClosed: number;
-  keysChanged: number;
 }
 
-export const NO_CHANGES: ChangeCounts = { versionsAdded: 0, versionsChanged: 0, versionsRemoved: 0, versionsClosed: 0, keysChanged: 0 };
+export const NO_CHANGES: ChangeCounts = { keysChanged: 0, versionsAdded: 0, versionsChanged: 0, versionsRemoved: 0, versionsClosed: 0 };
 
 export interface WriteDiffOptions {
   /** The walked keys' recomputed rows. */
@@ -138,10 +138,10 @@ export async function writeDiff(driver: Driver, flow: Flow, model: ColumnModel, 
   // What only the diff read goes now (the key state reads the walk's input and the new events).
   if (freeEarly) await driver.dropTemporary([TMP.simple, TMP.stored, ...Object.values(WALKED)], DIFF_VIEWS);
   return {
+    keysChanged: Number(row.keys_changed),
     versionsAdded: Number(row.versions_added),
     versionsChanged: Number(row.versions_changed),
     versionsRemoved: Number(row.versions_removed),
     versionsClosed: Number(row.versions_closed),
-    keysChanged: Number(row.keys_changed),
   };
 }

@@ -164,7 +164,7 @@ describe.concurrent('scd as a new user meets it', () => {
 
     const view = (await scdOk(['log', 'flow.yaml', '--format', 'table'], dir)).stdout.trimEnd().split('\n');
     expect(view).toHaveLength(2 + 5);
-    expect(view[0]).toMatch(/^commit +at \(UTC\) +op +read +applied +dup +quar +keys +ins +upd +del +inputs$/);
+    expect(view[0]).toMatch(/^commit +at \(UTC\) +op +read +applied +dup +quar +keys +add +chg +rem +cls +inputs$/);
     for (const line of view) expect(line.length).toBeLessThanOrEqual(100);
     expect(view[3]).toMatch(/^4 .* apply +1 +1 +0 +0 +1 +1 +0 +0 +004_a_very_long.*…$/);
     expect(view[2]).toMatch(/^5 .* rebuild /);
@@ -292,7 +292,7 @@ describe.concurrent('scd as a new user meets it', () => {
     expect(after).toMatch(/^rows +6$/m);
     expect(after).toMatch(/^keys +4 \(account_id\)$/m);
     expect(after).toMatch(/^current rows +3$/m);
-    expect(after).toMatch(/^last commit +4 of 4: apply at \S+Z, read 1 row, 0 inserted, 0 updated, 0 deleted$/m);
+    expect(after).toMatch(/^last commit +4 of 4: apply at \S+Z, read 1 row, 0 keys changed$/m);
     expect(after).toMatch(/^pending files +0$/m);
     expect(after).toMatch(/^quarantined +1 \(see `scd quarantine`\)$/m);
     expect(after).toMatch(/^event log +\d+ events$/m);

@@ -60,7 +60,7 @@ const TARGET: Row[] = [
 const pick = (r: ApplyResult, want: Partial<ApplyResult>) => Object.fromEntries(Object.keys(want).map((k) => [k, r[k as keyof ApplyResult]]));
 
 for (const engine of engines) {
-  describe(`${engine.name}: what a commit's counts count`, () => {
+  describe(`${engine.name}: what a commit's counts count`, { timeout: 240_000 }, () => {
     it('first load with closed versions, deletes applied and of absent keys, late events, ties listed, a replay and an unchanged rebuild', async () => {
       const driver: Driver = await engine.open();
       try {
@@ -85,7 +85,7 @@ for (const engine of engines) {
   });
 }
 
-describe('the counts through bin/scd', () => {
+describe('the counts through bin/scd', { timeout: 240_000 }, () => {
   let tmp: { dir: string; cleanup: () => void };
   beforeAll(() => {
     assertBuilt();
