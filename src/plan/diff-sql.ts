@@ -2,7 +2,7 @@ import type { Dialect } from '../dialects/dialect.js';
 import type { Flow } from '../flow/flow.js';
 import { TMP, written, type StoreNames } from '../store/names.js';
 import { INTERNAL_PREFIX, type ColumnModel } from './model.js';
-import { currentCondition, identityColumns, sentinelValue, targetColumns, targetRowId } from './target.js';
+import { currentCondition, flagIsCurrent, identityColumns, sentinelValue, targetColumns, targetRowId } from './target.js';
 import { SLOW } from './keys-sql.js';
 import { simpleDiffSql } from './simple-diff-sql.js';
 import { ROWID } from './walk-input-sql.js';
@@ -133,7 +133,7 @@ export function diffSql(flow: Flow, model: ColumnModel, d: Dialect, names: Store
        FROM ${q(WALKED.removed)} r LEFT JOIN ${q(addedW)} a ON a.${upd} AND ${sameId('a', 'r')}${pre ? ` WHERE a.${q(CLOSE)} IS NOT TRUE` : ''}
        UNION ALL
        SELECT ${refList}, ${postType}, ${ver}, ${ts}${
-         pre ? `, CASE WHEN a.${q(CLOSE)} THEN r.${q(flow.endAtColumn)} END, ${flow.isCurrentColumn ? `CASE WHEN a.${q(CLOSE)} THEN r.${q(flow.isCurrentColumn)} END` : `CAST(NULL AS ${d.types.bool})`}` : ''
+         pre ? `, CASE WHEN a.${q(CLOSE)} THEN r.${q(flow.endAtColumn)} END, ${flow.isCurrentColumn ? `CASE WHEN a.${q(CLOSE)} THEN ${flagIsCurrent(flow, `r.${q(flow.isCurrentColumn)}`)} END` : `CAST(NULL AS ${d.types.bool})`}` : ''
        }, true
        FROM ${q(addedW)} a${pre ? ` LEFT JOIN ${q(WALKED.removed)} r ON ${sameId('a', 'r')}` : ''}${
          // Simple keys: each row knows its pair (L and what replaces it), and L was live.

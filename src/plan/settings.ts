@@ -1,4 +1,4 @@
-import type { Flow } from '../flow/flow.js';
+import { PROCESSING_TIME_COLUMN, type Flow } from '../flow/flow.js';
 
 /** The flow fields that decide what the target holds; a change to any needs a rebuild. */
 export function semanticSettings(flow: Flow): Record<string, unknown> {
@@ -14,11 +14,19 @@ export function semanticSettings(flow: Flow): Record<string, unknown> {
     trackHistoryExcept: flow.trackHistoryExcept ?? null,
     ignoreNullUpdates: flow.ignoreNullUpdates,
     previousValues: flow.previousValues ?? null,
-    processingTime: flow.processingTime || null,
+    // A commit's time in _processed_at is `true` (as targets made before the grain and column
+    // options stored it); a date, or a source column, is stored as such.
+    processingTime: !flow.processingTime
+      ? null
+      : flow.processingGrain === 'timestamp' && flow.processingColumn === PROCESSING_TIME_COLUMN
+        ? true
+        : { grain: flow.processingGrain, column: flow.processingColumn },
     startAtColumn: flow.startAtColumn,
     endAtColumn: flow.endAtColumn,
     endSentinel: flow.endSentinel ?? null,
     isCurrentColumn: flow.isCurrentColumn ?? null,
+    // Stored only when set: a target made before the option has no such setting.
+    ...(flow.isCurrentValues ? { isCurrentValues: flow.isCurrentValues } : {}),
     surrogateKey: flow.surrogateKey ?? null,
     deletes: flow.deletes,
     deletedColumn: flow.deletedColumn,

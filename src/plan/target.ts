@@ -25,6 +25,21 @@ export function dataColumns(model: ColumnModel): ColumnInfo[] {
   return all.sort((a, b) => order(a) - order(b));
 }
 
+/**
+ * The current flag of a version whose end is `isOpen` (a SQL boolean): the boolean itself, or the
+ * flow's two values (isCurrentValues), as text literals.
+ */
+export function currentFlag(flow: Flow, isOpen: string): string {
+  if (!flow.isCurrentValues) return isOpen;
+  const [yes, no] = flow.isCurrentValues.map((v) => `'${v.replace(/'/g, "''")}'`);
+  return `CASE WHEN ${isOpen} THEN ${yes} ELSE ${no} END`;
+}
+
+/** Whether a current flag's value (a SQL expression of the flag column) says current. */
+export function flagIsCurrent(flow: Flow, flag: string): string {
+  return flow.isCurrentValues ? `(${flag} = '${flow.isCurrentValues[0].replace(/'/g, "''")}')` : flag;
+}
+
 /** Every column of the target table, in order. */
 export function targetColumns(flow: Flow, model: ColumnModel, d: Dialect): ColumnInfo[] {
   const cols: ColumnInfo[] = [];
@@ -33,7 +48,7 @@ export function targetColumns(flow: Flow, model: ColumnModel, d: Dialect): Colum
   if (flow.storedAs === 'scd2') {
     const st = sequenceType(d, model);
     cols.push({ name: flow.startAtColumn, type: st }, { name: flow.endAtColumn, type: st });
-    if (flow.isCurrentColumn) cols.push({ name: flow.isCurrentColumn, type: d.types.bool });
+    if (flow.isCurrentColumn) cols.push({ name: flow.isCurrentColumn, type: flow.isCurrentValues ? d.types.text : d.types.bool });
     if (flow.deletes === 'tombstone') cols.push({ name: flow.deletedColumn, type: d.types.bool });
   }
   return cols;

@@ -1,7 +1,7 @@
 import type { Dialect } from '../dialects/dialect.js';
 import type { Flow } from '../flow/flow.js';
 import { INTERNAL_PREFIX, seqParts, type ColumnModel } from './model.js';
-import { HASH, OP, previousColumns, sentinelValue, targetColumns } from './target.js';
+import { currentFlag, HASH, OP, previousColumns, sentinelValue, targetColumns } from './target.js';
 
 const I = `${INTERNAL_PREFIX}i`;
 const SEG = `${INTERNAL_PREFIX}seg`;
@@ -326,7 +326,7 @@ function projection(flow: Flow, model: ColumnModel, d: Dialect): string[] {
           : `coalesce(${end}, ${sentinelValue(flow, model, d)}) AS ${q(n)}`,
       );
     } else if (n === flow.isCurrentColumn) {
-      out.push(`${q(endPart(0))} IS NULL AS ${q(n)}`);
+      out.push(`${currentFlag(flow, `${q(endPart(0))} IS NULL`)} AS ${q(n)}`);
     } else if (flow.deletes === 'tombstone' && n === flow.deletedColumn) {
       out.push(`${q(TOMB)} AS ${q(n)}`);
     } else if (model.keys.some((k) => k.name === n)) {
