@@ -100,6 +100,12 @@ export interface FlowInput {
    * them, instead of a boolean. Needs isCurrentColumn.
    */
   isCurrentValues?: [string, string];
+  /**
+   * The end column holds the last value a version is valid for: the next version's start less one
+   * day (a date sequence) or less one (an integer sequence), as in `end_date = next start - 1`.
+   * Default false: the end is the next version's start, excluded.
+   */
+  endInclusive?: boolean;
   /** Adds a column of this name identifying each version: an md5 of key and start, stable across replays. */
   surrogateKey?: string;
   /** close (default): a delete ends the live version; tombstone: it also opens a version marked deleted (dbt `hard_deletes: new_record`). */

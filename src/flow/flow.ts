@@ -58,6 +58,8 @@ export interface Flow {
   isCurrentColumn?: string;
   /** The current flag's values as text, current first; undefined: a boolean (true on the current version). */
   isCurrentValues?: [string, string];
+  /** The end column holds the next start less one unit (a day, or 1): the last value the version is valid for. */
+  endInclusive: boolean;
   surrogateKey?: string;
   deletes: 'close' | 'tombstone';
   deletedColumn: string;

@@ -72,6 +72,7 @@ export const flowSchema = z
     endSentinel: z.union([z.string(), z.number()]).optional(),
     isCurrentColumn: column.optional(),
     isCurrentValues: z.tuple([z.string(), z.string()]).optional(),
+    endInclusive: z.boolean().default(false),
     surrogateKey: column.optional(),
     deletes: z.enum(['close', 'tombstone']).default('close'),
     deletedColumn: column.default('__DELETED'),

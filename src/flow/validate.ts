@@ -99,6 +99,7 @@ export function validateFlow(raw: unknown, origin: string, baseDir: string): Flo
     endSentinel: f.endSentinel,
     isCurrentColumn: f.isCurrentColumn,
     isCurrentValues: f.isCurrentValues,
+    endInclusive: f.endInclusive,
     surrogateKey: f.surrogateKey,
     deletes: f.deletes,
     deletedColumn: f.deletedColumn,
@@ -159,6 +160,7 @@ function checkCombinations(flow: Flow): void {
     .filter((n): n is string => !!n);
   const dupOut = names.find((n, i) => names.indexOf(n) !== i);
   if (dupOut) fail('endAtColumn', `output column "${dupOut}" is named twice`, 'give each output column its own name');
+  if (flow.storedAs === 'scd1' && flow.endInclusive) fail('endInclusive', 'endInclusive applies to scd2 targets only (an scd1 row has no end)', 'remove it or use storedAs: scd2');
   if (flow.isCurrentValues && !flow.isCurrentColumn) fail('isCurrentValues', 'isCurrentValues are the values of isCurrentColumn, which the flow does not name', 'add isCurrentColumn: is_current, or remove isCurrentValues');
   if (flow.isCurrentValues && flow.isCurrentValues[0] === flow.isCurrentValues[1])
     fail('isCurrentValues', `the current and the not-current value are both "${flow.isCurrentValues[0]}"`, 'give two different values, current first: [Y, N]');

@@ -26,7 +26,7 @@ import { checkColumnNames, checkNewTarget } from './name-clashes.js';
 import { NO_CHANGES, recompute, type ChangeCounts } from './recompute.js';
 import { discardCommitScratch, withScratch } from './scratch.js';
 import { changedSettings, semanticSettings } from './settings.js';
-import { checkEndSentinel, COMMIT, createStoreSql, currentViewSql, OP, OP_TRUNCATE } from './target.js';
+import { checkEndSentinel, checkInclusiveEnd, COMMIT, createStoreSql, currentViewSql, OP, OP_TRUNCATE } from './target.js';
 
 export type ApplyResult = CommitResult;
 
@@ -183,6 +183,7 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
     // Names and values the engine would refuse halfway: refused before anything is created.
     checkColumnNames(flow, model, d);
     await checkEndSentinel(driver, flow, model);
+    checkInclusiveEnd(flow, model, d);
     const createTarget = async () => {
       await executor.beforeCreate(driver, names, version);
       await checkNewTarget(driver, flow, names);

@@ -27,6 +27,7 @@ export function semanticSettings(flow: Flow): Record<string, unknown> {
     isCurrentColumn: flow.isCurrentColumn ?? null,
     // Stored only when set: a target made before the option has no such setting.
     ...(flow.isCurrentValues ? { isCurrentValues: flow.isCurrentValues } : {}),
+    ...(flow.endInclusive ? { endInclusive: true } : {}),
     surrogateKey: flow.surrogateKey ?? null,
     deletes: flow.deletes,
     deletedColumn: flow.deletedColumn,

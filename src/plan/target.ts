@@ -150,6 +150,29 @@ export function sentinelValue(flow: Flow, model: ColumnModel, d: Dialect): strin
  * that a cast would round or overflow, a text that is no timestamp, are refused before anything
  * changes, not met by the engine halfway through a commit).
  */
+/**
+ * The end column's value for a version that ends where the next starts (`next`, of the sequence's
+ * type): `next` itself, or with endInclusive the last value before it (a day less for a date, one
+ * less for an integer).
+ */
+export function endValue(flow: Flow, model: ColumnModel, d: Dialect, next: string): string {
+  if (!flow.endInclusive) return next;
+  const type = sequenceType(d, model);
+  return d.sameType(type, d.types.date) ? `CAST(${next} - INTERVAL '1' DAY AS ${type})` : `(${next} - 1)`;
+}
+
+/** endInclusive needs a sequence with a unit to step back by: one date or integer column. */
+export function checkInclusiveEnd(flow: Flow, model: ColumnModel, d: Dialect): void {
+  if (!flow.endInclusive || flow.storedAs !== 'scd2') return;
+  const type = sequenceType(d, model);
+  if (model.seq.length === 1 && [d.types.date, d.types.int, d.types.bigint].some((t) => d.sameType(type, t))) return;
+  throw new ScdError('FLOW_INVALID', `endInclusive steps back one day or one unit from the next start, and the sequence is ${model.seq.length > 1 ? 'a list of columns' : `of type ${type}`}`, {
+    file: flow.origin,
+    field: 'endInclusive',
+    fix: 'remove endInclusive (the end is then the next start, excluded), or sequence by one date or integer column',
+  });
+}
+
 export async function checkEndSentinel(driver: Driver, flow: Flow, model: ColumnModel): Promise<void> {
   const v = flow.endSentinel;
   if (v === undefined || flow.storedAs !== 'scd2') return;
