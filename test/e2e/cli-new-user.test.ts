@@ -166,7 +166,7 @@ describe.concurrent('scd as a new user meets it', () => {
     expect(view).toHaveLength(2 + 5);
     expect(view[0]).toMatch(/^commit +at \(UTC\) +op +read +applied +dup +quar +keys +add +chg +rem +cls +inputs$/);
     for (const line of view) expect(line.length).toBeLessThanOrEqual(100);
-    expect(view[3]).toMatch(/^4 .* apply +1 +1 +0 +0 +1 +1 +0 +0 +004_a_very_long.*…$/);
+    expect(view[3]).toMatch(/^4 .* apply +1 +1 +0 +0 +1 +1 +0 +0 +0 +004_a_very_l.*…$/);
     expect(view[2]).toMatch(/^5 .* rebuild /);
     // The time to the minute, in UTC (as log-view.ts says).
     expect(view[2]).toMatch(/^5 +\d{4}-\d{2}-\d{2} \d{2}:\d{2} +rebuild /);
