@@ -103,14 +103,18 @@ async function printRows(driver: Driver, query: RowQuery, format: Format, out?: 
   }
 }
 
+/** How many tied keys the summary line names. */
+const TIED_KEYS_SHOWN = 5;
+
 /**
  * One line per commit: its records' fates, the keys that tied, and what it changed (the counts
  * docs/SEMANTICS.md §5 defines).
  */
 export function summary(r: ApplyResult): string {
-  const tied = r.tiedKeys?.length
-    ? ` (${r.tiedKeys.map((k) => Object.entries(k).map(([c, v]) => `${c}=${v}`).join(' ')).join(', ')}${r.tiedKeys.length >= TIED_KEYS_LISTED ? ', …' : ''})`
-    : '';
+  // The first few tied keys, as `scd show --key` takes them; `--json` lists up to TIED_KEYS_LISTED.
+  const keys = r.tiedKeys ?? [];
+  const more = keys.length >= TIED_KEYS_LISTED ? ', … more' : keys.length > TIED_KEYS_SHOWN ? `, … ${keys.length - TIED_KEYS_SHOWN} more` : '';
+  const tied = keys.length ? ` (${keys.slice(0, TIED_KEYS_SHOWN).map((k) => Object.entries(k).map(([c, v]) => `${c}=${v}`).join(' ')).join(', ')}${more})` : '';
   const what = r.operation === 'apply' ? `read ${plural(r.rowsRead, 'row')} = ${r.eventsApplied} applied + ${plural(r.duplicates, 'duplicate')} + ${r.quarantined} quarantined${r.ties ? `; ${plural(r.ties, 'tie')}${tied}` : ''}; ` : `${r.operation}: `;
   return `commit ${r.version}: ${what}${changeText(r)} (${r.durationMs} ms)`;
 }
