@@ -36,7 +36,7 @@ for (const m of ['run', 'query']) {
 }
 const t0 = performance.now();
 const r = await scdkit.rebuild(driver, benchFlow(scdkit, target));
-console.log(`rebuild: ${((performance.now() - t0) / 1000).toFixed(2)} s, ${stats.length} statements; changes: +${r.rowsInserted} ~${r.rowsUpdated} -${r.rowsDeleted}`);
+console.log(`rebuild: ${((performance.now() - t0) / 1000).toFixed(2)} s, ${stats.length} statements; changes: +${r.versionsAdded} ~${r.versionsChanged} -${r.versionsRemoved}`);
 for (const [s, sql] of stats) if (s > 0.05) console.log(`${s.toFixed(3).padStart(8)} s  ${sql}`);
 await driver.close();
 rmSync(target, { force: true });

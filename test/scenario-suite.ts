@@ -46,10 +46,10 @@ const COUNT_FIELDS = [
   'duplicates',
   'ties',
   'quarantined',
-  'keysAffected',
-  'rowsInserted',
-  'rowsUpdated',
-  'rowsDeleted',
+  'keysChanged',
+  'versionsAdded',
+  'versionsChanged',
+  'versionsRemoved',
   'versionsClosed',
 ] as const;
 
@@ -172,12 +172,12 @@ export function scenarioSuite(engine: TestEngine): void {
           expect({
             eventsApplied: replay.eventsApplied,
             ties: replay.ties,
-            keysAffected: replay.keysAffected,
-            rowsInserted: replay.rowsInserted,
-            rowsUpdated: replay.rowsUpdated,
-            rowsDeleted: replay.rowsDeleted,
+            keysChanged: replay.keysChanged,
+            versionsAdded: replay.versionsAdded,
+            versionsChanged: replay.versionsChanged,
+            versionsRemoved: replay.versionsRemoved,
             versionsClosed: replay.versionsClosed,
-          }).toEqual({ eventsApplied: 0, ties: 0, keysAffected: 0, rowsInserted: 0, rowsUpdated: 0, rowsDeleted: 0, versionsClosed: 0 });
+          }).toEqual({ eventsApplied: 0, ties: 0, keysChanged: 0, versionsAdded: 0, versionsChanged: 0, versionsRemoved: 0, versionsClosed: 0 });
           expect(replay.duplicates).toBe(replay.rowsRead - replay.quarantined);
         });
 

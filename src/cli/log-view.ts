@@ -15,7 +15,7 @@ export const LOG_WIDTH = 100;
 export function logView(commits: CommitResult[]): string {
   // A Delta target's commits show the target's Delta version after each (its time travel).
   const delta = commits.some((c) => c.deltaVersion !== undefined);
-  const columns = ['commit', ...(delta ? ['delta'] : []), 'at (UTC)', 'op', 'read', 'applied', 'dup', 'quar', 'keys', 'ins', 'upd', 'del', 'inputs'];
+  const columns = ['commit', ...(delta ? ['delta'] : []), 'at (UTC)', 'op', 'read', 'applied', 'dup', 'quar', 'keys', 'add', 'chg', 'rem', 'cls', 'inputs'];
   const rows = commits.map((c) => ({
     commit: c.version,
     delta: c.deltaVersion ?? '',
@@ -25,10 +25,12 @@ export function logView(commits: CommitResult[]): string {
     applied: c.eventsApplied,
     dup: c.duplicates,
     quar: c.quarantined,
-    keys: c.keysAffected,
-    ins: c.rowsInserted,
-    upd: c.rowsUpdated,
-    del: c.rowsDeleted,
+    keys: c.keysChanged,
+    // Versions added, changed, removed, closed (docs/SEMANTICS.md §5), abbreviated to fit.
+    add: c.versionsAdded,
+    chg: c.versionsChanged,
+    rem: c.versionsRemoved,
+    cls: c.versionsClosed,
     inputs: inputsText(c.inputs),
   }));
   return renderTable(columns, rows)
@@ -47,7 +49,7 @@ function inputsText(inputs: string[]): string {
 export function commitsCsv(commits: CommitResult[]): string {
   const fields: Array<keyof CommitResult> = [
     'version', 'operation', 'committedAt', 'inputs', 'rowsRead', 'eventsApplied', 'duplicates', 'ties', 'quarantined', 'dropped', 'skipped',
-    'expectations', 'keysAffected', 'rowsInserted', 'rowsUpdated', 'rowsDeleted', 'versionsClosed', 'durationMs',
+    'expectations', 'keysChanged', 'versionsAdded', 'versionsChanged', 'versionsRemoved', 'versionsClosed', 'durationMs',
     ...(commits.some((c) => c.deltaVersion !== undefined) ? (['deltaVersion'] as const) : []),
   ];
   const field = (v: unknown) => {
@@ -56,6 +58,14 @@ export function commitsCsv(commits: CommitResult[]): string {
     return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
   };
   return [fields.join(','), ...commits.map((c) => fields.map((f) => field(c[f])).join(','))].join('\n') + '\n';
+}
+
+/**
+ * What a commit changed, in the words docs/SEMANTICS.md §5 defines: keys changed, then versions
+ * added, closed, changed and removed.
+ */
+export function changeText(c: CommitResult): string {
+  return `${plural(c.keysChanged, 'key')} changed: ${plural(c.versionsAdded, 'version')} added, ${c.versionsClosed} closed, ${c.versionsChanged} changed, ${c.versionsRemoved} removed`;
 }
 
 /** `scd status` for a person: one screen. */
@@ -72,7 +82,7 @@ export function statusText(s: FlowStatus): string {
       ['rows', n(s.rows)],
       ['keys', `${n(s.distinctKeys)} (${s.keys.join(', ')})`],
       ['current rows', n(s.currentRows)],
-      ['last commit', c ? `${c.version} of ${n(s.commits)}: ${c.operation} at ${c.committedAt.replace(/\.\d+Z$/, 'Z')}, read ${plural(c.rowsRead, 'row')}, ${c.rowsInserted} inserted, ${c.rowsUpdated} updated, ${c.rowsDeleted} deleted` : 'none'],
+      ['last commit', c ? `${c.version} of ${n(s.commits)}: ${c.operation} at ${c.committedAt.replace(/\.\d+Z$/, 'Z')}, read ${plural(c.rowsRead, 'row')}, ${plural(c.keysChanged, 'key')} changed` : 'none'],
     );
   lines.push(['pending files', s.pendingFiles === undefined ? '(the source is not a folder)' : `${n(s.pendingFiles)}${s.pendingFiles ? ' (run `scd apply`)' : ''}`]);
   if (s.applied) lines.push(['quarantined', `${n(s.quarantined)}${s.quarantined ? ' (see `scd quarantine`)' : ''}`], ['event log', plural(s.events, 'event')]);

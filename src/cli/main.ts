@@ -19,7 +19,8 @@ import { whereRefusal } from '../query/where.js';
 import { localDatabasePath } from '../query/engine-of.js';
 import { FILE_WAIT_MS } from '../dialects/open-waiting.js';
 import { initFlow } from './init.js';
-import { commitsCsv, logView, statusText } from './log-view.js';
+import { changeText, commitsCsv, logView, statusText } from './log-view.js';
+import { TIED_KEYS_LISTED } from '../store/commits.js';
 import { readRows, writeRows, type OutputFormat, type RowQuery } from '../query/output.js';
 import { resolveInputs } from '../sources/files.js';
 import { serveCommand } from '../serve/command.js';
@@ -167,12 +168,20 @@ async function printRows(driver: Driver, query: RowQuery, format: Format, out?: 
   }
 }
 
+/** How many tied keys the summary line names. */
+const TIED_KEYS_SHOWN = 5;
+
+/**
+ * One line per commit: its records' fates, the keys that tied, and what it changed (the counts
+ * docs/SEMANTICS.md §5 defines).
+ */
 export function summary(r: ApplyResult): string {
-  const what = r.operation === 'apply' ? `read ${plural(r.rowsRead, 'row')} = ${r.eventsApplied} applied + ${plural(r.duplicates, 'duplicate')} + ${r.quarantined} quarantined${r.ties ? `; ${plural(r.ties, 'tie')}` : ''}; ` : `${r.operation}: `;
-  return (
-    `commit ${r.version}: ${what}${plural(r.keysAffected, 'key')} affected: ` +
-    `${r.rowsInserted} inserted, ${r.rowsUpdated} updated, ${r.rowsDeleted} deleted, ${plural(r.versionsClosed, 'version')} closed (${r.durationMs} ms)`
-  );
+  // The first few tied keys, as `scd show --key` takes them; `--json` lists up to TIED_KEYS_LISTED.
+  const keys = r.tiedKeys ?? [];
+  const more = keys.length >= TIED_KEYS_LISTED ? ', … more' : keys.length > TIED_KEYS_SHOWN ? `, … ${keys.length - TIED_KEYS_SHOWN} more` : '';
+  const tied = keys.length ? ` (${keys.slice(0, TIED_KEYS_SHOWN).map((k) => Object.entries(k).map(([c, v]) => `${c}=${v}`).join(' ')).join(', ')}${more})` : '';
+  const what = r.operation === 'apply' ? `read ${plural(r.rowsRead, 'row')} = ${r.eventsApplied} applied + ${plural(r.duplicates, 'duplicate')} + ${r.quarantined} quarantined${r.ties ? `; ${plural(r.ties, 'tie')}${tied}` : ''}; ` : `${r.operation}: `;
+  return `commit ${r.version}: ${what}${changeText(r)} (${r.durationMs} ms)`;
 }
 
 export function buildProgram(): Command {

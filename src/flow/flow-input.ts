@@ -44,10 +44,13 @@ export interface FlowInput {
   keys: string | string[];
   /**
    * What orders the events of one key: a column, or a list compared part by part (`[ts_ms, lsn]`);
-   * or `{ processingTime: true }`: each commit's time (arrival order taken as the order of truth).
+   * or `{ processingTime: true }`: each commit's time (arrival order taken as the order of truth);
+   * `{ processingTime: date }`: each commit's date in the flow's `timeZone` (`current_date`);
+   * `column: effective_date`: the source column that holds it, whose value a record keeps when it
+   * has one (a dated initial load, then processing-time batches).
    * Databricks `sequence_by`, dbt `updated_at`. Implied for Debezium and snapshot sources.
    */
-  sequenceBy?: string | string[] | { processingTime: true };
+  sequenceBy?: string | string[] | { processingTime: true | 'timestamp' | 'date'; column?: string };
   /** A SQL boolean over the source record: true makes it a delete (Databricks `apply_as_deletes`). */
   applyAsDeletes?: string;
   /** A SQL boolean over the source record: true makes it a truncate, which closes every live version. */
@@ -92,6 +95,17 @@ export interface FlowInput {
   endSentinel?: string | number;
   /** Adds a boolean column of this name, true on each key's current version. */
   isCurrentColumn?: string;
+  /**
+   * The current flag's two values, current first (`[Y, N]`): the column is then text holding
+   * them, instead of a boolean. Needs isCurrentColumn.
+   */
+  isCurrentValues?: [string, string];
+  /**
+   * The end column holds the last value a version is valid for: the next version's start less one
+   * day (a date sequence) or less one (an integer sequence), as in `end_date = next start - 1`.
+   * Default false: the end is the next version's start, excluded.
+   */
+  endInclusive?: boolean;
   /** Adds a column of this name identifying each version: an md5 of key and start, stable across replays. */
   surrogateKey?: string;
   /** close (default): a delete ends the live version; tombstone: it also opens a version marked deleted (dbt `hard_deletes: new_record`). */

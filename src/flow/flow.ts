@@ -19,6 +19,13 @@ export interface Flow {
    * commit adds to its records, holding the commit's time (sources/processing-time.ts).
    */
   processingTime: boolean;
+  /** A processing-time flow's grain: the commit's instant (a timestamp with time zone) or its date in `timeZone`. */
+  processingGrain: 'timestamp' | 'date';
+  /**
+   * The column a processing-time flow's sequence is in: PROCESSING_TIME_COLUMN, added to every
+   * record; or a source column (`sequenceBy.column`), stamped only where a record has no value.
+   */
+  processingColumn: string;
   applyAsDeletes?: string;
   applyAsTruncates?: string;
   columns?: string[];
@@ -49,6 +56,10 @@ export interface Flow {
   endAtColumn: string;
   endSentinel?: string | number;
   isCurrentColumn?: string;
+  /** The current flag's values as text, current first; undefined: a boolean (true on the current version). */
+  isCurrentValues?: [string, string];
+  /** The end column holds the next start less one unit (a day, or 1): the last value the version is valid for. */
+  endInclusive: boolean;
   surrogateKey?: string;
   deletes: 'close' | 'tombstone';
   deletedColumn: string;

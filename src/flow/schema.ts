@@ -27,8 +27,13 @@ export const expectationSchema = z
   })
   .strict();
 
-/** `sequenceBy: { processingTime: true }`: each commit's time is its events' sequence. */
-export const processingTimeSchema = z.object({ processingTime: z.literal(true) }).strict();
+/**
+ * `sequenceBy: { processingTime: true }`: each commit's time is its events' sequence; `date`: its
+ * date; `column`: the source column holding it, kept where a record carries a value (a dated load).
+ */
+export const processingTimeSchema = z
+  .object({ processingTime: z.union([z.literal(true), z.enum(['timestamp', 'date'])]), column: column.optional() })
+  .strict();
 
 /**
  * A flow (docs/FLOWS.md). What each field means is written once, on FlowInput (flow-input.ts),
@@ -68,6 +73,8 @@ export const flowSchema = z
     endAtColumn: column.default('__END_AT'),
     endSentinel: z.union([z.string(), z.number()]).optional(),
     isCurrentColumn: column.optional(),
+    isCurrentValues: z.tuple([z.string(), z.string()]).optional(),
+    endInclusive: z.boolean().default(false),
     surrogateKey: column.optional(),
     deletes: z.enum(['close', 'tombstone']).default('close'),
     deletedColumn: column.default('__DELETED'),

@@ -35,7 +35,10 @@ export function validateFlow(raw: unknown, origin: string, baseDir: string): Flo
   // Implied settings of Debezium and snapshot sources (their own columns start with _).
   // { processingTime: true }: the commit stamps each record with its time (sources/processing-time.ts).
   const processingTime = typeof f.sequenceBy === 'object' && !Array.isArray(f.sequenceBy);
-  let sequenceBy: string[] | 'debezium' | undefined = processingTime ? [PROCESSING_TIME_COLUMN] : list(f.sequenceBy as string | string[] | undefined);
+  const processing = processingTime ? (f.sequenceBy as { processingTime: true | 'timestamp' | 'date'; column?: string }) : undefined;
+  const processingGrain = processing?.processingTime === 'date' ? 'date' : 'timestamp';
+  const processingColumn = processing?.column ?? PROCESSING_TIME_COLUMN;
+  let sequenceBy: string[] | 'debezium' | undefined = processingTime ? [processingColumn] : list(f.sequenceBy as string | string[] | undefined);
   let applyAsDeletes = f.applyAsDeletes;
   let applyAsTruncates = f.applyAsTruncates;
   const columns = list(f.columns);
@@ -55,7 +58,8 @@ export function validateFlow(raw: unknown, origin: string, baseDir: string): Flo
   if (processingTime) {
     if (debezium || snapshot || src?.table || src?.query)
       fail('sequenceBy', 'processing time sequences records read from files or given in code', 'give sequenceBy a column of the source');
-    implied([PROCESSING_TIME_COLUMN]);
+    implied([processingColumn]);
+    checkProcessingType(f.columnTypes?.[processingColumn], processingColumn, processingGrain, fail);
   }
   if (snapshot) {
     if (f.applyAsDeletes || f.applyAsTruncates)
@@ -72,6 +76,8 @@ export function validateFlow(raw: unknown, origin: string, baseDir: string): Flo
     keys: list(f.keys)!,
     sequenceBy: sequenceBy!,
     processingTime,
+    processingGrain,
+    processingColumn,
     applyAsDeletes,
     applyAsTruncates,
     columns,
@@ -93,6 +99,8 @@ export function validateFlow(raw: unknown, origin: string, baseDir: string): Flo
     endAtColumn: f.endAtColumn,
     endSentinel: f.endSentinel,
     isCurrentColumn: f.isCurrentColumn,
+    isCurrentValues: f.isCurrentValues,
+    endInclusive: f.endInclusive,
     surrogateKey: f.surrogateKey,
     deletes: f.deletes,
     deletedColumn: f.deletedColumn,
@@ -153,6 +161,10 @@ function checkCombinations(flow: Flow): void {
     .filter((n): n is string => !!n);
   const dupOut = names.find((n, i) => names.indexOf(n) !== i);
   if (dupOut) fail('endAtColumn', `output column "${dupOut}" is named twice`, 'give each output column its own name');
+  if (flow.storedAs === 'scd1' && flow.endInclusive) fail('endInclusive', 'endInclusive applies to scd2 targets only (an scd1 row has no end)', 'remove it or use storedAs: scd2');
+  if (flow.isCurrentValues && !flow.isCurrentColumn) fail('isCurrentValues', 'isCurrentValues are the values of isCurrentColumn, which the flow does not name', 'add isCurrentColumn: is_current, or remove isCurrentValues');
+  if (flow.isCurrentValues && flow.isCurrentValues[0] === flow.isCurrentValues[1])
+    fail('isCurrentValues', `the current and the not-current value are both "${flow.isCurrentValues[0]}"`, 'give two different values, current first: [Y, N]');
   if (flow.storedAs === 'scd1' && (flow.endSentinel !== undefined || flow.isCurrentColumn || flow.deletes === 'tombstone'))
     fail('storedAs', 'endSentinel, isCurrentColumn and deletes: tombstone apply to scd2 targets only', 'remove them or use storedAs: scd2');
 }
@@ -238,3 +250,19 @@ function editDistance(a: string, b: string): number {
 }
 
 export type { FlowInput };
+
+/**
+ * A processing-time column's type follows from its grain (a timestamp with time zone, or a date):
+ * a declared type that differs would quarantine every stamped record, so it is refused here.
+ */
+function checkProcessingType(declared: string | undefined, column: string, grain: 'timestamp' | 'date', fail: (field: string, message: string, fix: string) => never): void {
+  if (declared === undefined) return;
+  const t = declared.trim().toLowerCase().replace(/\s+/g, ' ');
+  const fits = grain === 'date' ? t === 'date' : ['timestamptz', 'timestamp with time zone'].includes(t);
+  if (!fits)
+    fail(
+      `columnTypes.${column}`,
+      `"${column}" holds the commit's ${grain === 'date' ? 'date' : 'time (a timestamp with time zone)'}, not a ${declared}`,
+      grain === 'date' ? `remove columnTypes.${column} (it is a date)` : `write sequenceBy: { processingTime: date } for the commit's date, or remove columnTypes.${column}`,
+    );
+}

@@ -7,7 +7,7 @@ import { settleDebezium } from '../flow/debezium-positions.js';
 import { allEnded } from '../dialects/all-ended.js';
 import { executorFor } from '../execute/executor.js';
 import { ensureCatalog, readFlowRecord, readTargetRecords, writeFlowRecord } from '../store/catalog.js';
-import { lockRecords, recordCommit, type CommitResult } from '../store/commits.js';
+import { lockRecords, recordCommit, TIED_KEYS_LISTED, type CommitResult } from '../store/commits.js';
 import { FEED_OWN_COLUMNS } from '../store/feed.js';
 import { storeNames, TMP, type StoreNames } from '../store/names.js';
 import type { StagedColumn } from '../typing/cast.js';
@@ -20,13 +20,13 @@ import { countExpectations } from './expectations.js';
 import { checkExpressions, checkSpelling } from './expression.js';
 import { orderByFirstApplied, type RecordKeys } from './first-applied-order.js';
 import { keysSql, SIMPLE, SLOW } from './keys-sql.js';
-import { freshSql, knownSql, slowLogSql, tiesSql, validSql } from './new-events-sql.js';
+import { freshSql, knownSql, slowLogSql, tiedKeysSql, tiesSql, validSql } from './new-events-sql.js';
 import { deriveModel, INTERNAL_PREFIX, type ColumnModel } from './model.js';
 import { checkColumnNames, checkNewTarget } from './name-clashes.js';
-import { NO_CHANGES, recompute } from './recompute.js';
+import { NO_CHANGES, recompute, type ChangeCounts } from './recompute.js';
 import { discardCommitScratch, withScratch } from './scratch.js';
 import { changedSettings, rebuildNeeded, semanticSettings } from './settings.js';
-import { checkEndSentinel, COMMIT, createStoreSql, currentViewSql, OP, OP_TRUNCATE } from './target.js';
+import { checkEndSentinel, checkInclusiveEnd, COMMIT, createStoreSql, currentViewSql, OP, OP_TRUNCATE } from './target.js';
 
 export type ApplyResult = CommitResult;
 
@@ -178,6 +178,7 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
     // Names and values the engine would refuse halfway: refused before anything is created.
     checkColumnNames(flow, model, d);
     await checkEndSentinel(driver, flow, model);
+    checkInclusiveEnd(flow, model, d);
     const createTarget = async () => {
       await executor.beforeCreate(driver, names, version);
       await checkNewTarget(driver, flow, names);
@@ -331,13 +332,16 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
     if (eventsApplied > 0 && !appendLater) await driver.run(appendEventsSql(model, d, names), [version]);
     const logAppend = eventsApplied > 0 && appendLater ? [appendEventsSql(model, d, names, version)] : [];
     const ties = madeAnew ? madeAnew.ties : eventsApplied && mayTie ? await num(tiesSql(model, d, names, { truncates: flow.applyAsTruncates !== undefined })) : 0;
+    // Which keys tied, for the person reading the result (their groups read the slow keys' log,
+    // before the keys without news leave it).
+    const tiedKeys = ties > 0 ? (await driver.query(tiedKeysSql(model, d, TIED_KEYS_LISTED))).map((row) => textKey(row, model)) : [];
     // Only a slow key can have no new event (a fast key's events are all new).
     // (Where scratch cannot change in place, they are only counted, and recomputed to no change.)
-    const keysAffected = madeAnew ? madeAnew.keys : !truncated && Number(keyCounts.slow) > 0 ? await dropKeysWithoutNews(driver, model) : Number(keyCounts.keys);
+    const keysWithNews = madeAnew ? madeAnew.keys : !truncated && Number(keyCounts.slow) > 0 ? await dropKeysWithoutNews(driver, model) : Number(keyCounts.keys);
 
-    let counts = NO_CHANGES;
-    if (keysAffected > 0) {
-      progress(`recomputing the history of ${keysAffected} key${keysAffected === 1 ? '' : 's'}`);
+    let counts: ChangeCounts = NO_CHANGES;
+    if (keysWithNews > 0) {
+      progress(`recomputing the history of ${keysWithNews} key${keysWithNews === 1 ? '' : 's'}`);
       counts = await recompute(driver, flow, model, names, version, at, {
         mayTie: ties > 0 || hadTies,
         byStateRow: !truncated && !!d.fetchByRowId,
@@ -346,7 +350,7 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
         simpleKeys: Number(keyCounts.walked) < Number(keyCounts.keys),
         // A new target's feed was not there when they were read.
         feedHas: record ? found : undefined,
-        keyCount: keysAffected,
+        keyCount: keysWithNews,
         alongside: [logAppend],
       });
     } else if (logAppend.length) await driver.run(logAppend[0]!);
@@ -363,12 +367,9 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
       dropped,
       skipped,
       expectations,
-      keysAffected,
-      rowsInserted: counts.inserted,
-      rowsUpdated: counts.updated,
-      rowsDeleted: counts.deleted,
-      versionsClosed: counts.closed,
+      ...counts,
       durationMs: Date.now() - started,
+      ...(tiedKeys.length ? { tiedKeys } : {}),
     };
     // Nothing reads the scratch now; where holding it makes every later write dearer, it goes
     // first (a failure to drop it loses nothing: withScratch tries again at the end).
@@ -380,6 +381,11 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
     await spec.afterRecord?.(driver, version);
     return result;
   }, { small });
+}
+
+/** A tied key as `scd show --key` takes it: each key column's text, in the key's order. */
+function textKey(row: Record<string, unknown>, model: ColumnModel): Record<string, string> {
+  return Object.fromEntries(model.keys.map((k) => [k.name, String(row[k.name])]));
 }
 
 /** How each source column of the staged table is held now (a snapshot's prepare may add columns). */

@@ -102,6 +102,9 @@ export async function compact(driver: Driver, flow: Flow, given: string, progres
       deletedColumn: VD,
       endSentinel: undefined,
       isCurrentColumn: undefined,
+      isCurrentValues: undefined,
+      // The versions' ends are turned back into events at the next start: the end as the start it is.
+      endInclusive: false,
       surrogateKey: undefined,
     };
     // An scd1 target never needed the type of a tuple sequence's versions; the walk here does.

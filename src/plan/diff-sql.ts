@@ -2,7 +2,7 @@ import type { Dialect } from '../dialects/dialect.js';
 import type { Flow } from '../flow/flow.js';
 import { TMP, written, type StoreNames } from '../store/names.js';
 import { INTERNAL_PREFIX, type ColumnModel } from './model.js';
-import { currentCondition, identityColumns, sentinelValue, targetColumns, targetRowId } from './target.js';
+import { currentCondition, flagIsCurrent, identityColumns, sentinelValue, targetColumns, targetRowId } from './target.js';
 import { SLOW } from './keys-sql.js';
 import { simpleDiffSql } from './simple-diff-sql.js';
 import { ROWID } from './walk-input-sql.js';
@@ -75,13 +75,21 @@ export function diffSql(flow: Flow, model: ColumnModel, d: Dialect, names: Store
     rowId,
     flags: { rowId: ROWID, close: CLOSE, ofRow: OF_ROW },
   });
-  // Each close pairs with one removed row: what is left is deleted, what is not a close inserted.
+  // The commit's counts (docs/SEMANTICS.md "§5 What a commit's counts count"), by identity (key
+  // and start): an added row without a removed twin is a version added; a removed row without an
+  // added twin, a version removed; a twin pair, a version changed. A version closed has an end
+  // after the commit and had none before (it was live, or it did not exist): not a tombstone.
+  const hasEnd = flow.storedAs === 'scd2'
+    ? `NOT ${q(CURRENT)}${flow.deletes === 'tombstone' ? ` AND NOT coalesce(${q(flow.deletedColumn)}, false)` : ''} AND (NOT ${upd} OR ${updCur})`
+    : 'false';
+  const keyList = model.keys.map((k) => q(k.name)).join(', ');
   const counts = (removed: string, added: string) =>
-    `SELECT i.inserted, i.updated, r.removed - i.updated AS deleted, r.current_removed - i.current_kept AS closed, i.added, i.closes, r.removed FROM
-      (SELECT CAST(count(*) FILTER (WHERE NOT ${upd}) AS ${d.types.int}) AS inserted, CAST(count(*) FILTER (WHERE ${upd}) AS ${d.types.int}) AS updated,
-        CAST(count(*) FILTER (WHERE ${updCur} AND ${q(CURRENT)}) AS ${d.types.int}) AS current_kept,
+    `SELECT i.added - i.updated AS versions_added, i.updated AS versions_changed, r.removed - i.updated AS versions_removed, i.closed AS versions_closed,
+      (SELECT CAST(count(*) AS ${d.types.int}) FROM (SELECT ${keyList} FROM ${removed} kr UNION SELECT ${keyList} FROM ${added} ka) k) AS keys_changed,
+      i.added, i.closes, r.removed FROM
+      (SELECT CAST(count(*) FILTER (WHERE ${upd}) AS ${d.types.int}) AS updated, CAST(count(*) FILTER (WHERE ${hasEnd}) AS ${d.types.int}) AS closed,
         CAST(count(*) AS ${d.types.int}) AS added, CAST(count(*) FILTER (WHERE ${q(CLOSE)}) AS ${d.types.int}) AS closes FROM ${added} a) i,
-      (SELECT CAST(count(*) AS ${d.types.int}) AS removed, CAST(count(*) FILTER (WHERE ${q(CURRENT)}) AS ${d.types.int}) AS current_removed FROM ${removed} r) r`;
+      (SELECT CAST(count(*) AS ${d.types.int}) AS removed FROM ${removed} r) r`;
   if (!walkedKeys) {
     if (!simple) throw new Error('diffSql: neither walked nor simple keys');
     // Every key is simple: its one join is the whole diff (no walk, no stored rows compared).
@@ -125,7 +133,7 @@ export function diffSql(flow: Flow, model: ColumnModel, d: Dialect, names: Store
        FROM ${q(WALKED.removed)} r LEFT JOIN ${q(addedW)} a ON a.${upd} AND ${sameId('a', 'r')}${pre ? ` WHERE a.${q(CLOSE)} IS NOT TRUE` : ''}
        UNION ALL
        SELECT ${refList}, ${postType}, ${ver}, ${ts}${
-         pre ? `, CASE WHEN a.${q(CLOSE)} THEN r.${q(flow.endAtColumn)} END, ${flow.isCurrentColumn ? `CASE WHEN a.${q(CLOSE)} THEN r.${q(flow.isCurrentColumn)} END` : `CAST(NULL AS ${d.types.bool})`}` : ''
+         pre ? `, CASE WHEN a.${q(CLOSE)} THEN r.${q(flow.endAtColumn)} END, ${flow.isCurrentColumn ? `CASE WHEN a.${q(CLOSE)} THEN ${flagIsCurrent(flow, `r.${q(flow.isCurrentColumn)}`)} END` : `CAST(NULL AS ${d.types.bool})`}` : ''
        }, true
        FROM ${q(addedW)} a${pre ? ` LEFT JOIN ${q(WALKED.removed)} r ON ${sameId('a', 'r')}` : ''}${
          // Simple keys: each row knows its pair (L and what replaces it), and L was live.
@@ -148,7 +156,7 @@ export function diffSql(flow: Flow, model: ColumnModel, d: Dialect, names: Store
 export interface DiffSql {
   prepare: string[];
   feed: string;
-  /** One row: inserted, updated, deleted, closed (the commit's counts), added, closes, removed. */
+  /** One row: the commit's counts (versions_added, versions_changed, versions_removed, versions_closed, keys_changed), and added, closes, removed. */
   counts: string;
   /** What changes in the target: its executor writes it (execute/executor.ts). */
   change: TargetChange;

@@ -120,3 +120,19 @@ export function tiesSql(model: ColumnModel, d: Dialect, names: StoreNames, { tru
       : ''
   } AS ${d.types.int}) AS n`;
 }
+
+/**
+ * A query of the keys that tie (tiesSql's groups of one key and sequence with two events or more,
+ * a new one among them), each once, in key order, at most `limit`: the key columns only. A
+ * truncate's tie is of no key, and not listed. Each key column as text, as `scd show --key` takes it.
+ */
+export function tiedKeysSql(model: ColumnModel, d: Dialect, limit: number): string {
+  const q = d.quote;
+  const keys = model.keys.map((k) => q(k.name)).join(', ');
+  const asText = model.keys.map((k) => `CAST(${q(k.name)} AS ${d.types.text}) AS ${q(k.name)}`).join(', ');
+  const at = [...model.keys.map((k) => k.name), ...model.seq.map((s) => s.name)].map(q).join(', ');
+  return `SELECT ${asText} FROM (SELECT DISTINCT ${keys} FROM (SELECT ${at} FROM (
+       SELECT ${at}, 1 AS f FROM ${q(TMP.newEvents)} WHERE ${q(OP)} <> ${OP_TRUNCATE}
+       UNION ALL SELECT ${at}, 0 AS f FROM ${q(TMP.slowLog)}) x
+     GROUP BY ${at} HAVING count(*) > 1 AND sum(x.f) > 0) t) k ORDER BY ${keys} LIMIT ${limit}`;
+}

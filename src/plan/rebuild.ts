@@ -5,7 +5,8 @@ import { ensureCatalog, writeFlowRecord } from '../store/catalog.js';
 import { emptyCommit, recordCommit, type CommitResult } from '../store/commits.js';
 import { storeNames, TMP, written, type StoreNames } from '../store/names.js';
 import type { Progress } from './apply.js';
-import { NO_CHANGES, recompute, walkKeys } from './recompute.js';
+import { NO_CHANGES, recompute, walkKeys, type ChangeCounts } from './recompute.js';
+import { CURRENT } from './walk-sql.js';
 import { withScratch } from './scratch.js';
 import { rebuiltStateSql } from './key-state-sql.js';
 import { keysSql } from './keys-sql.js';
@@ -88,8 +89,8 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
     await driver.run(driver.dialect.scratch(TMP.newEvents, `SELECT ${logList} FROM ${q(names.events)} WHERE false`));
     await driver.run(keysSql(flow, model, d, names, { allSlow: true }));
     // Every key is slow: the walk reads the log itself (no copy of it).
-    const keysAffected = Number((await driver.query(`SELECT CAST(count(*) AS INTEGER) AS n FROM ${q(TMP.keys)}`))[0]!.n);
-    progress(`recomputing the history of ${keysAffected} keys`);
+    const keys = Number((await driver.query(`SELECT CAST(count(*) AS INTEGER) AS n FROM ${q(TMP.keys)}`))[0]!.n);
+    progress(`recomputing the history of ${keys} keys`);
 
     // The key state is rebuilt from scratch: made anew (its key columns may have changed), or,
     // where its table keeps versions for an undo (Delta; the same columns), emptied.
@@ -97,7 +98,7 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
       await driver.run(`DROP TABLE IF EXISTS ${q(names.state)}`);
       await driver.run(createStateSql(model, d, names));
     } else await driver.run(`DELETE FROM ${written(names, 'state', q)}`);
-    let counts = NO_CHANGES;
+    let counts: ChangeCounts = NO_CHANGES;
     // Ties are likely where a commit counted some; elsewhere the walk finds them itself (a log
     // re-derived under a changed flow may tie where no commit counted a tie: recompute.ts walkKeys).
     const mayTie = hadTies;
@@ -114,11 +115,7 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
     await writeFlowRecord(driver, names, { model, settings: semanticSettings(flow), compactedBefore: record.compactedBefore }, at);
     const result: CommitResult = {
       ...emptyCommit(version, 'rebuild', at),
-      keysAffected,
-      rowsInserted: counts.inserted,
-      rowsUpdated: counts.updated,
-      rowsDeleted: counts.deleted,
-      versionsClosed: counts.closed,
+      ...counts,
       durationMs: Date.now() - started,
     };
     await recordCommit(driver, names, result);
@@ -160,7 +157,7 @@ async function reshape(
   version: number,
   at: string,
   record: FlowRecord,
-) {
+): Promise<ChangeCounts> {
   const stored = record.settings;
   const d = driver.dialect;
   const q = d.quote;
@@ -170,7 +167,11 @@ async function reshape(
   const oldList = before.map((c) => q(c.name)).join(', ');
   const ts = `CAST($2 AS ${d.types.timestamptz})`;
   const ver = `CAST($1 AS ${d.types.int})`;
-  const deleted = Number((await driver.query(`SELECT CAST(count(*) AS INTEGER) AS n FROM ${q(names.target)}`))[0]!.n);
+  const oldKeyList = record.model.keys.map((k) => q(k.name)).join(', ');
+  const old = (await driver.query(
+    `SELECT CAST(count(*) AS INTEGER) AS n, (SELECT CAST(count(*) AS INTEGER) FROM (SELECT DISTINCT ${oldKeyList} FROM ${q(names.target)}) k) AS keys FROM ${q(names.target)}`,
+  ))[0]!;
+  const deleted = Number(old.n);
   await driver.run(
     `INSERT INTO ${q(names.changes)} (${oldList}, _change_type, _commit_version, _commit_timestamp) SELECT ${oldList}, 'delete', ${ver}, ${ts} FROM ${q(names.target)}`,
     [version, at],
@@ -207,6 +208,13 @@ async function reshape(
     `INSERT INTO ${q(names.changes)} (${newList}, _change_type, _commit_version, _commit_timestamp) SELECT ${newList}, 'insert', ${ver}, ${ts} FROM ${q(TMP.recomputed)}`,
     [version, at],
   );
-  const inserted = Number((await driver.query(`SELECT CAST(count(*) AS INTEGER) AS n FROM ${q(TMP.recomputed)}`))[0]!.n);
-  return { inserted, updated: 0, deleted, closed: 0 };
+  // Every row is replaced: each stored version removed, each recomputed one added (and closed
+  // when it has an end), and every key changed (ChangeCounts).
+  const keyList = model.keys.map((k) => q(k.name)).join(', ');
+  const row = (await driver.query(
+    `SELECT CAST(count(*) AS INTEGER) AS added, CAST(count(*) FILTER (WHERE NOT ${q(CURRENT)}${flow.deletes === 'tombstone' ? ` AND NOT coalesce(${q(flow.deletedColumn)}, false)` : ''}${flow.storedAs === 'scd1' ? ' AND false' : ''}) AS INTEGER) AS closed,
+       (SELECT CAST(count(*) AS INTEGER) FROM (SELECT DISTINCT ${keyList} FROM ${q(TMP.recomputed)}) k) AS keys FROM ${q(TMP.recomputed)}`,
+  ))[0]!;
+  // Keys are counted on the side that has more of them (the flow's keys may have changed).
+  return { keysChanged: Math.max(Number(row.keys), Number(old.keys)), versionsAdded: Number(row.added), versionsChanged: 0, versionsRemoved: deleted, versionsClosed: Number(row.closed) };
 }

@@ -40,7 +40,7 @@ export interface RecomputeOptions {
  * Recompute the keys of TMP.keys (slow: from the log; fast: from their live version) and write
  * what changed: target rows, change feed, key state. Returns the change counts.
  */
-export async function recompute(driver: Driver, flow: Flow, model: ColumnModel, names: StoreNames, version: number, at: string, options: RecomputeOptions = {}) {
+export async function recompute(driver: Driver, flow: Flow, model: ColumnModel, names: StoreNames, version: number, at: string, options: RecomputeOptions = {}): Promise<ChangeCounts> {
   const { wholeLog = false, mayTie = true, byStateRow = false, freeEarly = true } = options;
   const walked = wholeLog || options.walkedKeys !== false;
   const d = driver.dialect;
@@ -93,7 +93,16 @@ export async function walkKeys(driver: Driver, flow: Flow, model: ColumnModel, e
   for (const sql of walkSql(flow, model, d, events, TMP.recomputed)) await driver.run(sql);
 }
 
-export const NO_CHANGES = { inserted: 0, updated: 0, deleted: 0, closed: 0 };
+/** What a commit changed in its target, by version and key (docs/SEMANTICS.md §5). */
+export interface ChangeCounts {
+  keysChanged: number;
+  versionsAdded: number;
+  versionsChanged: number;
+  versionsRemoved: number;
+  versionsClosed: number;
+}
+
+export const NO_CHANGES: ChangeCounts = { keysChanged: 0, versionsAdded: 0, versionsChanged: 0, versionsRemoved: 0, versionsClosed: 0 };
 
 export interface WriteDiffOptions {
   /** The walked keys' recomputed rows. */
@@ -111,7 +120,7 @@ export interface WriteDiffOptions {
 }
 
 /** Write the difference between the recomputed rows and the stored rows of TMP.keys; return its counts. */
-export async function writeDiff(driver: Driver, flow: Flow, model: ColumnModel, names: StoreNames, version: number, at: string, options: WriteDiffOptions) {
+export async function writeDiff(driver: Driver, flow: Flow, model: ColumnModel, names: StoreNames, version: number, at: string, options: WriteDiffOptions): Promise<ChangeCounts> {
   const { recomputed = TMP.recomputed, freeEarly = true, walkedKeys, simpleKeys, feedHas, alongside = [] } = options;
   const d = driver.dialect;
   const q = d.quote;
@@ -128,5 +137,11 @@ export async function writeDiff(driver: Driver, flow: Flow, model: ColumnModel, 
   await executor.runWrites(driver, [...alongside, executor.targetWrites(d, diff.change, { added, closes, removed })]);
   // What only the diff read goes now (the key state reads the walk's input and the new events).
   if (freeEarly) await driver.dropTemporary([TMP.simple, TMP.stored, ...Object.values(WALKED)], DIFF_VIEWS);
-  return { inserted: Number(row.inserted), updated: Number(row.updated), deleted: Number(row.deleted), closed: Number(row.closed) };
+  return {
+    keysChanged: Number(row.keys_changed),
+    versionsAdded: Number(row.versions_added),
+    versionsChanged: Number(row.versions_changed),
+    versionsRemoved: Number(row.versions_removed),
+    versionsClosed: Number(row.versions_closed),
+  };
 }

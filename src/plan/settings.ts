@@ -1,6 +1,6 @@
 import { ScdError } from '../errors.js';
 import type { Driver } from '../dialects/driver.js';
-import type { Flow } from '../flow/flow.js';
+import { PROCESSING_TIME_COLUMN, type Flow } from '../flow/flow.js';
 import { readFlowRecord } from '../store/catalog.js';
 import type { StoreNames } from '../store/names.js';
 
@@ -18,11 +18,20 @@ export function semanticSettings(flow: Flow): Record<string, unknown> {
     trackHistoryExcept: flow.trackHistoryExcept ?? null,
     ignoreNullUpdates: flow.ignoreNullUpdates,
     previousValues: flow.previousValues ?? null,
-    processingTime: flow.processingTime || null,
+    // A commit's time in _processed_at is `true` (as targets made before the grain and column
+    // options stored it); a date, or a source column, is stored as such.
+    processingTime: !flow.processingTime
+      ? null
+      : flow.processingGrain === 'timestamp' && flow.processingColumn === PROCESSING_TIME_COLUMN
+        ? true
+        : { grain: flow.processingGrain, column: flow.processingColumn },
     startAtColumn: flow.startAtColumn,
     endAtColumn: flow.endAtColumn,
     endSentinel: flow.endSentinel ?? null,
     isCurrentColumn: flow.isCurrentColumn ?? null,
+    // Stored only when set: a target made before the option has no such setting.
+    ...(flow.isCurrentValues ? { isCurrentValues: flow.isCurrentValues } : {}),
+    ...(flow.endInclusive ? { endInclusive: true } : {}),
     surrogateKey: flow.surrogateKey ?? null,
     deletes: flow.deletes,
     deletedColumn: flow.deletedColumn,

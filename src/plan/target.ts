@@ -25,6 +25,21 @@ export function dataColumns(model: ColumnModel): ColumnInfo[] {
   return all.sort((a, b) => order(a) - order(b));
 }
 
+/**
+ * The current flag of a version whose end is `isOpen` (a SQL boolean): the boolean itself, or the
+ * flow's two values (isCurrentValues), as text literals.
+ */
+export function currentFlag(flow: Flow, isOpen: string): string {
+  if (!flow.isCurrentValues) return isOpen;
+  const [yes, no] = flow.isCurrentValues.map((v) => `'${v.replace(/'/g, "''")}'`);
+  return `CASE WHEN ${isOpen} THEN ${yes} ELSE ${no} END`;
+}
+
+/** Whether a current flag's value (a SQL expression of the flag column) says current. */
+export function flagIsCurrent(flow: Flow, flag: string): string {
+  return flow.isCurrentValues ? `(${flag} = '${flow.isCurrentValues[0].replace(/'/g, "''")}')` : flag;
+}
+
 /** Every column of the target table, in order. */
 export function targetColumns(flow: Flow, model: ColumnModel, d: Dialect): ColumnInfo[] {
   const cols: ColumnInfo[] = [];
@@ -33,7 +48,7 @@ export function targetColumns(flow: Flow, model: ColumnModel, d: Dialect): Colum
   if (flow.storedAs === 'scd2') {
     const st = sequenceType(d, model);
     cols.push({ name: flow.startAtColumn, type: st }, { name: flow.endAtColumn, type: st });
-    if (flow.isCurrentColumn) cols.push({ name: flow.isCurrentColumn, type: d.types.bool });
+    if (flow.isCurrentColumn) cols.push({ name: flow.isCurrentColumn, type: flow.isCurrentValues ? d.types.text : d.types.bool });
     if (flow.deletes === 'tombstone') cols.push({ name: flow.deletedColumn, type: d.types.bool });
   }
   return cols;
@@ -135,6 +150,29 @@ export function sentinelValue(flow: Flow, model: ColumnModel, d: Dialect): strin
  * that a cast would round or overflow, a text that is no timestamp, are refused before anything
  * changes, not met by the engine halfway through a commit).
  */
+/**
+ * The end column's value for a version that ends where the next starts (`next`, of the sequence's
+ * type): `next` itself, or with endInclusive the last value before it (a day less for a date, one
+ * less for an integer).
+ */
+export function endValue(flow: Flow, model: ColumnModel, d: Dialect, next: string): string {
+  if (!flow.endInclusive) return next;
+  const type = sequenceType(d, model);
+  return d.sameType(type, d.types.date) ? `CAST(${next} - INTERVAL '1' DAY AS ${type})` : `(${next} - 1)`;
+}
+
+/** endInclusive needs a sequence with a unit to step back by: one date or integer column. */
+export function checkInclusiveEnd(flow: Flow, model: ColumnModel, d: Dialect): void {
+  if (!flow.endInclusive || flow.storedAs !== 'scd2') return;
+  const type = sequenceType(d, model);
+  if (model.seq.length === 1 && [d.types.date, d.types.int, d.types.bigint].some((t) => d.sameType(type, t))) return;
+  throw new ScdError('FLOW_INVALID', `endInclusive steps back one day or one unit from the next start, and the sequence is ${model.seq.length > 1 ? 'a list of columns' : `of type ${type}`}`, {
+    file: flow.origin,
+    field: 'endInclusive',
+    fix: 'remove endInclusive (the end is then the next start, excluded), or sequence by one date or integer column',
+  });
+}
+
 export async function checkEndSentinel(driver: Driver, flow: Flow, model: ColumnModel): Promise<void> {
   const v = flow.endSentinel;
   if (v === undefined || flow.storedAs !== 'scd2') return;

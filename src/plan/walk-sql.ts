@@ -1,7 +1,7 @@
 import type { Dialect } from '../dialects/dialect.js';
 import type { Flow } from '../flow/flow.js';
 import { INTERNAL_PREFIX, seqParts, type ColumnModel } from './model.js';
-import { HASH, OP, previousColumns, sentinelValue, targetColumns } from './target.js';
+import { currentFlag, endValue, HASH, OP, previousColumns, sentinelValue, targetColumns } from './target.js';
 
 const I = `${INTERNAL_PREFIX}i`;
 const SEG = `${INTERNAL_PREFIX}seg`;
@@ -60,7 +60,8 @@ function previousValuesSql(flow: Flow, model: ColumnModel, d: Dialect, walked: s
   const lagged = `SELECT *, lag(${q(flow.endAtColumn)}) ${w} AS ${PE}${prev.map((p, i) => `, lag(${q(p.of)}) ${w} AS ${pv(i)}`).join('')} FROM ${q(walked)}`;
   const cols = targetColumns(flow, model, d).map((c) => {
     const i = prev.findIndex((p) => p.name === c.name);
-    return i < 0 ? q(c.name) : `CASE WHEN ${PE} = ${q(flow.startAtColumn)} THEN ${pv(i)} END AS ${q(c.name)}`;
+    // The previous version meets this one: its end is this start (or, inclusive, the value before it).
+    return i < 0 ? q(c.name) : `CASE WHEN ${PE} = ${endValue(flow, model, d, q(flow.startAtColumn))} THEN ${pv(i)} END AS ${q(c.name)}`;
   });
   const select = `SELECT ${[...cols, q(CURRENT), ...(markTies ? [q(TIE)] : [])].join(', ')} FROM (${lagged}) x`;
   // Where scratch is a table of the session, it goes at once (a walk run again makes it again).
@@ -319,14 +320,14 @@ function projection(flow: Flow, model: ColumnModel, d: Dialect): string[] {
     } else if (flow.storedAs === 'scd2' && n === flow.startAtColumn) {
       out.push(`${seqValue(S)} AS ${q(n)}`);
     } else if (flow.storedAs === 'scd2' && n === flow.endAtColumn) {
-      const end = seqValue(S.map((_, i) => endPart(i)));
+      const end = endValue(flow, model, d, seqValue(S.map((_, i) => endPart(i))));
       out.push(
         flow.endSentinel === undefined
           ? `${end} AS ${q(n)}`
           : `coalesce(${end}, ${sentinelValue(flow, model, d)}) AS ${q(n)}`,
       );
     } else if (n === flow.isCurrentColumn) {
-      out.push(`${q(endPart(0))} IS NULL AS ${q(n)}`);
+      out.push(`${currentFlag(flow, `${q(endPart(0))} IS NULL`)} AS ${q(n)}`);
     } else if (flow.deletes === 'tombstone' && n === flow.deletedColumn) {
       out.push(`${q(TOMB)} AS ${q(n)}`);
     } else if (model.keys.some((k) => k.name === n)) {

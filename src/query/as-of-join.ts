@@ -51,7 +51,8 @@ export function asOfJoin(flow: Flow, options: AsOfJoinOptions): string {
   const on = [
     ...Object.entries(keys).map(([f, k]) => `f.${q(f)} = d.${q(k)}`),
     `${part(flow.startAtColumn)} <= ${t}`,
-    `(${t} < ${part(flow.endAtColumn)} OR d.${q(flow.endAtColumn)} IS NULL)`,
+    // An inclusive end (endInclusive) is the version's last value: it matches there too.
+    `(${t} ${flow.endInclusive ? '<=' : '<'} ${part(flow.endAtColumn)} OR d.${q(flow.endAtColumn)} IS NULL)`,
     ...(flow.deletes === 'tombstone' ? [`NOT d.${q(flow.deletedColumn)}`] : []),
   ];
   return `SELECT f.*, ${options.columns.map((c) => `d.${q(c)}`).join(', ')}

@@ -54,10 +54,11 @@ export function commitOfRow(r: Record<string, unknown>): CommitResult {
     dropped: n(r.dropped),
     skipped: n(r.skipped),
     expectations: parsed(r.expectations, {}),
-    keysAffected: n(r.keys_affected),
-    rowsInserted: n(r.rows_inserted),
-    rowsUpdated: n(r.rows_updated),
-    rowsDeleted: n(r.rows_deleted),
+    // The log's columns keep their first names (store/catalog.ts).
+    keysChanged: n(r.keys_affected),
+    versionsAdded: n(r.rows_inserted),
+    versionsChanged: n(r.rows_updated),
+    versionsRemoved: n(r.rows_deleted),
     versionsClosed: n(r.versions_closed),
     durationMs: n(r.duration_ms),
   };

@@ -151,7 +151,8 @@ export async function asOfQuery(driver: Driver, flow: Flow, at: string): Promise
   const live = flow.deletes === 'tombstone' ? ` AND NOT ${q(flow.deletedColumn)}` : '';
   return {
     ...base,
-    where: `${part(flow.startAtColumn)} <= ${t} AND (${end} > ${t} OR ${end} IS NULL)${live}`,
+    // An inclusive end (endInclusive) is the version's last value: it is live there too.
+    where: `${part(flow.startAtColumn)} <= ${t} AND (${end} ${flow.endInclusive ? '>=' : '>'} ${t} OR ${end} IS NULL)${live}`,
     params: [value],
     orderBy: model.keys.map((k) => q(k.name)),
   };

@@ -42,7 +42,7 @@ export function commitsTable(commits: CommitRow[]): Html {
   if (!commits.length) return html`<p>(no commits)</p>`;
   const withExpectations = commits.some((c) => expectationsText(c) !== '');
   return html`<div class="wide"><table class="commits"><thead><tr><th>commit</th><th>committed at</th><th>operation</th><th>inputs</th>
-<th>rows read = applied + duplicates + quarantined</th><th>keys affected</th><th>rows inserted / updated / deleted</th><th>versions closed</th>${withExpectations ? html`<th>expectations</th>` : ''}<th>ms</th></tr></thead>
+<th>rows read = applied + duplicates + quarantined</th><th>keys changed</th><th>versions added / changed / removed</th><th>closed</th>${withExpectations ? html`<th>expectations</th>` : ''}<th>ms</th></tr></thead>
 <tbody>${commits.map(
     (c) => html`<tr><td class="num"><a href="/commits/${Number(c.version)}">${Number(c.version)}</a></td><td class="time">${String(c.committed_at)}</td><td>${String(c.operation)}</td>
 <td class="inputs">${inputsOf(c).map((f, i) => html`${i ? ', ' : ''}<span title="${f}">${path.basename(f)}</span>`)}</td>

@@ -17,7 +17,7 @@ import { stampProcessingTime } from './processing-time.js';
 export async function stageInputs(driver: Driver, flow: Flow, files: InputFile[]): Promise<StagedInputs> {
   if (flow.processingTime) {
     const staged = await driver.stageFiles(uniqueFiles(files), TMP.stage, TMP.rejects);
-    await stampProcessingTime(driver, flow);
+    await stampProcessingTime(driver, flow, undefined, staged.lexical);
     // The staged table has a column the reader did not make: the commit looks its columns up.
     return { ...staged, columns: undefined, skipped: 0 };
   }

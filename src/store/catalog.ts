@@ -30,6 +30,9 @@ export async function ensureCatalog(driver: Driver, names: StoreNames): Promise<
       primaryKey: ['target'],
     }),
   );
+  // The commit log keeps its columns' first names (a database keeps its table): keys_affected
+  // holds CommitResult.keysChanged, rows_inserted versionsAdded, rows_updated versionsChanged,
+  // rows_deleted versionsRemoved (store/commits.ts; docs/decisions/0130-commit-counts.md).
   await driver.run(
     d.createTable(
       names.commits,

@@ -23,18 +23,31 @@ export interface CommitResult {
   skipped: number;
   /** Failed records per expectation. */
   expectations: Record<string, number>;
-  keysAffected: number;
-  rowsInserted: number;
-  rowsUpdated: number;
-  rowsDeleted: number;
+  /** Keys whose rows in the target this commit changed (a key whose events changed nothing is not one). */
+  keysChanged: number;
+  /** Versions (rows, by key and start) the target holds after the commit and not before. */
+  versionsAdded: number;
+  /** Versions held before and after whose values changed (a close, a late event's new end, an untracked column in place). */
+  versionsChanged: number;
+  /** Versions held before and not after (a late event that replaces a version, a rebuild under a changed flow). */
+  versionsRemoved: number;
+  /** Versions that have an end after the commit and had none before (were live, or are new): never a tombstone. */
   versionsClosed: number;
   durationMs: number;
+  /**
+   * The keys whose events tied in this commit (SEMANTICS §3), each as its key columns, at most
+   * TIED_KEYS_LISTED of them; absent when none tied. Not stored: `ties` in the log counts them.
+   */
+  tiedKeys?: Record<string, unknown>[];
   /**
    * On a Delta target only (scd log): the target's Delta version after this commit, so that
    * `SELECT * FROM target VERSION AS OF deltaVersion` is the target as this commit left it.
    */
   deltaVersion?: number;
 }
+
+/** How many tied keys a commit's result lists (CommitResult.tiedKeys); `ties` counts them all. */
+export const TIED_KEYS_LISTED = 100;
 
 export async function recordCommit(driver: Driver, names: StoreNames, r: CommitResult): Promise<void> {
   const d = driver.dialect;
@@ -55,10 +68,10 @@ export async function recordCommit(driver: Driver, names: StoreNames, r: CommitR
       r.dropped,
       r.skipped,
       JSON.stringify(r.expectations),
-      r.keysAffected,
-      r.rowsInserted,
-      r.rowsUpdated,
-      r.rowsDeleted,
+      r.keysChanged,
+      r.versionsAdded,
+      r.versionsChanged,
+      r.versionsRemoved,
       r.versionsClosed,
       r.durationMs,
     ],
@@ -80,10 +93,10 @@ export function emptyCommit(version: number, operation: CommitResult['operation'
     dropped: 0,
     skipped: 0,
     expectations: {},
-    keysAffected: 0,
-    rowsInserted: 0,
-    rowsUpdated: 0,
-    rowsDeleted: 0,
+    keysChanged: 0,
+    versionsAdded: 0,
+    versionsChanged: 0,
+    versionsRemoved: 0,
     versionsClosed: 0,
     durationMs: 0,
   };

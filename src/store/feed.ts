@@ -71,6 +71,8 @@ export interface FeedShape {
   id: string[];
   endAt: string;
   isCurrent: string | undefined;
+  /** The current flag's values as text, current first (flow.isCurrentValues); undefined: a boolean. */
+  currentValues?: [string, string];
 }
 
 /**
@@ -118,12 +120,15 @@ export async function feedSql(driver: Driver, names: StoreNames, shape: FeedShap
   const hasRef = feed.some((c) => c.name === REF);
   const stored = storedSql(q, names, shape, hasPre ? [PRE_END, PRE_CURRENT] : [], hasRef);
   if (!hasPre) return `(${stored}) feed`;
-  const { cols, endAt, isCurrent } = shape;
+  const { cols, endAt, isCurrent, currentValues } = shape;
+  // PRE_CURRENT holds whether the pre-image was current (a boolean): shown as the flag's own values.
+  const text = (v: string) => `'${v.replace(/'/g, "''")}'`;
+  const preCurrent = currentValues ? `CASE WHEN s.${q(PRE_CURRENT)} THEN ${text(currentValues[0])} WHEN NOT s.${q(PRE_CURRENT)} THEN ${text(currentValues[1])} END` : `s.${q(PRE_CURRENT)}`;
   // A close is read twice (k.pre: its pre-image, then its post-image), every other row once; one
   // read of the stored rows, so that a reader's filter on the commit reaches them.
   const image = (c: string) =>
     c === endAt ? `CASE WHEN k.pre THEN s.${q(PRE_END)} ELSE s.${q(c)} END AS ${q(c)}`
-    : c === isCurrent ? `CASE WHEN k.pre THEN s.${q(PRE_CURRENT)} ELSE s.${q(c)} END AS ${q(c)}`
+    : c === isCurrent ? `CASE WHEN k.pre THEN ${preCurrent} ELSE s.${q(c)} END AS ${q(c)}`
     : `s.${q(c)}`;
   const type = `CASE WHEN s._change_type <> '${CLOSE_TYPE}' THEN s._change_type WHEN k.pre THEN 'update_preimage' ELSE 'update_postimage' END AS _change_type`;
   return `(SELECT ${[...cols.map(image), type, 's._commit_version', 's._commit_timestamp'].join(', ')}
@@ -182,5 +187,6 @@ export function writtenShape(record: FlowRecord, cols: string[]): FeedShape {
     id: [...record.model.keys.map((k) => k.name), ...(scd2 ? [String(s.startAtColumn)] : [])],
     endAt: String(s.endAtColumn),
     isCurrent: scd2 && typeof s.isCurrentColumn === 'string' ? s.isCurrentColumn : undefined,
+    currentValues: scd2 && Array.isArray(s.isCurrentValues) ? (s.isCurrentValues as [string, string]) : undefined,
   };
 }

@@ -249,7 +249,7 @@ describe.concurrent('empty and missing inputs', () => {
     const r = await scd(['apply', 'flow.yaml', '--input', 'empty.ndjson', '--json'], dir);
     expect(r.stderr).not.toMatch(/bug in scdkit|refused a statement/);
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout.trim())).toMatchObject({ version: 2, rowsRead: 0, eventsApplied: 0, quarantined: 0, keysAffected: 0 });
+    expect(JSON.parse(r.stdout.trim())).toMatchObject({ version: 2, rowsRead: 0, eventsApplied: 0, quarantined: 0, keysChanged: 0 });
     expect(await commitCount(db)).toBe(2);
     expect(await exportOf(dir)).toBe(before);
   });

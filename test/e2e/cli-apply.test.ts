@@ -109,7 +109,7 @@ describe.concurrent('scd apply + export (accounts fixture)', () => {
     for (const f of CHANGES) await libApply(path.join(proj, 'flow.yaml'), [path.join(proj, 'changes', f)]);
     const r = await scdOk(['apply', '../proj/flow.yaml', '--input', `../proj/changes/${CHANGES[1]}`, '--json'], work);
     const res = JSON.parse(r.stdout.trim());
-    expect(res).toMatchObject({ version: 4, rowsRead: 3, eventsApplied: 0, duplicates: 3, keysAffected: 0, rowsInserted: 0, rowsUpdated: 0, rowsDeleted: 0 });
+    expect(res).toMatchObject({ version: 4, rowsRead: 3, eventsApplied: 0, duplicates: 3, keysChanged: 0, versionsAdded: 0, versionsChanged: 0, versionsRemoved: 0 });
     expect(await libExport(path.join(proj, 'flow.yaml'))).toBe(expectedText);
   });
 });

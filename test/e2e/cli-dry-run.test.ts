@@ -34,7 +34,7 @@ describe.concurrent('scd apply --dry-run', () => {
     const lines = dry.stdout.trimEnd().split('\n');
     const last = lines.pop()!;
     expect(last).toMatch(
-      /^dry run: nothing was changed; it would have made commit 2: read 3 rows = 3 applied \+ 0 duplicates \+ 0 quarantined; 3 keys affected: 2 inserted, 2 updated, 0 deleted, 2 versions closed \(\d+ ms\)$/,
+      /^dry run: nothing was changed; it would have made commit 2: read 3 rows = 3 applied \+ 0 duplicates \+ 0 quarantined; 3 keys changed: 2 versions added, 2 closed, 2 changed, 0 removed \(\d+ ms\)$/,
     );
     const blocks = lines.join('\n').trimEnd().split('\n\n');
     expect(blocks.length).toBeGreaterThan(5);
@@ -46,7 +46,7 @@ describe.concurrent('scd apply --dry-run', () => {
     expect(await log(dir)).toEqual(logBefore);
     expect(await exported(dir)).toBe(targetBefore);
     const real = await scdOk(['apply', 'flow.yaml', '--input', 'changes/002_upgrade_delete_new.ndjson'], dir);
-    expect(real.stdout).toMatch(/^commit 2: read 3 rows = 3 applied \+ 0 duplicates \+ 0 quarantined; 3 keys affected: 2 inserted, 2 updated, 0 deleted, 2 versions closed/);
+    expect(real.stdout).toMatch(/^commit 2: read 3 rows = 3 applied \+ 0 duplicates \+ 0 quarantined; 3 keys changed: 2 versions added, 2 closed, 2 changed, 0 removed/);
   });
 
   it('--json: one object {dryRun, statements, result}', async () => {
@@ -56,7 +56,7 @@ describe.concurrent('scd apply --dry-run', () => {
     expect(out).toHaveLength(1);
     const { dryRun, statements, result } = out[0] as { dryRun: boolean; statements: Array<{ sql: string; params?: unknown[] }>; result: Record<string, unknown> };
     expect(dryRun).toBe(true);
-    expect(result).toMatchObject({ version: 1, operation: 'apply', rowsRead: 3, eventsApplied: 3, rowsInserted: 3 });
+    expect(result).toMatchObject({ version: 1, operation: 'apply', rowsRead: 3, eventsApplied: 3, versionsAdded: 3 });
     expect(statements.some((s) => s.sql.startsWith('CREATE TABLE "dim_account"'))).toBe(true);
     expect(statements.some((s) => s.sql.startsWith('INSERT INTO "dim_account" '))).toBe(true);
     expect(statements.find((s) => s.sql.startsWith('INSERT INTO "_scd_commits"'))?.params?.slice(0, 2)).toEqual(['dim_account', 1]);

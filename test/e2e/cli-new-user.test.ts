@@ -164,15 +164,15 @@ describe.concurrent('scd as a new user meets it', () => {
 
     const view = (await scdOk(['log', 'flow.yaml', '--format', 'table'], dir)).stdout.trimEnd().split('\n');
     expect(view).toHaveLength(2 + 5);
-    expect(view[0]).toMatch(/^commit +at \(UTC\) +op +read +applied +dup +quar +keys +ins +upd +del +inputs$/);
+    expect(view[0]).toMatch(/^commit +at \(UTC\) +op +read +applied +dup +quar +keys +add +chg +rem +cls +inputs$/);
     for (const line of view) expect(line.length).toBeLessThanOrEqual(100);
-    expect(view[3]).toMatch(/^4 .* apply +1 +1 +0 +0 +1 +1 +0 +0 +004_a_very_long.*…$/);
+    expect(view[3]).toMatch(/^4 .* apply +1 +1 +0 +0 +1 +1 +0 +0 +0 +004_a_very_l.*…$/);
     expect(view[2]).toMatch(/^5 .* rebuild /);
     // The time to the minute, in UTC (as log-view.ts says).
     expect(view[2]).toMatch(/^5 +\d{4}-\d{2}-\d{2} \d{2}:\d{2} +rebuild /);
     // CSV: the same fields.
     const csv = (await scdOk(['log', 'flow.yaml', '--format', 'csv'], dir)).stdout.split('\n');
-    expect(csv[0]).toBe('version,operation,committedAt,inputs,rowsRead,eventsApplied,duplicates,ties,quarantined,dropped,skipped,expectations,keysAffected,rowsInserted,rowsUpdated,rowsDeleted,versionsClosed,durationMs');
+    expect(csv[0]).toBe('version,operation,committedAt,inputs,rowsRead,eventsApplied,duplicates,ties,quarantined,dropped,skipped,expectations,keysChanged,versionsAdded,versionsChanged,versionsRemoved,versionsClosed,durationMs');
   });
 
   it('export CSV is one format, to a file or to stdout (ISO-8601 times)', async () => {
@@ -292,7 +292,7 @@ describe.concurrent('scd as a new user meets it', () => {
     expect(after).toMatch(/^rows +6$/m);
     expect(after).toMatch(/^keys +4 \(account_id\)$/m);
     expect(after).toMatch(/^current rows +3$/m);
-    expect(after).toMatch(/^last commit +4 of 4: apply at \S+Z, read 1 row, 0 inserted, 0 updated, 0 deleted$/m);
+    expect(after).toMatch(/^last commit +4 of 4: apply at \S+Z, read 1 row, 0 keys changed$/m);
     expect(after).toMatch(/^pending files +0$/m);
     expect(after).toMatch(/^quarantined +1 \(see `scd quarantine`\)$/m);
     expect(after).toMatch(/^event log +\d+ events$/m);

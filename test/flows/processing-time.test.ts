@@ -59,7 +59,7 @@ for (const engine of engines) {
         await applyRows(driver, flow, [{ id: 1, city: 'Pune' }]);
         await applyRows(driver, flow, [{ id: 1, city: 'Bengaluru' }]);
         const same = await applyRows(driver, flow, [{ id: 1, city: 'Bengaluru' }]);
-        expect([same.eventsApplied, same.duplicates, same.rowsInserted, same.versionsClosed]).toEqual([1, 0, 0, 0]);
+        expect([same.eventsApplied, same.duplicates, same.versionsAdded, same.versionsClosed]).toEqual([1, 0, 0, 0]);
         await applyRows(driver, flow, [{ id: 1, city: 'Pune' }]);
         const rows = await readTargetWith(driver, flow);
         expect(rows.map((r) => r.city)).toEqual(['Pune', 'Bengaluru', 'Pune']);

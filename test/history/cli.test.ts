@@ -51,14 +51,16 @@ describe.concurrent('history commands through bin/scd', () => {
     await applyAll(loadFlowFile(p.flowFile), LOG_BATCHES, p.files);
     const rebuilt = parseNdjson((await scdOk(['rebuild', p.flowFile, '--json'], p.dir)).stdout);
     expect(rebuilt).toHaveLength(1);
-    expect(rebuilt[0]).toMatchObject({ version: 5, operation: 'rebuild', rowsInserted: 0, rowsUpdated: 0, rowsDeleted: 0 });
+    expect(rebuilt[0]).toMatchObject({ version: 5, operation: 'rebuild', versionsAdded: 0, versionsChanged: 0, versionsRemoved: 0 });
 
     const out = await scdOk(['log', p.flowFile, '--json'], p.dir);
     const lines = out.stdout.trimEnd().split('\n');
     expect(lines).toHaveLength(5);
     const rows = lines.map((l) => JSON.parse(l) as Row); // every line is one JSON object
     // The ApplyResult's schema: camelCase names, inputs an array (docs/DECISIONS.md "The CLI's commit schema").
-    const snake = (r: Row) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), v]));
+    // The log's columns keep their first names (store/catalog.ts): the counts' fields map onto them.
+    const stored: Record<string, string> = { keysChanged: 'keys_affected', versionsAdded: 'rows_inserted', versionsChanged: 'rows_updated', versionsRemoved: 'rows_deleted' };
+    const snake = (r: Row) => Object.fromEntries(Object.entries(r).map(([k, v]) => [stored[k] ?? k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), v]));
     expect(rows.map((r) => pickLog(snake(r)))).toEqual(LOG_EXPECTED);
     for (const r of rows) {
       expect(Number.isNaN(Date.parse(String(r.committedAt)))).toBe(false);

@@ -115,7 +115,7 @@ for (const engine of engines) {
         expect(skOf(after)['1@2024-06-01']).toBe(beforeSplit['1@2024-06-01']);
         expect(skOf(after)['2@2024-03-01']).toBe(beforeSplit['2@2024-03-01']);
         const r = await rebuild(d, flow);
-        expect([r.rowsInserted, r.rowsUpdated, r.rowsDeleted]).toEqual([0, 0, 0]);
+        expect([r.versionsAdded, r.versionsChanged, r.versionsRemoved]).toEqual([0, 0, 0]);
         expect(await readTargetWith(d, flow)).toEqual(after);
         return after;
       });

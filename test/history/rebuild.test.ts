@@ -49,10 +49,10 @@ for (const engine of engines) {
             rowsRead: 0,
             eventsApplied: 0,
             duplicates: 0,
-            keysAffected: 6,
-            rowsInserted: 0,
-            rowsUpdated: 0,
-            rowsDeleted: 0,
+            keysChanged: 0, // an unchanged rebuild changes no key
+            versionsAdded: 0,
+            versionsChanged: 0,
+            versionsRemoved: 0,
             versionsClosed: 0,
           });
           expect(await readTargetWith(d, flow)).toEqual(before);
@@ -61,7 +61,7 @@ for (const engine of engines) {
           // Applying goes on after a rebuild.
           const next = await applyRows(d, flow, [{ id: 7, v: 'g', seq: 50, op: 'U' }]);
           expect(next.version).toBe(9);
-          expect(next.rowsInserted).toBe(1);
+          expect(next.versionsAdded).toBe(1);
         });
       });
     }
@@ -80,7 +80,7 @@ for (const engine of engines) {
         expect(await readTargetWith(d, old)).toEqual(oldTarget);
 
         const r = await rebuild(d, now);
-        expect(r).toMatchObject({ version: 4, operation: 'rebuild', keysAffected: 2, rowsInserted: 1, rowsUpdated: 1, rowsDeleted: 0 });
+        expect(r).toMatchObject({ version: 4, operation: 'rebuild', keysChanged: 1, versionsAdded: 1, versionsChanged: 1, versionsRemoved: 0, versionsClosed: 1 });
         expect(await readTargetWith(d, now)).toEqual([
           nr(1, 'Ann', 'Goa', 1, 2),
           nr(1, 'Anna', 'Goa', 2, 3),
@@ -181,7 +181,7 @@ for (const engine of engines) {
           { id: 2, v: 'b', __START_AT: 1, __END_AT: null },
         ]);
         const again = await applyRows(d, now, ev);
-        expect([again.eventsApplied, again.duplicates, again.rowsInserted, again.rowsUpdated, again.rowsDeleted]).toEqual([0, 3, 0, 0, 0]);
+        expect([again.eventsApplied, again.duplicates, again.versionsAdded, again.versionsChanged, again.versionsRemoved]).toEqual([0, 3, 0, 0, 0]);
       });
     });
 
@@ -241,7 +241,7 @@ for (const engine of engines) {
           const before = await readTargetWith(d, flow);
           const r = await rebuild(d, flow);
           const why = JSON.stringify({ storedAs: flow.storedAs, batches });
-          expect([r.rowsInserted, r.rowsUpdated, r.rowsDeleted, r.versionsClosed], why).toEqual([0, 0, 0, 0]);
+          expect([r.versionsAdded, r.versionsChanged, r.versionsRemoved, r.versionsClosed], why).toEqual([0, 0, 0, 0]);
           expect(await readTargetWith(d, flow), why).toEqual(before);
           expect(await feed(d, flow, r.version), why).toEqual([]);
         });

@@ -66,7 +66,7 @@ for (const engine of engines) {
         const before = await everything(driver, flow);
         const run = await dryRun(driver, (d) => applyRows(d, flow, SECOND));
         expect(run.dryRun).toBe(true);
-        expect(run.result).toMatchObject({ version: 2, rowsRead: 4, eventsApplied: 2, duplicates: 1, quarantined: 1, rowsInserted: 2, versionsClosed: 1 });
+        expect(run.result).toMatchObject({ version: 2, rowsRead: 4, eventsApplied: 2, duplicates: 1, quarantined: 1, versionsAdded: 2, versionsClosed: 1 });
         expect(await everything(driver, flow)).toEqual(before);
         expect(run.statements.some((s) => insertsTarget(s.sql)), 'the target\'s INSERT is among the statements').toBe(true);
         expect(run.statements.some((s) => s.sql.includes('"_scd_commits"') && s.sql.trimStart().startsWith('INSERT')), 'the commit\'s log entry too').toBe(true);
@@ -84,7 +84,7 @@ for (const engine of engines) {
       const driver = await engine.open();
       try {
         const run = await dryRun(driver, (d) => applyRows(d, flow, FIRST));
-        expect(run.result).toMatchObject({ version: 1, eventsApplied: 2, quarantined: 1, rowsInserted: 2 });
+        expect(run.result).toMatchObject({ version: 1, eventsApplied: 2, quarantined: 1, versionsAdded: 2 });
         expect(run.statements.some((s) => /^CREATE TABLE "dim_dry"/.test(s.sql.trimStart())), 'the target\'s CREATE TABLE is among the statements').toBe(true);
         expect(run.statements.some((s) => insertsTarget(s.sql))).toBe(true);
         const after = await everything(driver, flow);

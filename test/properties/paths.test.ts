@@ -59,7 +59,7 @@ for (const engine of engines) {
                 const why = `${JSON.stringify(input)}\n${describeScenario(sc)}`;
                 expect(await readTargetWith(driver, flow), why).toEqual(built);
                 expect(await keyState(driver, flow.target), `key state\n${why}`).toEqual(state);
-                expect(r.rowsInserted + r.rowsUpdated + r.rowsDeleted, why).toBe(0);
+                expect(r.versionsAdded + r.versionsChanged + r.versionsRemoved, why).toBe(0);
               } finally {
                 await driver.close();
               }

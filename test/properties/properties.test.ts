@@ -106,12 +106,12 @@ for (const engine of engines) {
                 expect(after, why).toEqual(before);
                 expect(after, why).toEqual(expected);
                 expect(r.version, why).toBe(sc.batches.length + 1);
-                const { eventsApplied, rowsInserted, rowsUpdated, rowsDeleted, versionsClosed } = r;
-                expect({ eventsApplied, rowsInserted, rowsUpdated, rowsDeleted, versionsClosed }, why).toEqual({
+                const { eventsApplied, versionsAdded, versionsChanged, versionsRemoved, versionsClosed } = r;
+                expect({ eventsApplied, versionsAdded, versionsChanged, versionsRemoved, versionsClosed }, why).toEqual({
                   eventsApplied: 0,
-                  rowsInserted: 0,
-                  rowsUpdated: 0,
-                  rowsDeleted: 0,
+                  versionsAdded: 0,
+                  versionsChanged: 0,
+                  versionsRemoved: 0,
                   versionsClosed: 0,
                 });
                 expect(r.rowsRead, why).toBe(r.duplicates + r.quarantined);

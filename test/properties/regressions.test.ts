@@ -66,7 +66,7 @@ for (const engine of engines) {
         expect(built.map((r) => r.a)).toEqual(Array.from({ length: 24 }, (_, id) => `y${id}`));
         await driver.run(`UPDATE ${driver.dialect.quote(storeNames(flow.target).commits)} SET ties = 0 WHERE target = 't'`);
         const r = await rebuild(driver, flow);
-        expect(r.rowsInserted + r.rowsUpdated + r.rowsDeleted).toBe(0);
+        expect(r.versionsAdded + r.versionsChanged + r.versionsRemoved).toBe(0);
         expect(await readTargetWith(driver, flow)).toEqual(built);
       } finally {
         await driver.close();

@@ -19,10 +19,10 @@ const counts = (r: ApplyResult) => ({
   eventsApplied: r.eventsApplied,
   duplicates: r.duplicates,
   quarantined: r.quarantined,
-  keysAffected: r.keysAffected,
-  rowsInserted: r.rowsInserted,
-  rowsUpdated: r.rowsUpdated,
-  rowsDeleted: r.rowsDeleted,
+  keysChanged: r.keysChanged,
+  versionsAdded: r.versionsAdded,
+  versionsChanged: r.versionsChanged,
+  versionsRemoved: r.versionsRemoved,
   versionsClosed: r.versionsClosed,
 });
 
@@ -86,7 +86,7 @@ for (const engine of engines) {
           }
           // A rebuild finds every row as it was.
           expect(counts(got.rebuilt)).toEqual(counts(want.rebuilt));
-          expect(got.rebuilt.rowsInserted + got.rebuilt.rowsUpdated + got.rebuilt.rowsDeleted).toBe(0);
+          expect(got.rebuilt.versionsAdded + got.rebuilt.versionsChanged + got.rebuilt.versionsRemoved).toBe(0);
           expect(got.afterRebuild).toEqual(got.rows);
         });
 

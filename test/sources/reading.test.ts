@@ -201,7 +201,7 @@ for (const engine of reading) {
         // Keys wider than 64 bits stay exact and distinct.
         const f = file('wide.ndjson', lines('{"id":18446744073709551616,"seq":1}', '{"id":18446744073709551617,"seq":1}'));
         const r = await applyFiles(driver, defineFlow(flow), resolveInputs([f]));
-        expect(r).toMatchObject({ eventsApplied: 2, ties: 0, keysAffected: 2 });
+        expect(r).toMatchObject({ eventsApplied: 2, ties: 0, keysChanged: 2 });
         const ids = await driver.query(`SELECT CAST(id AS VARCHAR) AS id FROM dim ORDER BY id`);
         expect(ids.map((x) => x.id)).toEqual(['18446744073709551616', '18446744073709551617']);
       });

@@ -79,7 +79,7 @@ for (const engine of engines) {
         ]);
         r.results.forEach(expectAccounted);
         // Commit 2 touched Bob (changed), Carol (deleted) and Dan (new); commit 3 Alice, Carol, Dan.
-        expect(r.results.map((c) => c.keysAffected)).toEqual([3, 3]);
+        expect(r.results.map((c) => c.keysChanged)).toEqual([3, 3]);
 
         expect(plain(await readTargetWith(driver, flow))).toEqual([
           row(1, 'Alice', 'NYC', 'gold', 1, 3),

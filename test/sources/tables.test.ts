@@ -59,7 +59,7 @@ for (const engine of engines) {
 
         // Nothing new: nothing read.
         const r3 = (await applySourceWith(driver, flow)).results[0];
-        if (r3) expect(r3).toMatchObject({ rowsRead: 0, eventsApplied: 0, keysAffected: 0 });
+        if (r3) expect(r3).toMatchObject({ rowsRead: 0, eventsApplied: 0, keysChanged: 0 });
         expect(plain(await readTargetWith(driver, flow))).toEqual(AFTER_SECOND);
       } finally {
         await driver.close();
@@ -74,7 +74,7 @@ for (const engine of engines) {
         await applySourceWith(driver, flow);
         const again = (await applySourceWith(driver, flow)).results[0]!;
         expectAccounted(again);
-        expect(again).toMatchObject({ version: 2, rowsRead: 3, eventsApplied: 0, duplicates: 3, keysAffected: 0 });
+        expect(again).toMatchObject({ version: 2, rowsRead: 3, eventsApplied: 0, duplicates: 3, keysChanged: 0 });
         expect(plain(await readTargetWith(driver, flow))).toEqual(AFTER_FIRST);
 
         await insert(driver, 'raw_changes', NEW_ROWS);
@@ -120,7 +120,7 @@ for (const engine of engines) {
         const r1 = (await applySourceWith(driver, flow)).results[0]!;
         expect(r1).toMatchObject({ rowsRead: 3, eventsApplied: 3 });
         const r2 = (await applySourceWith(driver, flow)).results[0]!;
-        expect(r2).toMatchObject({ rowsRead: 3, eventsApplied: 0, duplicates: 3, rowsInserted: 0, rowsUpdated: 0, rowsDeleted: 0 });
+        expect(r2).toMatchObject({ rowsRead: 3, eventsApplied: 0, duplicates: 3, versionsAdded: 0, versionsChanged: 0, versionsRemoved: 0 });
         expect(plain(await readTargetWith(driver, flow))).toEqual(AFTER_FIRST);
         expect((await commitLog(driver, 'people')).map((c) => c.inputs)).toEqual([['query'], ['query']]);
       } finally {

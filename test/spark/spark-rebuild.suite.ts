@@ -28,8 +28,8 @@ const RELOG_EVENTS = [
 ];
 
 const counts = (r: object) => {
-  const { version, operation, keysAffected, rowsInserted, rowsUpdated, rowsDeleted, versionsClosed } = r as Record<string, unknown>;
-  return { version, operation, keysAffected, rowsInserted, rowsUpdated, rowsDeleted, versionsClosed };
+  const { version, operation, keysChanged, versionsAdded, versionsChanged, versionsRemoved, versionsClosed } = r as Record<string, unknown>;
+  return { version, operation, keysChanged, versionsAdded, versionsChanged, versionsRemoved, versionsClosed };
 };
 
 describe.skipIf(!sparkEngine)('scd rebuild on Spark + Delta (SCD_TEST_SPARK_URL)', { timeout: 900_000 }, () => {
@@ -52,7 +52,7 @@ describe.skipIf(!sparkEngine)('scd rebuild on Spark + Delta (SCD_TEST_SPARK_URL)
     const onSpark = await rebuild(spark, now);
     const onDuck = await rebuild(duck, now);
     expect(counts(onSpark)).toEqual(counts(onDuck));
-    expect(onSpark).toMatchObject({ version: 4, operation: 'rebuild', rowsInserted: 1, rowsUpdated: 1 });
+    expect(onSpark).toMatchObject({ version: 4, operation: 'rebuild', versionsAdded: 1, versionsChanged: 1 });
     expect(await readTargetWith(spark, now)).toEqual(await readTargetWith(duck, now));
     const sorted = (rows: object[]) => rows.map((r) => JSON.stringify(r)).sort();
     expect(sorted(await feed(spark, now, 4))).toEqual(sorted(await feed(duck, now, 4)));
@@ -74,7 +74,7 @@ describe.skipIf(!sparkEngine)('scd rebuild on Spark + Delta (SCD_TEST_SPARK_URL)
       { id: 2, v: 'b', __START_AT: 1, __END_AT: null },
     ]);
     const again = await applyRows(spark, now, RELOG_EVENTS);
-    expect([again.eventsApplied, again.duplicates, again.rowsInserted]).toEqual([0, 3, 0]);
+    expect([again.eventsApplied, again.duplicates, again.versionsAdded]).toEqual([0, 3, 0]);
   });
 
   it("a flow change that would change the target's columns is refused before anything is written", async () => {

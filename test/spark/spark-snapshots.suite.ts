@@ -21,8 +21,8 @@ const SNAPSHOTS = [
 ];
 
 const counts = (r: ApplyResult) => {
-  const { version, rowsRead, quarantined, eventsApplied, duplicates, keysAffected, rowsInserted, versionsClosed } = r;
-  return { version, rowsRead, quarantined, eventsApplied, duplicates, keysAffected, rowsInserted, versionsClosed };
+  const { version, rowsRead, quarantined, eventsApplied, duplicates, keysChanged, versionsAdded, versionsClosed } = r;
+  return { version, rowsRead, quarantined, eventsApplied, duplicates, keysChanged, versionsAdded, versionsClosed };
 };
 /** Rows as JSON text, numbers whatever the engine's integer type. */
 const same = (rows: Array<Record<string, unknown>>) => plain(rows).map((r) => JSON.stringify(r));

@@ -84,8 +84,8 @@ describe.skipIf(!sparkEngine)('a table source on Spark + Delta (SCD_TEST_SPARK_U
     const duck = await engines.find((e) => e.name === 'duckdb')!.open();
     try {
       const counts = (r: object) => {
-        const { rowsRead, skipped, quarantined, eventsApplied, duplicates, ties, keysAffected, rowsInserted, versionsClosed } = r as Record<string, number>;
-        return { rowsRead, skipped, quarantined, eventsApplied, duplicates, ties, keysAffected, rowsInserted, versionsClosed };
+        const { rowsRead, skipped, quarantined, eventsApplied, duplicates, ties, keysChanged, versionsAdded, versionsClosed } = r as Record<string, number>;
+        return { rowsRead, skipped, quarantined, eventsApplied, duplicates, ties, keysChanged, versionsAdded, versionsClosed };
       };
       const [onSpark] = (await applySourceWith(spark, debezium)).results;
       const [onDuck] = (await applySourceWith(duck, debezium)).results;

@@ -39,8 +39,8 @@ export async function commitPage(ctx: PageContext, version: number): Promise<Pag
 <dt>committed at</dt><dd>${String(c.committed_at)}</dd>
 <dt>rows read = applied + duplicates + quarantined</dt><dd id="rows-read">${readBreakdown(c)}</dd>
 <dt>ties</dt><dd>${count(c.ties)}</dd>
-<dt>keys affected</dt><dd>${count(c.keys_affected)}</dd>
-<dt>rows inserted / updated / deleted</dt><dd>${count(c.rows_inserted)} / ${count(c.rows_updated)} / ${count(c.rows_deleted)}</dd>
+<dt>keys changed</dt><dd>${count(c.keys_affected)}</dd>
+<dt>versions added / changed / removed</dt><dd>${count(c.rows_inserted)} / ${count(c.rows_updated)} / ${count(c.rows_deleted)}</dd>
 <dt>versions closed</dt><dd>${count(c.versions_closed)}</dd>
 <dt>expectations</dt><dd>${expectations || 'none failed'}</dd>
 <dt>quarantined</dt><dd>${Number(c.quarantined) ? html`<a href="/quarantine?commit=${version}">${count(c.quarantined)}</a>` : '0'}</dd>
