@@ -1,4 +1,5 @@
 import { ScdError } from '../errors.js';
+import { settleDebezium } from '../flow/debezium-positions.js';
 import type { Driver } from '../dialects/driver.js';
 import { PROCESSING_TIME_COLUMN, type Flow } from '../flow/flow.js';
 import { readFlowRecord } from '../store/catalog.js';
@@ -59,6 +60,8 @@ export function rebuildNeeded(flow: Flow, changed: string[]): ScdError {
 export async function checkFlowUnchanged(driver: Driver, flow: Flow, names: StoreNames): Promise<void> {
   const record = await readFlowRecord(driver, names);
   if (!record) return;
-  const changed = changedSettings(record.settings, semanticSettings(flow));
+  // A Debezium flow's sequence follows from its target's stored source columns (as in the commit).
+  const settled = settleDebezium(flow, record.model.source.map((c) => c.name));
+  const changed = changedSettings(record.settings, semanticSettings(settled));
   if (changed.length) throw rebuildNeeded(flow, changed);
 }
