@@ -80,7 +80,7 @@ describe.concurrent('scd rebuild of a target sequenced by zoned timestamps', { t
       const r = await scd(['rebuild', p.flowFile, '--json'], p.dir);
       expect(r.stderr).not.toMatch(/would change type/);
       expect(r.code, r.stderr).toBe(0);
-      expect(parseNdjson(r.stdout)[0]).toMatchObject({ operation: 'rebuild', rowsInserted: 0, rowsDeleted: 0 });
+      expect(parseNdjson(r.stdout)[0]).toMatchObject({ operation: 'rebuild', keysChanged: 0, versionsAdded: 0, versionsRemoved: 0 });
       expect(await exported(p)).toEqual(before);
     });
 
