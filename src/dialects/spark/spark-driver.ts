@@ -459,9 +459,13 @@ export class SparkDriver implements Driver {
     return /No space left on device/i.test(String((error as Error)?.message ?? error)) ? 'free space on the Spark server\'s local disks (spark.local.dir) or its warehouse' : undefined;
   }
 
+  /**
+   * Only Parquet output reaches here (writeRows streams NDJSON, CSV and table output through scd),
+   * and Spark would write it on the server's disks, not where scd runs: refused.
+   */
   async copyToFile(): Promise<void> {
-    throw new ScdError('USAGE', 'writing a file from a Spark target is not supported yet', {
-      fix: 'print to stdout (leave out --out) and redirect it, or read the Delta table with Spark',
+    throw new ScdError('USAGE', 'Parquet output is not written from a Spark target (Spark would write the file on the server, not here)', {
+      fix: 'write NDJSON or CSV instead (--out rows.ndjson or --out rows.csv), or read the Delta table with Spark',
     });
   }
 
