@@ -119,7 +119,7 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
       rowsUpdated: counts.updated,
       rowsDeleted: counts.deleted,
       versionsClosed: counts.closed,
-      durationMs: Date.now() - started,
+      durationMs: Date.now() - started - begun.waited,
     };
     await recordCommit(driver, names, result);
     return result;

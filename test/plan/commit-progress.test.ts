@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { applyRows, defineFlow, openDriver, type Driver } from '../../src/index.js';
+import { applyRows, defineFlow, openDriver, rebuild, type Driver } from '../../src/index.js';
 import { PostgresDriver } from '../../src/dialects/postgres/index.js';
 import { engines, freshSchema } from '../engines.js';
 import { tempDir } from '../helpers.js';
@@ -31,19 +31,19 @@ describe.each(engines)('a commit reports its steps ($name)', (engine) => {
   });
 });
 
-/** Two drivers of one database, one holding the target's lock for `holdMs` while the other applies. */
-async function waitedCommit(holder: Driver, applier: Driver, holdMs: number) {
+/** Two drivers of one database, one holding the target's lock for `holdMs` while the other commits (an apply of `rows`, or `commit`). */
+async function waitedCommit(holder: Driver, applier: Driver, holdMs: number, commit = (progress: (m: string) => void) => applyRows(applier, flow, rows, progress), target = flow.target) {
   let held!: () => void;
   const locked = new Promise<void>((r) => (held = r));
   const holding = holder.transaction(async () => {
-    await holder.lockTarget(flow.target);
+    await holder.lockTarget(target);
     held();
     await sleep(holdMs);
   });
   await locked;
   const told: string[] = [];
   const start = Date.now();
-  const result = await applyRows(applier, flow, rows, (m) => told.push(m));
+  const result = await commit((m) => told.push(m));
   const wall = Date.now() - start;
   await holding;
   return { result, wall, told };
@@ -92,5 +92,11 @@ describe.each(shared)('a commit that waits for another holds its wait out of its
     expect(wall).toBeGreaterThanOrEqual(HOLD_MS - 100);
     expect(result.durationMs).toBeLessThanOrEqual(wall - HOLD_MS + 500);
     expect(result.eventsApplied).toBe(3);
+    // A rebuild is a commit too: its wait is left out the same way.
+    const numbered = defineFlow({ target: 'dim_rebuilt', keys: 'id', sequenceBy: 'seq' });
+    await applyRows(applier, numbered, [{ id: '9007199254740993', seq: 1, v: 'a' }, { id: '9007199254740993', seq: 2, v: 'b' }]);
+    const rebuilt = await waitedCommit(holder, applier, HOLD_MS, (progress) => rebuild(applier, numbered, progress), numbered.target);
+    expect(rebuilt.told[0]).toMatch(/^waiting for target "dim_rebuilt"/);
+    expect(rebuilt.result.durationMs).toBeLessThanOrEqual(rebuilt.wall - HOLD_MS + 500);
   });
 });
