@@ -83,18 +83,20 @@ describe("Spark's intermittent plan validation failure (unit: always run)", () =
 });
 
 describe("a Spark target's lease (unit: always run)", () => {
+  /** A fake server's statements: a query goes where a command does. */
+  const withQuery = (db: { execute: (sql: string) => Promise<Array<Record<string, unknown>>> }) => ({ ...db, query: (sql: string) => db.execute(sql) });
   it('a commit that finds the lease held says so once, with whose lease it is and until when, and asks again until it is free', async () => {
     const sent: string[] = [];
     let merges = 0;
     const lease = new SparkLease(
-      {
+      withQuery({
         execute: async (sql) => {
           sent.push(sql.split(/\s/)[0]!);
           if (sql.startsWith('MERGE')) return [{ num_affected_rows: ++merges < 3 ? 0 : 1 }];
           if (sql.startsWith('SELECT')) return [{ holder: 'h1', host: 'elsewhere', pid: 4242, pid_space: 'pid:[1]', command: 'scd apply flow.yaml', expires: '2026-12-03 19:30:00.123456' }];
           return [];
         },
-      },
+      }),
       'sc://spark/db',
     );
     const said: string[] = [];
@@ -114,7 +116,7 @@ describe("a Spark target's lease (unit: always run)", () => {
     const sent: string[] = [];
     let state = table;
     const lease = new SparkLease(
-      {
+      withQuery({
         execute: async (sql) => {
           sent.push(sql);
           if (sql.startsWith('CREATE TABLE IF NOT EXISTS _scd_locks') && state === 'missing') state = 'current';
@@ -129,7 +131,7 @@ describe("a Spark target's lease (unit: always run)", () => {
           if (sql.startsWith('MERGE')) return [{ num_affected_rows: 1 }];
           return [];
         },
-      },
+      }),
       'sc://spark/db',
     );
     return { lease, sent };
@@ -187,24 +189,24 @@ describe("a Spark target's lease (unit: always run)", () => {
 
   it("another missing table (the commit log the MERGE reads), or the table still missing after it was made, is the MERGE's own error", async () => {
     const commitsMissing = new SparkLease(
-      {
+      withQuery({
         execute: async (sql) => {
           if (sql.startsWith('MERGE')) throw new Error('query failed: [TABLE_OR_VIEW_NOT_FOUND] The table or view `_scd_commits` cannot be found. Verify the spelling and correctness of the schema and catalog.');
           return [];
         },
-      },
+      }),
       'sc://spark/db',
     );
     await expect(commitsMissing.acquire('dim', true, undefined, records)).rejects.toThrow(/`_scd_commits` cannot be found/);
     const sent: string[] = [];
     const neverMade = new SparkLease(
-      {
+      withQuery({
         execute: async (sql) => {
           sent.push(sql.split(/\s/)[0]!);
           if (sql.startsWith('MERGE')) throw new Error('query failed: [TABLE_OR_VIEW_NOT_FOUND] The table or view `_scd_locks` cannot be found.');
           return [];
         },
-      },
+      }),
       'sc://spark/db',
     );
     await expect(neverMade.acquire('dim', true)).rejects.toThrow(/`_scd_locks` cannot be found/);
@@ -215,7 +217,7 @@ describe("a Spark target's lease (unit: always run)", () => {
     const sent: string[] = [];
     let made = false;
     const lease = new SparkLease(
-      {
+      withQuery({
         execute: async (sql) => {
           sent.push(sql.split(/\s/)[0]!);
           if (sql.startsWith('CREATE')) {
@@ -225,7 +227,7 @@ describe("a Spark target's lease (unit: always run)", () => {
           if (sql.startsWith('MERGE') && !made) throw new Error('query failed: [TABLE_OR_VIEW_NOT_FOUND] The table or view `_scd_locks` cannot be found.');
           return [{ num_affected_rows: 1 }];
         },
-      },
+      }),
       'sc://spark/db',
     );
     await lease.acquire('dim', true);

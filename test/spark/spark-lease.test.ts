@@ -48,7 +48,12 @@ function fakeTable(row?: Record<string, unknown>) {
   const sent: string[] = [];
   const state = { row, renew: 'ok' as 'ok' | 'refused' | 'taken' };
   const db = {
-    execute: async (sql: string) => {
+    // Spark runs a plain SELECT only as a query: as a command it answers no rows.
+    query: async (sql: string) => {
+      sent.push(sql);
+      return sql.startsWith('SELECT') && state.row ? [state.row] : [];
+    },
+    execute: async (sql: string): Promise<Array<Record<string, unknown>>> => {
       sent.push(sql);
       if (sql.startsWith('MERGE')) {
         const mine = /'([0-9a-f-]{36})' AS holder/.exec(sql)![1]!;
@@ -57,7 +62,7 @@ function fakeTable(row?: Record<string, unknown>) {
         state.row = { holder: mine };
         return [{ num_affected_rows: 1 }];
       }
-      if (sql.startsWith('SELECT')) return state.row ? [state.row] : [];
+      if (sql.startsWith('SELECT')) return [];
       if (sql.startsWith('UPDATE')) {
         if (state.renew === 'refused') throw new Error('query failed: [DELTA_CONCURRENT_APPEND] ConcurrentAppendException');
         return [{ num_affected_rows: state.renew === 'taken' ? 0 : 1 }];

@@ -74,7 +74,7 @@ export class SparkDriver implements Driver {
   ) {
     this.location = `${client.location}/${schema}`;
     this.schemaName = sparkSchemaName(schema);
-    this.lease = new SparkLease({ execute: (sql) => this.client.execute(sql) }, this.location);
+    this.lease = new SparkLease({ execute: (sql) => this.client.execute(sql), query: (sql) => this.client.query(sql) }, this.location);
   }
 
   /** Connect to a Spark Connect server (`sc://host:port/;token=…`), use (and create) the schema. */

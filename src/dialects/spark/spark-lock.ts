@@ -30,7 +30,10 @@ const LATER_COLUMNS: ReadonlyArray<readonly [string, string]> = [
 const RETRY_MS = 1000;
 
 export interface LeaseStatements {
+  /** Run a command (MERGE, UPDATE, DELETE, DDL, DESCRIBE): its result rows, if any. */
   execute(sql: string): Promise<Row[]>;
+  /** The rows of a query (a plain SELECT, which Spark does not run as a command). */
+  query(sql: string): Promise<Row[]>;
 }
 
 /** What a lease row says of its holder, read by a commit that waits for it. */
@@ -99,6 +102,8 @@ export class SparkLease {
   async acquire(target: string, noWait: boolean, waiting?: (message: string) => void, records?: LockRecords): Promise<void> {
     let told: string | undefined;
     let takeOver: string | undefined;
+    // Times in a row the lease was found given back after a MERGE failed to take it.
+    let free = 0;
     for (;;) {
       const sent = this.clock.now();
       if (await this.tryTake(target, records, takeOver)) {
@@ -109,8 +114,13 @@ export class SparkLease {
         return;
       }
       const other = await this.heldBy(target);
-      // Given back meanwhile: take it now.
-      if (!other) continue;
+      // Given back meanwhile: take it now (after a pause when that keeps happening: another commit
+      // takes it each time first).
+      if (!other) {
+        if (free++ > 0) await this.pause();
+        continue;
+      }
+      free = 0;
       if (holderGone(other, this.me) && takeOver !== other.holder) {
         takeOver = other.holder;
         continue;
@@ -118,13 +128,18 @@ export class SparkLease {
       if (noWait) throw targetInUse(target, this.location);
       if (waiting && told !== other.holder) waiting(targetHeld(target, this.location, heldFor(other)));
       told = other.holder;
-      await new Promise((r) => this.clock.setTimeout(() => r(undefined), RETRY_MS));
+      await this.pause();
     }
+  }
+
+  /** Wait before asking again. */
+  private pause(): Promise<void> {
+    return new Promise((r) => this.clock.setTimeout(() => r(), RETRY_MS));
   }
 
   /** Who holds the target's lease and until when (undefined: nobody now). */
   private async heldBy(target: string): Promise<HeldBy | undefined> {
-    const rows = await this.db.execute(
+    const rows = await this.db.query(
       `SELECT holder, host, pid, pid_space, command, CAST(expires_at AS STRING) AS expires FROM ${LOCKS_TABLE} WHERE target = ${sparkString(target)}`,
     );
     const r = rows[0];
