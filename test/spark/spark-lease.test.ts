@@ -4,11 +4,14 @@
  * a process killed with -9) is tested in spark-lease.suite.ts.
  */
 import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { commandLine, describeHolder, holderGone, processAlive, thisProcess, type LeaseHolder } from '../../src/dialects/spark/lease-holder.js';
 import { LEASE_SECONDS, RENEW_MS, SparkLease, type LeaseClock } from '../../src/dialects/spark/spark-lock.js';
 import { lockTargetWaited } from '../../src/plan/lock-wait.js';
 import type { Driver } from '../../src/dialects/driver.js';
+import { ROOT } from '../e2e/fixtures/cli.js';
 
 /** A clock that moves only when told; its timers run as it passes them. */
 class FakeClock implements LeaseClock {
@@ -192,6 +195,22 @@ describe("a Spark target's lease: renewal, takeover, what a waiting commit is to
     state.row = undefined;
     await clock.advance(1000);
     await taking;
+  });
+
+  it('a process that has nothing to do but wait for the lease stays alive until it has it (the built lease, system clock)', () => {
+    const lock = pathToFileURL(path.join(ROOT, 'dist', 'dialects', 'spark', 'spark-lock.js')).href;
+    const program = `
+      const { SparkLease } = await import(${JSON.stringify(lock)});
+      let merges = 0;
+      const row = { holder: 'far', host: 'other-host', pid: 7, pid_space: 'x', command: 'scd apply a.yaml', expires: '2026-12-07 10:00:00' };
+      const db = { execute: async (sql) => (sql.startsWith('MERGE') ? [{ num_affected_rows: ++merges < 3 ? 0 : 1 }] : []), query: async () => [row] };
+      const lease = new SparkLease(db, 'sc://spark/db');
+      await lease.acquire('dim', false, (m) => console.log('told'));
+      console.log('held after', merges, 'merges');
+      await lease.release();`;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', program], { encoding: 'utf8', timeout: 30_000 });
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toBe('told\nheld after 3 merges\n');
   });
 
   it('a holder is taken for gone only on this host, in this pid namespace, with no process of its pid', () => {

@@ -46,13 +46,22 @@ interface HeldBy extends Partial<LeaseHolder> {
 /** The clock and timers a lease uses (a test's fake clock replaces them). */
 export interface LeaseClock {
   now(): number;
-  setTimeout(fn: () => void, ms: number): unknown;
+  /**
+   * Run `fn` after `ms`. A `background` timer does not keep the process alive by itself (a
+   * renewal: the commit's own work does); any other does (a wait for the lease, which may be all
+   * the process is doing).
+   */
+  setTimeout(fn: () => void, ms: number, background?: boolean): unknown;
   clearTimeout(timer: unknown): void;
 }
 
 const systemClock: LeaseClock = {
   now: () => Date.now(),
-  setTimeout: (fn, ms) => setTimeout(fn, ms).unref(),
+  setTimeout: (fn, ms, background) => {
+    const timer = setTimeout(fn, ms);
+    if (background) timer.unref();
+    return timer;
+  },
   clearTimeout: (timer) => clearTimeout(timer as NodeJS.Timeout),
 };
 
@@ -169,10 +178,14 @@ export class SparkLease {
   /** Renew the held lease after `ms`, and again after each renewal, until the lease ends. */
   private scheduleRenewal(ms: number): void {
     this.clock.clearTimeout(this.renewalTimer);
-    this.renewalTimer = this.clock.setTimeout(() => {
-      this.renewalTimer = undefined;
-      this.renewing = this.renew();
-    }, ms);
+    this.renewalTimer = this.clock.setTimeout(
+      () => {
+        this.renewalTimer = undefined;
+        this.renewing = this.renew();
+      },
+      ms,
+      true,
+    );
   }
 
   /** One renewal: the lease's expiry moves to a lease's length from now, if this holder still holds it. */
