@@ -170,8 +170,8 @@ export class SparkLease {
    */
   check(): void {
     if (this.held === undefined || this.clock.now() < this.validUntil) return;
-    throw new ScdError('NOT_APPLIED', `this commit lost its lease on target "${this.held}" in ${this.location}: its renewals did not reach the server within ${LEASE_SECONDS} s, so it stopped before recording anything`, {
-      fix: 'run the apply again (it undoes what this commit wrote); if the Spark server is overloaded or the connection drops, fix that first',
+    throw new ScdError('NOT_APPLIED', `this commit lost its lease on target "${this.held}" in ${this.location}: its renewals did not reach the server within ${LEASE_SECONDS} s, so it stopped before its next write`, {
+      fix: 'run the apply again (it undoes what this commit wrote, unless its record was written); if the Spark server is overloaded or the connection drops, fix that first',
     });
   }
 
