@@ -20,6 +20,7 @@ import { countExpectations } from './expectations.js';
 import { checkExpressions, checkSpelling } from './expression.js';
 import { orderByFirstApplied, type RecordKeys } from './first-applied-order.js';
 import { keysSql, SIMPLE, SLOW } from './keys-sql.js';
+import { lockTargetWaited } from './lock-wait.js';
 import { freshSql, knownSql, slowLogSql, tiedKeysSql, tiesSql, validSql } from './new-events-sql.js';
 import { deriveModel, INTERNAL_PREFIX, type ColumnModel } from './model.js';
 import { checkColumnNames, checkNewTarget } from './name-clashes.js';
@@ -122,9 +123,14 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
   // The commit record is the commit's last write unless a write follows it (afterRecord): a lock
   // that is a write of its own may then end with the record (LockRecords).
   const lockReads = lockRecords(d, names, !spec.afterRecord);
+  // Time spent waiting for another commit's lock: not this commit's duration.
+  let waited = 0;
+  const lock = async () => {
+    waited = await lockTargetWaited(driver, flow.target, progress, lockReads);
+  };
   return driver.transaction(async () => {
-    const input = stagedFirst ?? (await allEnded([spec.stage(driver), driver.lockTarget(flow.target, progress, lockReads)]))[0];
-    if (stagedFirst) await driver.lockTarget(flow.target, progress, lockReads);
+    const input = stagedFirst ?? (await allEnded([spec.stage(driver), lock()]))[0];
+    if (stagedFirst) await lock();
     const { skipped, lexical = new Map(), records, columns: stagedColumns } = input;
     await spec.claim?.(driver);
     const stagedTable = stagedColumns ?? (await driver.columns(TMP.stage)) ?? [];
@@ -368,9 +374,10 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
       skipped,
       expectations,
       ...counts,
-      durationMs: Date.now() - started,
+      durationMs: Date.now() - started - waited,
       ...(tiedKeys.length ? { tiedKeys } : {}),
     };
+    progress(`recording commit ${version}`);
     // Nothing reads the scratch now; where holding it makes every later write dearer, it goes
     // first (a failure to drop it loses nothing: withScratch tries again at the end).
     if (executor.scratchBeforeRecord) await discardCommitScratch(driver).catch(() => undefined);

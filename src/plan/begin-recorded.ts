@@ -6,6 +6,7 @@ import { readFlowRecord, readTargetRecords, type FlowRecord } from '../store/cat
 import { lockRecords } from '../store/commits.js';
 import type { StoreNames } from '../store/names.js';
 import type { Progress } from './apply.js';
+import { lockTargetWaited } from './lock-wait.js';
 
 export interface RecordedStart {
   /** The target's flow record as the commit starts from (put back first if an undo restored it). */
@@ -16,6 +17,8 @@ export interface RecordedStart {
   hadTies: boolean;
   /** The target's tables as the commit reads them, and the names it writes them by. */
   names: StoreNames;
+  /** How long the commit waited for another commit's lock (ms): not part of its duration. */
+  waited: number;
 }
 
 /**
@@ -26,12 +29,12 @@ export interface RecordedStart {
  */
 export async function beginRecordedCommit(driver: Driver, flow: Flow, names: StoreNames, progress: Progress, notApplied: string): Promise<RecordedStart> {
   const executor = executorFor(driver.dialect);
-  await driver.lockTarget(flow.target, progress, lockRecords(driver.dialect, names, true));
+  const waited = await lockTargetWaited(driver, flow.target, progress, lockRecords(driver.dialect, names, true));
   const looked = executor.look(driver, names);
   const stored = await readTargetRecords(driver, names);
   if (!stored.record)
     throw new ScdError('NOT_APPLIED', `target "${flow.target}" does not exist in ${driver.location} yet`, { file: flow.origin, fix: notApplied });
   const begun = await executor.begin(driver, names, stored.version, true, looked);
   const record = begun.undone.includes(names.flows) ? (await readFlowRecord(driver, names))! : stored.record;
-  return { record, version: stored.version, hadTies: stored.hadTies, names: await executor.pinReads(driver, names, begun.latest) };
+  return { record, version: stored.version, hadTies: stored.hadTies, names: await executor.pinReads(driver, names, begun.latest), waited };
 }

@@ -184,7 +184,7 @@ export async function compact(driver: Driver, flow: Flow, given: string, progres
     await writeFlowRecord(driver, names, { ...record, compactedBefore: before }, at);
     const result: CompactResult = {
       ...emptyCommit(version, 'compact', at, [`before ${before}`]),
-      durationMs: Date.now() - started,
+      durationMs: Date.now() - started - begun.waited,
       eventsFolded: folded,
       eventsWritten: foldsInLog,
     };

@@ -116,7 +116,7 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
     const result: CommitResult = {
       ...emptyCommit(version, 'rebuild', at),
       ...counts,
-      durationMs: Date.now() - started,
+      durationMs: Date.now() - started - begun.waited,
     };
     await recordCommit(driver, names, result);
     return result;

@@ -6,7 +6,7 @@
  * apply of the landing folder applies nothing (its files are recorded in the Delta tables).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cpSync, writeFileSync } from 'node:fs';
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { tempDir } from '../helpers.js';
 import { freshSchema, sparkEngine } from '../engines.js';
@@ -79,6 +79,34 @@ describe.skipIf(!sparkEngine)('bin/scd on Spark + Delta (SCD_TEST_SPARK_URL)', {
     const asOf = await ok(['export', sparkFlow, '--version', '2', '--format', 'ndjson'], work.dir, onSpark);
     expect(parseNdjson(asOf.stdout).some((r) => r.city === 'Mysuru')).toBe(false);
     expect(asOf.stdout).toBe((await ok(['export', duckFlow, '--version', '2', '--format', 'ndjson'], work.dir)).stdout);
+  });
+
+  it('show --key, as-of and quarantine print what DuckDB prints', async () => {
+    for (const args of [
+      ['show', '--key', 'customer_id=501', '--format', 'ndjson'],
+      ['as-of', '2024-09-01', '--format', 'ndjson'],
+      ['as-of', '2025-07-01', '--format', 'table'],
+      ['quarantine', '--format', 'ndjson'],
+    ]) {
+      const [command, ...rest] = args;
+      const spark = await ok([command!, sparkFlow, ...rest], work.dir, onSpark);
+      expect(spark.stdout, args.join(' ')).toBe((await ok([command!, duckFlow, ...rest], work.dir)).stdout);
+      if (command !== 'quarantine') expect(spark.stdout.length).toBeGreaterThan(0);
+    }
+  });
+
+  it('export --out writes NDJSON, CSV and table files as DuckDB does; Parquet, which Spark would write on its own disks, is refused in one line', async () => {
+    for (const file of ['out.ndjson', 'out.csv', 'out.txt']) {
+      await ok(['export', sparkFlow, '--out', path.join(work.dir, `spark-${file}`)], work.dir, onSpark);
+      await ok(['export', duckFlow, '--out', path.join(work.dir, `duck-${file}`)], work.dir);
+      const written = readFileSync(path.join(work.dir, `spark-${file}`), 'utf8');
+      expect(written).toContain('Mysuru');
+      expect(written).toBe(readFileSync(path.join(work.dir, `duck-${file}`), 'utf8'));
+    }
+    const parquet = await scd(['export', sparkFlow, '--out', path.join(work.dir, 'out.parquet')], work.dir, onSpark);
+    expect(parquet.code).not.toBe(0);
+    expect(parquet.stderr.trim().split('\n')).toHaveLength(1);
+    expect(parquet.stderr).toMatch(/Parquet/i);
   });
 
   it('changes reads the Delta change feed: the rows DuckDB gives, timestamps aside', async () => {

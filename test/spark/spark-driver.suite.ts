@@ -83,24 +83,29 @@ describe("Spark's intermittent plan validation failure (unit: always run)", () =
 });
 
 describe("a Spark target's lease (unit: always run)", () => {
-  it('a commit that finds the lease held says so once, with when the lease runs out, and asks again until it is free', async () => {
+  /** A fake server's statements: a query goes where a command does. */
+  const withQuery = (db: { execute: (sql: string) => Promise<Array<Record<string, unknown>>> }) => ({ ...db, query: (sql: string) => db.execute(sql) });
+  it('a commit that finds the lease held says so once, with whose lease it is and until when, and asks again until it is free', async () => {
     const sent: string[] = [];
     let merges = 0;
     const lease = new SparkLease(
-      {
+      withQuery({
         execute: async (sql) => {
           sent.push(sql.split(/\s/)[0]!);
           if (sql.startsWith('MERGE')) return [{ num_affected_rows: ++merges < 3 ? 0 : 1 }];
-          if (sql.startsWith('SELECT')) return [{ at: '2026-12-03 19:30:00.123456' }];
+          if (sql.startsWith('SELECT')) return [{ holder: 'h1', host: 'elsewhere', pid: 4242, pid_space: 'pid:[1]', command: 'scd apply flow.yaml', expires: '2026-12-03 19:30:00.123456' }];
           return [];
         },
-      },
+      }),
       'sc://spark/db',
     );
     const said: string[] = [];
     await lease.acquire('dim', false, (m) => said.push(m));
-    expect(said).toEqual(['waiting for target "dim" in sc://spark/db: another scdkit commit is changing it (at the latest until 2026-12-03 19:30:00 UTC, when its lease runs out if its holder stopped)']);
-    expect(sent).toEqual(['MERGE', 'SELECT', 'MERGE', 'MERGE']);
+    await lease.release();
+    expect(said).toEqual([
+      'waiting for target "dim" in sc://spark/db: another scdkit commit is changing it (held by pid 4242 on host elsewhere, command: scd apply flow.yaml; its lease holds until 2026-12-03 19:30:00 UTC unless renewed; a holder renews it every 15 s while it works)',
+    ]);
+    expect(sent).toEqual(['MERGE', 'SELECT', 'MERGE', 'SELECT', 'MERGE', 'DELETE']);
   });
 
   /**
@@ -111,11 +116,12 @@ describe("a Spark target's lease (unit: always run)", () => {
     const sent: string[] = [];
     let state = table;
     const lease = new SparkLease(
-      {
+      withQuery({
         execute: async (sql) => {
           sent.push(sql);
           if (sql.startsWith('CREATE TABLE IF NOT EXISTS _scd_locks') && state === 'missing') state = 'current';
-          if (sql.startsWith('ALTER TABLE _scd_locks ADD COLUMNS (ends_at_commit INT)') && state === 'without-ends') state = 'current';
+          if (sql.startsWith('ALTER TABLE _scd_locks ADD COLUMNS (ends_at_commit INT, host STRING, pid INT, pid_space STRING, command STRING)') && state === 'without-ends') state = 'current';
+          if (sql.startsWith('DESCRIBE')) return ['target', 'holder', 'expires_at'].map((col_name) => ({ col_name, data_type: 'string' }));
           if (sql.startsWith('MERGE') && state === 'missing') {
             throw new Error('query failed: [TABLE_OR_VIEW_NOT_FOUND] The table or view `_scd_locks` cannot be found. Verify the spelling and correctness of the schema and catalog.');
           }
@@ -125,7 +131,7 @@ describe("a Spark target's lease (unit: always run)", () => {
           if (sql.startsWith('MERGE')) return [{ num_affected_rows: 1 }];
           return [];
         },
-      },
+      }),
       'sc://spark/db',
     );
     return { lease, sent };
@@ -156,13 +162,14 @@ describe("a Spark target's lease (unit: always run)", () => {
     expect(watermark.sent.at(-1)).toMatch(/^DELETE FROM _scd_locks/);
   });
 
-  it('a lease table made before leases ended with a record gets the column when its MERGE fails for it, once', async () => {
+  it('a lease table made by an older scdkit gets the columns it lacks when its MERGE fails for one, once', async () => {
     const { lease, sent } = recordingLease('without-ends');
     await lease.acquire('dim', true);
     await lease.end(false);
     await lease.acquire('dim', true);
-    expect(sent.map((s) => s.split(/\s/)[0])).toEqual(['MERGE', 'ALTER', 'MERGE', 'DELETE', 'MERGE']);
-    expect(sent.filter((s) => s.startsWith('ALTER'))).toEqual(['ALTER TABLE _scd_locks ADD COLUMNS (ends_at_commit INT)']);
+    await lease.release();
+    expect(sent.map((s) => s.split(/\s/)[0])).toEqual(['MERGE', 'DESCRIBE', 'ALTER', 'MERGE', 'DELETE', 'MERGE', 'DELETE']);
+    expect(sent.filter((s) => s.startsWith('ALTER'))).toEqual(['ALTER TABLE _scd_locks ADD COLUMNS (ends_at_commit INT, host STRING, pid INT, pid_space STRING, command STRING)']);
   });
 
   it('a database with the lease table: the lease is one MERGE, no statement to make or describe the table', async () => {
@@ -175,29 +182,31 @@ describe("a Spark target's lease (unit: always run)", () => {
     const { lease, sent } = recordingLease('missing');
     await lease.acquire('dim', true, undefined, records);
     expect(sent.map((s) => s.split(/\s/)[0])).toEqual(['MERGE', 'CREATE', 'MERGE']);
-    expect(sent[1]).toBe('CREATE TABLE IF NOT EXISTS _scd_locks (target STRING NOT NULL, holder STRING NOT NULL, expires_at TIMESTAMP NOT NULL, ends_at_commit INT) USING delta');
+    expect(sent[1]).toBe(
+      'CREATE TABLE IF NOT EXISTS _scd_locks (target STRING NOT NULL, holder STRING NOT NULL, expires_at TIMESTAMP NOT NULL, ends_at_commit INT, host STRING, pid INT, pid_space STRING, command STRING) USING delta',
+    );
   });
 
   it("another missing table (the commit log the MERGE reads), or the table still missing after it was made, is the MERGE's own error", async () => {
     const commitsMissing = new SparkLease(
-      {
+      withQuery({
         execute: async (sql) => {
           if (sql.startsWith('MERGE')) throw new Error('query failed: [TABLE_OR_VIEW_NOT_FOUND] The table or view `_scd_commits` cannot be found. Verify the spelling and correctness of the schema and catalog.');
           return [];
         },
-      },
+      }),
       'sc://spark/db',
     );
     await expect(commitsMissing.acquire('dim', true, undefined, records)).rejects.toThrow(/`_scd_commits` cannot be found/);
     const sent: string[] = [];
     const neverMade = new SparkLease(
-      {
+      withQuery({
         execute: async (sql) => {
           sent.push(sql.split(/\s/)[0]!);
           if (sql.startsWith('MERGE')) throw new Error('query failed: [TABLE_OR_VIEW_NOT_FOUND] The table or view `_scd_locks` cannot be found.');
           return [];
         },
-      },
+      }),
       'sc://spark/db',
     );
     await expect(neverMade.acquire('dim', true)).rejects.toThrow(/`_scd_locks` cannot be found/);
@@ -208,7 +217,7 @@ describe("a Spark target's lease (unit: always run)", () => {
     const sent: string[] = [];
     let made = false;
     const lease = new SparkLease(
-      {
+      withQuery({
         execute: async (sql) => {
           sent.push(sql.split(/\s/)[0]!);
           if (sql.startsWith('CREATE')) {
@@ -218,7 +227,7 @@ describe("a Spark target's lease (unit: always run)", () => {
           if (sql.startsWith('MERGE') && !made) throw new Error('query failed: [TABLE_OR_VIEW_NOT_FOUND] The table or view `_scd_locks` cannot be found.');
           return [{ num_affected_rows: 1 }];
         },
-      },
+      }),
       'sc://spark/db',
     );
     await lease.acquire('dim', true);
@@ -324,7 +333,7 @@ describe.skipIf(!url)('Spark driver on a live server (SCD_TEST_SPARK_URL; skippe
   it("a lease whose holder died is taken over once it expires, and only then", async () => {
     // The lease table exists once a lease was taken (whichever test runs first).
     await a.transaction(async () => a.lockTarget('first'));
-    await a.run(`INSERT INTO ${LOCKS_TABLE} VALUES ('gone', 'dead-holder', current_timestamp() + INTERVAL 1 HOURS, NULL)`);
+    await a.run(`INSERT INTO ${LOCKS_TABLE} (target, holder, expires_at) VALUES ('gone', 'dead-holder', current_timestamp() + INTERVAL 1 HOURS)`);
     await expect(b.transaction(async () => b.lockTarget('gone'))).rejects.toThrow(/being changed by another scdkit commit/);
     await a.run(`UPDATE ${LOCKS_TABLE} SET expires_at = current_timestamp() - INTERVAL 1 MINUTES WHERE target = 'gone'`);
     await b.transaction(async () => b.lockTarget('gone'));

@@ -34,8 +34,9 @@ const q = sparkDialect.quote;
  * - No multi-statement transaction: `transaction` runs its work as it comes; each write is a
  *   Delta commit of its own, the target's one MERGE among them, and the commit record last
  *   (plan/apply.ts recovers an interrupted commit from that order, store/recovery.ts).
- * - No advisory lock: a lease row in a Delta table (spark-lock.ts), ended by the commit's record or
- *   given back when the work ends.
+ * - No advisory lock: a lease row in a Delta table (spark-lock.ts), renewed while the commit works,
+ *   ended by the commit's record or given back when the work ends; a write after the lease may have
+ *   run out is refused.
  * - Scratch: cached temporary views of the session (Dialect.scratch), uncached after each commit.
  * - Parameters are bound as literals by the driver (spark-params.ts).
  */
@@ -73,7 +74,7 @@ export class SparkDriver implements Driver {
   ) {
     this.location = `${client.location}/${schema}`;
     this.schemaName = sparkSchemaName(schema);
-    this.lease = new SparkLease({ execute: (sql) => this.client.execute(sql) }, this.location);
+    this.lease = new SparkLease({ execute: (sql) => this.client.execute(sql), query: (sql) => this.client.query(sql) }, this.location);
   }
 
   /** Connect to a Spark Connect server (`sc://host:port/;token=…`), use (and create) the schema. */
@@ -111,6 +112,8 @@ export class SparkDriver implements Driver {
    */
   async run(sql: string, params: unknown[] = []): Promise<void> {
     if (this.releasing) await this.released();
+    // A commit writes only while its target's lease holds for sure (spark-lock.ts).
+    this.lease.check();
     const text = bindParams(sql, params);
     const made = viewMadeBy(sql);
     if (made) {
@@ -328,6 +331,7 @@ export class SparkDriver implements Driver {
 
   /** Delta's RESTORE: a new version of the table with the files of `version`. */
   async restoreTable(table: string, version: number): Promise<void> {
+    this.lease.check();
     await this.flush();
     await this.client.execute(`RESTORE TABLE ${q(table)} TO VERSION AS OF ${version}`);
   }
@@ -455,9 +459,13 @@ export class SparkDriver implements Driver {
     return /No space left on device/i.test(String((error as Error)?.message ?? error)) ? 'free space on the Spark server\'s local disks (spark.local.dir) or its warehouse' : undefined;
   }
 
+  /**
+   * Only Parquet output reaches here (writeRows streams NDJSON, CSV and table output through scd),
+   * and Spark would write it on the server's disks, not where scd runs: refused.
+   */
   async copyToFile(): Promise<void> {
-    throw new ScdError('USAGE', 'writing a file from a Spark target is not supported yet', {
-      fix: 'print to stdout (leave out --out) and redirect it, or read the Delta table with Spark',
+    throw new ScdError('USAGE', 'Parquet output is not written from a Spark target (Spark would write the file on the server, not here)', {
+      fix: 'write NDJSON or CSV instead (--out rows.ndjson or --out rows.csv), or read the Delta table with Spark',
     });
   }
 
