@@ -23,8 +23,9 @@ describe.each(engines)('a commit reports its steps ($name)', (engine) => {
     const driver = await engine.open();
     try {
       const told: string[] = [];
-      const result = await applyRows(driver, flow, rows, (m) => told.push(m));
-      expect(told).toEqual(['reading (rows)', 'mapping 3 records to events', `recomputing the history of ${result.keysAffected} keys`, 'recording commit 1']);
+      await applyRows(driver, flow, rows, (m) => told.push(m));
+      // Two keys had events (9007199254740993 and 2): both are recomputed.
+      expect(told).toEqual(['reading (rows)', 'mapping 3 records to events', 'recomputing the history of 2 keys', 'recording commit 1']);
     } finally {
       await driver.close();
     }
