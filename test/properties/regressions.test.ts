@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { applyBatches } from '../helpers.js';
-import { applyFiles, applyRows, compact, defineFlow, readTargetWith, rebuild, resolveInputs, targetQuery, writeRows, type Driver, type Flow } from '../../src/index.js';
+import { applyFiles, applyRows, compact, defineFlow, readTargetWith, rebuild, resolveInputs, sharedDriver, startServer, targetQuery, writeRows, type Driver, type Flow } from '../../src/index.js';
 import { JsonNumber, parseJsonExact } from './wide-values.js';
 import { engines } from '../engines.js';
 import { storeNames } from '../../src/store/names.js';
@@ -100,6 +100,39 @@ for (const engine of engines) {
         await driver.close();
         rmSync(dir, { recursive: true, force: true });
       }
+    });
+
+    // The web pages show what is stored (found by the web-pages property): a key page of a key
+    // beyond 2^53 shows the key and its values as stored (it showed 9007199254740992), and a key
+    // with an empty-string part is a key like any other.
+    async function keyPageOf(engine: (typeof engines)[number], line: string, keys: string[], query: string): Promise<{ status: number; body: string }> {
+      const dir = mkdtempSync(path.join(tmpdir(), 'scdkit-regression-'));
+      const file = path.join(dir, 'changes.ndjson');
+      writeFileSync(file, `${line}\n`);
+      const flow = defineFlow({ target: 't', keys, sequenceBy: 'seq' });
+      const driver = await engine.open();
+      const server = await startServer({ flow, source: sharedDriver(driver, true), port: 0, log: () => {} });
+      try {
+        await applyFiles(driver, flow, resolveInputs([file]));
+        const res = await fetch(new URL(`/key?${query}`, server.url));
+        return { status: res.status, body: await res.text() };
+      } finally {
+        await server.close();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }
+
+    it('web key page: a key and values beyond 2^53 are shown exactly', async () => {
+      const { status, body } = await keyPageOf(engine, '{"id":9007199254740993,"seq":1,"a":9007199254740995}', ['id'], 'id=9007199254740993');
+      expect(status).toBe(200);
+      expect(body).toContain('>9007199254740993<');
+      expect(body).toContain('>9007199254740995<');
+    });
+
+    it('web key page: a key with an empty-string part has its history page', async () => {
+      const { status, body } = await keyPageOf(engine, '{"id":1,"reg":"","seq":1,"a":"kept"}', ['id', 'reg'], 'id=1&reg=');
+      expect(status).toBe(200);
+      expect(body).toContain('>kept<');
     });
 
     // The library's rows are JS values: a BigInt (a key or value beyond 2^53) is stored exactly,
