@@ -24,7 +24,7 @@
 import fc from 'fast-check';
 import type { FlowInput } from '../../src/index.js';
 import { ALL_COLUMNS, scenarioArb, type Scenario, type ScenarioOptions } from './arbitraries.js';
-import type { ModelSpec, Rec, Val } from './model.js';
+import { toEvent, type ModelSpec, type Rec, type Val } from './model.js';
 
 export type Kind = 'int' | 'bigint' | 'decimal' | 'double' | 'ascii' | 'unicode' | 'zoned' | 'naive' | 'date';
 
@@ -188,6 +188,8 @@ export interface WideRecord {
   line: string;
   /** The record as a library user's row. */
   row: Record<string, unknown>;
+  /** The order its keys are written in. */
+  order: string[];
 }
 
 export interface WideScenario {
@@ -204,6 +206,8 @@ const wideArb = fc.record({
   styles: fc.array(fc.nat(1000), { minLength: 8, maxLength: 8 }),
   /** [record, high]: that record's `a`, where null, becomes 1e999 (or -1e999). */
   unfit: fc.array(fc.tuple(fc.nat(60), fc.boolean()), { maxLength: 2 }),
+  /** Records write their keys rotated by `rotate` places per record (0: all in source order, as most exports do). */
+  rotate: fc.oneof({ arbitrary: fc.constant(0), weight: 2 }, { arbitrary: fc.nat(7), weight: 1 }),
 });
 
 export function wideScenarioArb(opts: ScenarioOptions): fc.Arbitrary<WideScenario> {
@@ -214,7 +218,7 @@ export function wideScenarioArb(opts: ScenarioOptions): fc.Arbitrary<WideScenari
   });
 }
 
-function widen(sc: Scenario, w: { kindPicks: number[]; styles: number[]; unfit: Array<[number, boolean]> }): WideScenario {
+function widen(sc: Scenario, w: { kindPicks: number[]; styles: number[]; unfit: Array<[number, boolean]>; rotate: number }): WideScenario {
   const kinds: Record<string, Kind> = {};
   ALL_COLUMNS.forEach((c, i) => {
     const options = KINDS_OF[c]!;
@@ -234,17 +238,23 @@ function widen(sc: Scenario, w: { kindPicks: number[]; styles: number[]; unfit: 
     for (const c of sc.spec.sourceColumns) canon[c] = r[c] === null || r[c] === undefined ? null : maps[c]!(r[c]!);
     const u = unfitAt.get(sc.records.indexOf(r));
     if (u !== undefined && canon.a === null) canon.a = u ? UNFIT_HIGH : UNFIT_LOW;
-    const style = (c: string, j: number) => w.styles[j % w.styles.length]! + i * 7 + j;
-    const line = `{${sc.spec.sourceColumns.map((c, j) => `${JSON.stringify(c)}:${jsonText(kinds[c]!, canon[c]!, style(c, j))}`).join(',')}}`;
-    const row = Object.fromEntries(sc.spec.sourceColumns.map((c, j) => [c, rowValue(kinds[c]!, canon[c]!, style(c, j))]));
-    const wide = { canon, line, row };
+    const style = (j: number) => w.styles[j % w.styles.length]! + i * 7 + j;
+    const columns = sc.spec.sourceColumns;
+    const k = (w.rotate * i) % columns.length;
+    const order = [...columns.slice(k), ...columns.slice(0, k)];
+    const line = `{${order.map((c, j) => `${JSON.stringify(c)}:${jsonText(kinds[c]!, canon[c]!, style(j))}`).join(',')}}`;
+    const row = Object.fromEntries(order.map((c, j) => [c, rowValue(kinds[c]!, canon[c]!, style(j))]));
+    const wide = { canon, line, row, order };
     done.set(r, wide);
     return wide;
   };
   const records = sc.records.map(wideOf);
   const batches = sc.batches.map((b) => b.map(wideOf));
   const flow: FlowInput = { ...sc.flow, ...(kinds.a === 'decimal' ? { columnTypes: { a: DECIMAL_TYPE } } : {}) };
-  const spec: ModelSpec = { ...sc.spec, fits: (r) => !unfit(r.a ?? null) };
+  const fits = (r: Rec) => !unfit(r.a ?? null);
+  // A new target's columns (which order ties) are those of the first record its first commit applies, as written.
+  const first = batches[0]?.find((r) => toEvent({ ...sc.spec, fits }, r.canon));
+  const spec: ModelSpec = { ...sc.spec, sourceColumns: first ? first.order : sc.spec.sourceColumns, fits };
   const all: Record<string, Kind> = { ...kinds };
   for (const [of, as] of Object.entries(sc.spec.previousValues ?? {})) all[as] = kinds[of]!;
   all.__START_AT = kinds.seq!;
