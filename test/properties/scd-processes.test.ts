@@ -20,6 +20,7 @@ import { fcParams, KINDS, PROPERTY_TIMEOUT_MS } from './arbitraries.js';
 import { Model } from './model.js';
 import { canonRow, describeWide, parseJsonExact, sortedRows, wideScenarioArb, type WideScenario } from './wide-values.js';
 
+/** Cases per engine (FC_RUNS scales them): a process per command, and a PGlite folder takes seconds to open in each. */
 const RUNS = 2;
 
 const databases: Array<{ name: string; where: (dir: string) => { database: string; schema?: string } }> = [
@@ -95,7 +96,7 @@ for (const db of databases.filter((d) => !only || only.includes(d.name))) {
               for (const w of wheres) if (w.schema) await (await PostgresDriver.connect(w.database, { schema: w.schema, dropSchemaOnClose: true })).close();
             }
           }),
-          fcParams<[WideScenario]>(RUNS, db.name),
+          fcParams<[WideScenario]>(db.name === 'pglite' ? RUNS / 2 : RUNS, 'duckdb', 1),
         );
       },
       PROPERTY_TIMEOUT_MS,

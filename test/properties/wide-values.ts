@@ -43,7 +43,6 @@ const KINDS_OF: Record<string, Kind[]> = {
 /** A decimal column is declared (an inferred column of fractions is a double: TYPES.md). */
 export const DECIMAL_TYPE = 'decimal(20,1)';
 
-const HOUR = 3_600_000;
 const BASE_MS = Date.UTC(2025, 4, 1, 9, 0, 0);
 
 /** The canonical form of each kind's values, per column, indexed by the column's domain value. */
@@ -124,7 +123,7 @@ function zonedText(canon: string, style: number): string {
   return `${whole}${sign}${hh}${style % 2 ? ':' : ''}${mm}`;
 }
 
-/** A value as a JSON text of a change file, in a style. `undefined`: the canonical value is itself JSON. */
+/** A value as a JSON text of a change file, in one of its kind's styles. */
 function jsonText(kind: Kind, canon: Val, style: number): string {
   if (canon === null) return 'null';
   if (canon === UNFIT_HIGH || canon === UNFIT_LOW) return (canon === UNFIT_LOW ? '-' : '') + (style % 2 ? '1e999' : '1E+999');
