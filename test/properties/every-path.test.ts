@@ -13,7 +13,9 @@
  * After its last commit each path's target is rebuilt from its log (`rebuild`). Every commit's
  * counts, the target before the rebuild and after it (read back exactly, as NDJSON) and its
  * column order (the first applied record's, as written; records may write their keys in any
- * order) must be the model's. All failing paths are reported together.
+ * order) must be the model's. On `--input`, the target as of each commit (time travel, from the
+ * change feed) is the model's after that commit, and the first batch applied again after the
+ * rebuild changes nothing. All failing paths are reported together.
  *
  * FC_RUNS scales the number of cases (arbitraries.ts fcParams).
  */
@@ -30,6 +32,7 @@ import {
   rebuild,
   resolveInputs,
   targetQuery,
+  versionQuery,
   writeRows,
   type ApplyResult,
   type Driver,
@@ -49,15 +52,19 @@ interface PathRun {
   /** The target after the last commit, and after the rebuild: canonical rows in the engine's column order. */
   before: Array<Record<string, unknown>>;
   after: Array<Record<string, unknown>>;
+  /** `--input` only: the target as of each commit (time travel, from the change feed), read before the rebuild. */
+  asOf?: Array<Array<Record<string, unknown>>>;
+  /** `--input` only: the first batch applied again after the rebuild — its counts and the target then. */
+  replay?: { counts: Counts & { rowsInserted: number; rowsUpdated: number; rowsDeleted: number }; rows: Array<Record<string, unknown>> };
 }
 
 const fileOf = (batch: WideRecord[]) => batch.map((r) => r.line).join('\n') + '\n';
 const countsOf = (r: ApplyResult): Counts => ({ rowsRead: r.rowsRead, eventsApplied: r.eventsApplied, duplicates: r.duplicates, quarantined: r.quarantined, ties: r.ties });
 
 /** The target as the engine stores it, read back exactly (NDJSON, numbers as written) into canonical rows. */
-async function readExact(driver: Driver, flow: Flow, sc: WideScenario, dir: string): Promise<Array<Record<string, unknown>>> {
+async function readExact(driver: Driver, flow: Flow, sc: WideScenario, dir: string, version?: number): Promise<Array<Record<string, unknown>>> {
   const out = path.join(dir, `read-${Math.random().toString(36).slice(2)}.ndjson`);
-  await writeRows(driver, await targetQuery(driver, flow), { format: 'ndjson', out });
+  await writeRows(driver, version === undefined ? await targetQuery(driver, flow) : await versionQuery(driver, flow, version), { format: 'ndjson', out });
   return readNdjson(out, sc);
 }
 
@@ -75,15 +82,21 @@ async function onEngine(
   dir: string,
   commit: (driver: Driver, flow: Flow) => Promise<ApplyResult[]>,
   source?: string,
+  history?: { replay: (driver: Driver, flow: Flow) => Promise<ApplyResult> },
 ): Promise<PathRun> {
   const flow = defineFlow({ ...sc.flow, ...(source ? { source: { path: source } } : {}) });
   const driver = await engine.open();
   try {
     const results = await commit(driver, flow);
     const before = await readExact(driver, flow, sc, dir);
+    const asOf: PathRun['asOf'] = history ? [] : undefined;
+    for (let v = 1; asOf && v <= results.length; v++) asOf.push(await readExact(driver, flow, sc, dir, v));
     await rebuild(driver, flow);
     const after = await readExact(driver, flow, sc, dir);
-    return { counts: results.map(countsOf), before, after };
+    if (!history) return { counts: results.map(countsOf), before, after };
+    const r = await history.replay(driver, flow);
+    const replay = { counts: { ...countsOf(r), rowsInserted: r.rowsInserted, rowsUpdated: r.rowsUpdated, rowsDeleted: r.rowsDeleted }, rows: await readExact(driver, flow, sc, dir) };
+    return { counts: results.map(countsOf), before, after, asOf, replay };
   } finally {
     await driver.close();
   }
@@ -102,7 +115,7 @@ function pathsOf(engine: TestEngine): Paths {
           results.push(await applyFiles(driver, flow, resolveInputs([file])));
         }
         return results;
-      }),
+      }, undefined, { replay: (driver, flow) => applyFiles(driver, flow, resolveInputs([path.join(dir, 'input-0.ndjson')])) }),
     landing: (sc, dir) => {
       const land = path.join(dir, 'land');
       mkdirSync(land);
@@ -156,7 +169,12 @@ async function cliEach(sc: WideScenario, dir: string): Promise<PathRun> {
 }
 
 /** What is wrong with one path's run, against the model (empty: nothing). */
-function problemsOf(name: string, run: PathRun, want: { counts: Counts[]; rows: Array<Record<string, unknown>>; columns: string[] }, shown: (cols: string[]) => string[]): string[] {
+function problemsOf(
+  name: string,
+  run: PathRun,
+  want: { counts: Counts[]; rows: Array<Record<string, unknown>>; columns: string[]; asOf: Array<Array<Record<string, unknown>>> },
+  shown: (cols: string[]) => string[],
+): string[] {
   const problems: string[] = [];
   const show = (x: unknown) => JSON.stringify(x);
   run.counts.forEach((c, i) => {
@@ -170,6 +188,16 @@ function problemsOf(name: string, run: PathRun, want: { counts: Counts[]; rows: 
       problems.push(`${name}: the target ${when} is not the model's:\n    got      ${got.map(show).join('\n             ')}\n    expected ${expected.map(show).join('\n             ')}`);
     if (rows[0] && show(shown(Object.keys(rows[0]))) !== show(shown(want.columns)))
       problems.push(`${name}: the target's columns ${when} are ${show(Object.keys(rows[0]))}, not ${show(want.columns)}`);
+  }
+  run.asOf?.forEach((rows, i) => {
+    const got = sortedRows(rows.map((r) => sortKeys(r)));
+    const as = sortedRows(want.asOf[i]!.map((r) => sortKeys(r)));
+    if (show(got) !== show(as)) problems.push(`${name}: the target as of commit ${i + 1} (time travel) is not the model's:\n    got      ${got.map(show).join('\n             ')}\n    expected ${as.map(show).join('\n             ')}`);
+  });
+  if (run.replay) {
+    const { eventsApplied, rowsInserted, rowsUpdated, rowsDeleted } = run.replay.counts;
+    if (eventsApplied + rowsInserted + rowsUpdated + rowsDeleted !== 0) problems.push(`${name}: the first batch applied again changed something: ${show(run.replay.counts)}`);
+    if (show(sortedRows(run.replay.rows.map((r) => sortKeys(r)))) !== show(expected)) problems.push(`${name}: the first batch applied again changed the target`);
   }
   return problems;
 }
@@ -186,13 +214,18 @@ for (const engine of engines) {
           await fc.assert(
             fc.asyncProperty(wideScenarioArb(kind), async (sc) => {
               const model = new Model(sc.spec);
-              const counts = sc.batches.map((b) => model.apply(b.map((r) => r.canon)));
+              const asOf: Array<Array<Record<string, unknown>>> = [];
+              const counts = sc.batches.map((b) => {
+                const c = model.apply(b.map((r) => r.canon));
+                asOf.push(model.target().map((r) => JSON.parse(JSON.stringify(r)) as Record<string, unknown>));
+                return c;
+              });
               // The model's rows through JSON: what an NDJSON line of them reads back as.
               const rows = model.target().map((r) => JSON.parse(JSON.stringify(r)) as Record<string, unknown>);
               // The target's columns: the first applied record's, as written (where previous values go is not compared).
               const previous = Object.values(sc.spec.previousValues ?? {});
               const shown = (cols: string[]) => cols.filter((c) => !previous.includes(c));
-              const want = { counts, rows, columns: rows[0] ? Object.keys(rows[0]) : [] };
+              const want = { counts, rows, columns: rows[0] ? Object.keys(rows[0]) : [], asOf };
               const dir = mkdtempSync(path.join(tmpdir(), 'scdkit-paths-'));
               try {
                 const problems: string[] = [];
