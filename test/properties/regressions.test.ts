@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { applyBatches } from '../helpers.js';
-import { applyFiles, applyRows, compact, defineFlow, readTargetWith, rebuild, resolveInputs, sharedDriver, startServer, targetQuery, writeRows, type Driver, type Flow } from '../../src/index.js';
+import { applyFiles, applyRows, compact, defineFlow, openDriver, readTargetWith, rebuild, resolveInputs, sharedDriver, startServer, targetQuery, writeRows, type Driver, type Flow } from '../../src/index.js';
 import { JsonNumber, parseJsonExact } from './wide-values.js';
 import { engines } from '../engines.js';
 import { storeNames } from '../../src/store/names.js';
@@ -133,6 +133,37 @@ for (const engine of engines) {
       const { status, body } = await keyPageOf(engine, '{"id":1,"reg":"","seq":1,"a":"kept"}', ['id', 'reg'], 'id=1&reg=');
       expect(status).toBe(200);
       expect(body).toContain('>kept<');
+    });
+
+    // Parquet keeps an empty string apart from null (found by the output-formats property: on
+    // PostgreSQL the Parquet file held null for "").
+    it('Parquet keeps an empty string apart from null', async () => {
+      const flow = defineFlow({ target: 't', keys: 'id', sequenceBy: 'seq' });
+      const driver = await engine.open();
+      const dir = mkdtempSync(path.join(tmpdir(), 'scdkit-regression-'));
+      try {
+        await applyRows(driver, flow, [
+          { id: 1, seq: 1, b: '' },
+          { id: 2, seq: 1, b: null },
+          { id: 3, seq: 1, b: 'x' },
+        ]);
+        const out = path.join(dir, 'target.parquet');
+        await writeRows(driver, await targetQuery(driver, flow), { format: 'parquet', out });
+        const reader = await openDriver(':memory:');
+        try {
+          const rows = await reader.query(`SELECT CAST(id AS INTEGER) AS id, b FROM read_parquet('${out.replace(/'/g, "''")}') ORDER BY id`);
+          expect(rows).toEqual([
+            { id: 1, b: '' },
+            { id: 2, b: null },
+            { id: 3, b: 'x' },
+          ]);
+        } finally {
+          await reader.close();
+        }
+      } finally {
+        await driver.close();
+        rmSync(dir, { recursive: true, force: true });
+      }
     });
 
     // The library's rows are JS values: a BigInt (a key or value beyond 2^53) is stored exactly,
