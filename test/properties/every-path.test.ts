@@ -44,7 +44,7 @@ import { Model, type Counts } from './model.js';
 import { scdInProcess } from './scd-in-process.js';
 import { canonRow, describeWide, parseJsonExact, sortedRows, wideScenarioArb, type WideRecord, type WideScenario } from './wide-values.js';
 
-const RUNS = 4;
+const RUNS = 3;
 
 interface PathRun {
   /** Each commit's counts, in order. */
