@@ -3,7 +3,7 @@ import path from 'node:path';
 import { ScdError } from '../errors.js';
 import type { ColumnInfo, Driver } from '../dialects/driver.js';
 import { exactNumber, mayHoldInexactNumber } from '../files/json-number.js';
-import { members, NON_FINITE, quoteNonFinite, scanDocument, textOf } from '../sources/json-text.js';
+import { members, NON_FINITE, quoteNonFinite, scanDocument, textOf } from '../files/json-text.js';
 
 export type OutputFormat = 'ndjson' | 'csv' | 'parquet';
 

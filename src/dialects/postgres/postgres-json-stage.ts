@@ -7,6 +7,7 @@ import { FILE_COLUMN, LARGE_STAGE, LINE_COLUMN, RAW_COLUMN } from '../driver.js'
 import type { CopySource } from './postgres-client.js';
 import { postgresDialect as d, sqlString } from './postgres-dialect.js';
 import { copyLines, copyPlain } from './postgres-lines.js';
+import { exponentNumbersSql } from './postgres-exponent-numbers.js';
 
 const q = d.quote;
 
@@ -152,6 +153,9 @@ async function finish(host: StageHost, records: string, part: string, rejects: s
      FROM ${q(records)} WHERE reason IS NULL`,
     [label],
   );
+  // A numbered copy's raw text is the original record's (a Debezium envelope), not the staged one.
+  const exponents = numbered ? undefined : exponentNumbersSql(part, keys);
+  if (exponents) await host.run(exponents);
   if (read.rejected > 0) await host.run(`INSERT INTO ${q(rejects)} SELECT $1, line, reason, raw FROM ${q(records)} WHERE reason IS NOT NULL`, [label]);
   if (read.records >= LARGE_STAGE) await host.run(`DROP TABLE ${q(records)}`);
   const table: ColumnInfo[] = [
