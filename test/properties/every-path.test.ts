@@ -42,7 +42,7 @@ import { engines, type TestEngine } from '../engines.js';
 import { fcParams, KINDS, PROPERTY_TIMEOUT_MS } from './arbitraries.js';
 import { Model, type Counts } from './model.js';
 import { scdInProcess } from './scd-in-process.js';
-import { canonRow, describeWide, parseJsonExact, sortedRows, wideScenarioArb, type WideRecord, type WideScenario } from './wide-values.js';
+import { canonOn, canonRow, describeWide, parseJsonExact, sortedRows, wideScenarioArb, type WideRecord, type WideScenario } from './wide-values.js';
 
 const RUNS = 3;
 
@@ -216,7 +216,7 @@ for (const engine of engines) {
               const model = new Model(sc.spec);
               const asOf: Array<Array<Record<string, unknown>>> = [];
               const counts = sc.batches.map((b) => {
-                const c = model.apply(b.map((r) => r.canon));
+                const c = model.apply(b.map((r) => canonOn(engine.name, sc, r)));
                 asOf.push(model.target().map((r) => JSON.parse(JSON.stringify(r)) as Record<string, unknown>));
                 return c;
               });

@@ -19,7 +19,7 @@ import { scd } from '../e2e/fixtures/cli.js';
 import { freshSchema } from '../engines.js';
 import { fcParams, KINDS, PROPERTY_TIMEOUT_MS } from './arbitraries.js';
 import { Model } from './model.js';
-import { canonRow, describeWide, parseJsonExact, sortedRows, wideScenarioArb, type WideScenario } from './wide-values.js';
+import { canonOn, canonRow, describeWide, parseJsonExact, sortedRows, wideScenarioArb, type WideScenario } from './wide-values.js';
 
 /** Cases per engine (FC_RUNS scales them): a process per command. */
 const RUNS = 2;
@@ -47,7 +47,7 @@ for (const db of databases.filter((d) => !only || only.includes(d.name))) {
         await fc.assert(
           fc.asyncProperty(wideScenarioArb(kind), async (sc) => {
             const model = new Model(sc.spec);
-            for (const b of sc.batches) model.apply(b.map((r) => r.canon));
+            for (const b of sc.batches) model.apply(b.map((r) => canonOn(db.name, sc, r)));
             const expected = sortedRows(
               model.target().map((r) => JSON.stringify(Object.fromEntries(Object.entries(JSON.parse(JSON.stringify(r)) as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1))))),
             );

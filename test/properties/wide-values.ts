@@ -398,3 +398,12 @@ export function sortedRows<T>(rows: T[]): T[] {
     return a < b ? -1 : a > b ? 1 : 0;
   });
 }
+
+/** Engines whose JSON staging has no negative zero (PostgreSQL's jsonb numeric): a JSON -0.0 is 0 there (decision 0170). */
+const NO_NEGATIVE_ZERO = new Set(['pglite', 'postgres']);
+
+/** A record's canonical values as the engine stores them: on PostgreSQL a double's -0.0 is 0 (decision 0170). */
+export function canonOn(engine: string, sc: WideScenario, rec: WideRecord): Rec {
+  if (!NO_NEGATIVE_ZERO.has(engine)) return rec.canon;
+  return Object.fromEntries(Object.entries(rec.canon).map(([c, v]) => [c, sc.kinds[c] === 'double' && v === '-0.0' ? '0' : v])) as Rec;
+}
