@@ -11,6 +11,7 @@ import { applyFiles, applyRows, compact, defineFlow, openDriver, readTargetWith,
 import { JsonNumber, parseJsonExact } from './wide-values.js';
 import { engines } from '../engines.js';
 import { storeNames } from '../../src/store/names.js';
+import { readRows, valueText } from '../../src/query/output.js';
 
 /** The target's rows as NDJSON writes them, every number kept as its text (JsonNumber). */
 async function storedExactly(driver: Driver, flow: Flow): Promise<Array<Record<string, unknown>>> {
@@ -72,12 +73,13 @@ for (const engine of engines) {
       expect(quarantine.map((q) => String(q.reason).replace(/ \(.*$/, ''))).toEqual(['value 1e999 does not fit column "x"', 'value -1e999 does not fit column "x"']);
     });
 
-    // TYPES.md: a number with an exponent is a double on every engine (PostgreSQL's jsonb wrote 2e3
-    // as the integer 2000, typing a column of 2e3 and 2^53 + 1 as a decimal, not a double).
-    it('a number with an exponent is a double, beside an integer beyond 2^53', async () => {
-      const { result, rows } = await applyLines(engine, ['{"id":1,"seq":1,"x":2e3}', '{"id":2,"seq":1,"x":1}']);
+    // TYPES.md: a number with an exponent is a fraction (a double's value) on every engine:
+    // PostgreSQL's jsonb wrote 2e3 as the integer 2000, so a column of 2e3 and 2^53 + 1 was a column
+    // of integers (decimal(38,0)) there and one of integers and fractions (decimal(20,1)) on DuckDB.
+    it('a number with an exponent is a fraction, beside an integer beyond 2^53', async () => {
+      const { result, rows } = await applyLines(engine, ['{"id":1,"seq":1,"x":2e3}', '{"id":2,"seq":1,"x":9007199254740993}']);
       expect(result.quarantined).toBe(0);
-      expect(rows.map((r) => (r.x as JsonNumber).raw)).toEqual(['2000.0', '1.0']);
+      expect(rows.map((r) => (r.x as JsonNumber).raw)).toEqual(['2000.0', '9007199254740993.0']);
     });
 
     // TYPES.md: numbers are never converted through a binary float on their way in. A declared
@@ -152,6 +154,27 @@ for (const engine of engines) {
       const { status, body } = await keyPageOf(engine, '{"id":1,"reg":"","seq":1,"a":"kept"}', ['id', 'reg'], 'id=1&reg=');
       expect(status).toBe(200);
       expect(body).toContain('>kept<');
+    });
+
+    // Every output shows what is stored: a tuple sequence's struct is shown as its JSON text, and a
+    // part beyond 2^53 in it is a number there, not a quoted string (found by the output-formats
+    // property: the table and CSV showed {"seq":"9007199254740995","lsn":0}).
+    it('CSV and the table show a struct part beyond 2^53 as a number', async () => {
+      const flow = defineFlow({ target: 't', keys: 'id', sequenceBy: ['seq', 'lsn'] });
+      const driver = await engine.open();
+      const dir = mkdtempSync(path.join(tmpdir(), 'scdkit-regression-'));
+      try {
+        await applyRows(driver, flow, [{ id: 1, seq: 9007199254740995n, lsn: 0, a: 'x' }]);
+        const query = await targetQuery(driver, flow);
+        const [row] = await readRows(driver, query);
+        expect(valueText(row!.__START_AT)).toBe('{"seq":9007199254740995,"lsn":0}');
+        const out = path.join(dir, 'target.csv');
+        await writeRows(driver, query, { format: 'csv', out });
+        expect(readFileSync(out, 'utf8')).toContain('"{""seq"":9007199254740995,""lsn"":0}"');
+      } finally {
+        await driver.close();
+        rmSync(dir, { recursive: true, force: true });
+      }
     });
 
     // Parquet keeps an empty string apart from null (found by the output-formats property: on

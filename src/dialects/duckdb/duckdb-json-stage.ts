@@ -5,7 +5,7 @@ import { sqlString } from '../dialect.js';
 import type { ColumnInfo, InputFile, Row } from '../driver.js';
 import { FILE_COLUMN, LARGE_STAGE, LINE_COLUMN, RAW_COLUMN } from '../driver.js';
 import { duckdbDialect } from './duckdb-dialect.js';
-import { LONG_NUMBER, restoreLongNumbers } from './duckdb-exact-numbers.js';
+import { lostNumbers, restoreLongNumbers } from './duckdb-exact-numbers.js';
 
 const q = duckdbDialect.quote;
 const REASON = '__scd_read_reason';
@@ -83,7 +83,8 @@ interface Staged {
   longNumbers: number;
 }
 
-const LONG_COUNT = `CAST(count(*) FILTER (WHERE ${REASON} IS NULL AND ${LONG_NUMBER(q(RAW_COLUMN))}) AS BIGINT) AS long`;
+/** The good records whose staged values lost a number's text (duckdb-exact-numbers.ts). */
+const longCount = (columns: string[]) => `CAST(count(*) FILTER (WHERE ${REASON} IS NULL AND ${lostNumbers(columns)}) AS BIGINT) AS long`;
 
 /** `from` gives (line, raw, reason); the part gets the good records' values, the rest is counted. */
 async function stageRecords(db: SqlRunner, from: string, label: string, part: string, numbered: boolean, params: unknown[] = []): Promise<Staged> {
@@ -109,7 +110,7 @@ async function stageRecords(db: SqlRunner, from: string, label: string, part: st
   const counts = (await db.query(
     `SELECT CAST(count(*) AS BIGINT) AS records, CAST(count(${REASON}) AS BIGINT) AS rejected,
        CAST(count(*) FILTER (WHERE ${REASON} = 'malformed JSON') AS BIGINT) AS malformed, coalesce(bool_or(${EXTRA}), false) AS extra,
-       ${LONG_COUNT} FROM ${q(part)}`,
+       ${longCount(columns)} FROM ${q(part)}`,
   ))[0]!;
   if (counts.extra) {
     // A key the sample did not see: the columns come from every record.
@@ -131,7 +132,7 @@ async function stageWithKeys(db: SqlRunner, checked: string, columns: string[], 
   );
   const counts = (await db.query(
     `SELECT CAST(count(*) AS BIGINT) AS records, CAST(count(${REASON}) AS BIGINT) AS rejected,
-       CAST(count(*) FILTER (WHERE ${REASON} = 'malformed JSON') AS BIGINT) AS malformed, ${LONG_COUNT} FROM ${q(part)}`,
+       CAST(count(*) FILTER (WHERE ${REASON} = 'malformed JSON') AS BIGINT) AS malformed, ${longCount(columns)} FROM ${q(part)}`,
   ))[0]!;
   return { columns, records: Number(counts.records), rejected: Number(counts.rejected), malformed: Number(counts.malformed), longNumbers: Number(counts.long) };
 }
