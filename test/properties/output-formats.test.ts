@@ -17,6 +17,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PostgresDriver } from '../../src/dialects/postgres/index.js';
 import { renderTable } from '../../src/cli/print.js';
+import { exactNumber } from '../../src/files/json-number.js';
+import { valueText } from '../../src/query/output.js';
 import { applyFiles, defineFlow, openDriver, readRows, resolveInputs, targetQuery, writeRows, type OutputFormat } from '../../src/index.js';
 import { engines, freshSchema, type TestEngine } from '../engines.js';
 import { fcParams, KINDS, PROPERTY_TIMEOUT_MS } from './arbitraries.js';
@@ -162,7 +164,8 @@ function ndjsonRows(text: string, sc: WideScenario): Array<Record<string, unknow
 
 /**
  * Every number NDJSON wrote, as written, that the table does not show: a column's number as a
- * whole cell; a part of a struct (a tuple sequence's start and end, which the table shows as its
+ * whole cell, as written or as QUERYING.md "Values as read" spells it for a person (JavaScript's
+ * spelling when it names the same value: `-0` for `-0.0`; decision 0172); a part of a struct (a tuple sequence's start and end, which the table shows as its
  * JSON text, as CSV does) as a member's value inside a cell.
  */
 function numbersNotShown(ndjson: string, table: string): string[] {
@@ -172,7 +175,7 @@ function numbersNotShown(ndjson: string, table: string): string[] {
   const inStruct = (raw: string) => cellList.some((c) => c.startsWith('{') && (c.includes(`:${raw},`) || c.includes(`:${raw}}`)));
   const visit = (v: unknown, nested: boolean) => {
     if (v instanceof JsonNumber) {
-      if (!(nested ? inStruct(v.raw) : cells.has(v.raw))) missing.push(v.raw);
+      if (!(nested ? inStruct(v.raw) : cells.has(v.raw) || cells.has(valueText(exactNumber(v.raw))))) missing.push(v.raw);
     } else if (v && typeof v === 'object') Object.values(v).forEach((x) => visit(x, true));
   };
   for (const l of ndjson.split('\n').filter((x) => x.trim())) Object.values(parseJsonExact(l) as Record<string, unknown>).forEach((v) => visit(v, false));

@@ -224,7 +224,8 @@ for (const engine of engines) {
 
     // The library's rows: -0 keeps its sign (JSON.stringify writes it "0"), and ±Infinity, which no
     // column can store, is quarantined as a value that does not fit, like 1e999 in a file — never
-    // stored as null (JSON.stringify writes it "null"): found by the every-path property.
+    // stored as null (JSON.stringify writes it "null"): found by the every-path property. NaN, no
+    // number JSON can write, is quarantined too (decision 0171).
     it('library rows: -0 keeps its sign; ±Infinity is quarantined, not stored as null', async () => {
       const flow = defineFlow({ target: 't', keys: 'id', sequenceBy: 'seq' });
       const driver = await engine.open();
@@ -234,8 +235,9 @@ for (const engine of engines) {
           { id: 2, seq: 1, x: 0.5 },
           { id: 3, seq: 1, x: Infinity },
           { id: 4, seq: 1, x: -Infinity },
+          { id: 5, seq: 1, x: NaN },
         ]);
-        expect(r.quarantined).toBe(2);
+        expect(r.quarantined).toBe(3);
         const rows = await storedExactly(driver, flow);
         expect(rows.map((x) => numberOf(x.id))).toEqual([1, 2]);
         expect(Object.is(numberOf(rows[0]!.x), NEGATIVE_ZERO), JSON.stringify(rows[0])).toBe(true);

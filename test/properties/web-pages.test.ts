@@ -2,9 +2,10 @@
  * The web pages show every stored value exactly — for the values change data really holds
  * (./wide-values.ts). A scenario is applied batch by batch; then `scd serve`'s app (startServer)
  * answers, for every key of the target, its key page, and for every commit its commit page. Each
- * page answers 200, and every number of every version of the key (as NDJSON writes it: 9007199254740993,
- * 9007199254740993.0, -0.0, 1e308) is a cell of the key page, and every text value (unicode, with
- * quotes and a newline) is on it, HTML-escaped.
+ * page answers 200, and every number of every version of the key is a cell of the key page, as
+ * QUERYING.md "Values as read" spells it for a person (JavaScript's spelling when it names the same
+ * value: -0, 1e+308; else NDJSON's exact text: 9007199254740993, 9007199254740993.0; decision
+ * 0172), and every text value (unicode, with quotes and a newline) is on it, HTML-escaped.
  */
 import fc from 'fast-check';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,6 +14,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { applyFiles, defineFlow, resolveInputs, sharedDriver, startServer, targetQuery, writeRows } from '../../src/index.js';
 import { engines } from '../engines.js';
+import { exactNumber } from '../../src/files/json-number.js';
+import { valueText } from '../../src/query/output.js';
 import { fcParams, KINDS, PROPERTY_TIMEOUT_MS } from './arbitraries.js';
 import { describeWide, JsonNumber, parseJsonExact, wideScenarioArb, type WideScenario } from './wide-values.js';
 
@@ -20,12 +23,15 @@ const RUNS = 3;
 
 const escapeHtml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
+/** A number as a person reads it (QUERYING.md "Values as read"), from its NDJSON text. */
+const shownNumber = (raw: string) => valueText(exactNumber(raw));
+
 /** What of a stored row a page must show: each number as written, each text HTML-escaped. */
 function shownValues(row: Record<string, unknown>): string[] {
   const out: string[] = [];
   for (const [c, v] of Object.entries(row)) {
     if (c === '__START_AT' || c === '__END_AT') continue; // a tuple sequence's struct is shown as JSON text
-    if (v instanceof JsonNumber) out.push(`>${v.raw}<`);
+    if (v instanceof JsonNumber) out.push(`>${shownNumber(v.raw)}<`);
     else if (typeof v === 'string' && v !== '') out.push(escapeHtml(v));
   }
   return out;
