@@ -3,6 +3,9 @@ import { postgresDialect as d, sqlString } from './postgres-dialect.js';
 
 const q = d.quote;
 
+/** Whether a raw text may hold a number with an exponent (or a string that looks like one). */
+export const EXPONENT_SHAPE = (raw: string) => `${raw} ~ '[0-9][eE][-+]?[0-9]'`;
+
 /**
  * jsonb holds a JSON number as a numeric and writes it without an exponent: `1e308` becomes a
  * 309-digit integer, `2e3` the integer `2000`. A number with an exponent is a double
@@ -23,5 +26,5 @@ export function exponentNumbersSql(part: string, keys: string[]): string | undef
     return `${q(k)} = CASE WHEN json_typeof(${member}) = 'number' AND ${text} ~ '[eE]' AND scale(CAST(${text} AS numeric)) = 0
       THEN to_jsonb(round(CAST(${text} AS numeric), 1)) ELSE ${q(k)} END`;
   });
-  return `UPDATE ${q(part)} SET ${sets.join(', ')} WHERE ${raw} ~ '[0-9][eE][-+]?[0-9]'`;
+  return `UPDATE ${q(part)} SET ${sets.join(', ')} WHERE ${EXPONENT_SHAPE(raw)}`;
 }
