@@ -90,13 +90,24 @@ export function typedStageSql(flow: Flow, model: ColumnModel, d: Dialect, staged
     casts.push(`${expr} AS ${cast}`);
     if (!exact)
       unfit.push(
-        `WHEN x.${q(c.name)} IS NOT NULL AND x.${cast} IS NULL THEN 'value ' || left(${d.toText(`x.${q(c.name)}`)}, 80) || ' does not fit column ${text(c.name)} (${text(c.type)})'`,
+        `WHEN x.${q(c.name)} IS NOT NULL AND x.${cast} IS NULL THEN 'value ' || ${shownValue(d, d.toText(`x.${q(c.name)}`))} || ' does not fit column ${text(c.name)} (${text(c.type)})'`,
       );
     return `x.${cast} AS ${q(c.name)}`;
   });
   const fit = unfit.length ? `CASE ${unfit.join(' ')} END` : `CAST(NULL AS ${d.types.text})`;
   return `SELECT ${[...typed, `x.${q(FILE_COLUMN)}`, `x.${q(LINE_COLUMN)}`].join(', ')}, ${fit} AS ${q(FIT)}
 FROM (SELECT s.*${casts.length ? ', ' + casts.join(', ') : ''} FROM ${q(TMP.stage)} s${d.computeOnce}) x`;
+}
+
+/**
+ * A misfit value as a quarantine reason names it: its text, cut to 80 characters. A power of ten
+ * longer than that (PostgreSQL's jsonb writes `1e999` as a 1,000-digit integer) is named as such:
+ * `1e999`, `-1e999`.
+ */
+function shownValue(d: Dialect, t: string): string {
+  const power = `${d.matches(t, '[+-]?10*([.]0*)?')} AND length(${t}) > 80`;
+  const exponent = `CAST(length(split_part(ltrim(${t}, '+-'), '.', 1)) - 1 AS ${d.types.text})`;
+  return `CASE WHEN ${power} THEN CASE WHEN ${t} LIKE '-%' THEN '-1e' ELSE '1e' END || ${exponent} ELSE left(${t}, 80) END`;
 }
 
 function text(s: string): string {

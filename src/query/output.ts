@@ -3,7 +3,7 @@ import path from 'node:path';
 import { ScdError } from '../errors.js';
 import type { ColumnInfo, Driver } from '../dialects/driver.js';
 import { exactNumber, mayHoldInexactNumber } from '../files/json-number.js';
-import { members, NON_FINITE, quoteNonFinite, scanDocument, textOf } from '../sources/json-text.js';
+import { members, NON_FINITE, quoteNonFinite, scanDocument, textOf } from '../files/json-text.js';
 
 export type OutputFormat = 'ndjson' | 'csv' | 'parquet';
 
@@ -58,13 +58,22 @@ function parseRow(json: string, doubles: string[]): Record<string, unknown> {
   return row;
 }
 
+/**
+ * A struct's JSON text as the engine wrote it, kept (not enumerable) on the object read from it:
+ * an exact number inside it is a string in JavaScript, and would be written back quoted.
+ */
+const STRUCT_TEXT = Symbol('struct JSON text');
+
 /** An object's members, each number read exactly (files/json-number.ts exactNumber). */
 function exactObject(json: string): Record<string, unknown> {
   const doc = scanDocument(json);
   const row: Record<string, unknown> = {};
   for (const m of members(json, doc)) {
     const text = textOf(json, m.value);
-    row[m.name] = m.value.kind === 'number' ? exactNumber(text) : m.value.kind === 'object' ? exactObject(text) : JSON.parse(text);
+    if (m.value.kind === 'object') {
+      row[m.name] = exactObject(text);
+      Object.defineProperty(row[m.name], STRUCT_TEXT, { value: text, enumerable: false });
+    } else row[m.name] = m.value.kind === 'number' ? exactNumber(text) : JSON.parse(text);
   }
   return row;
 }
@@ -82,7 +91,7 @@ function isDoubleType(type: string): boolean {
 export function valueText(v: unknown): string {
   if (v === null || v === undefined) return '';
   if (typeof v === 'number') return Object.is(v, -0) ? '-0' : String(v);
-  if (typeof v === 'object') return JSON.stringify(v);
+  if (typeof v === 'object') return (v as { [STRUCT_TEXT]?: string })[STRUCT_TEXT] ?? JSON.stringify(v);
   return String(v);
 }
 

@@ -36,10 +36,13 @@ export function raw(text: string): Html {
   return new Html(text);
 }
 
-/** A link to a page of this server: the path and its query, encoded (the template escapes it). */
+/**
+ * A link to a page of this server: the path and its query, encoded (the template escapes it). A
+ * parameter that is undefined is left out; an empty one is kept (a key part may be the empty string).
+ */
 export function href(path: string, params: Record<string, string | number | undefined> = {}): string {
   const query = new URLSearchParams();
-  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== '') query.set(k, String(v));
+  for (const [k, v] of Object.entries(params)) if (v !== undefined) query.set(k, String(v));
   const s = query.toString();
   return s ? `${path}?${s}` : path;
 }

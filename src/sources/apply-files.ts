@@ -18,6 +18,7 @@ import { claimFiles, ensureFilesTable, recordFiles, type FileRecord, type Rename
 import { checkInputsReadable } from './files.js';
 import { stageInputs } from './stage.js';
 import { firstRecordKeys } from './record-keys.js';
+import { rowJson } from './rows-json.js';
 import { orderSnapshots, snapshotSpec } from './snapshot.js';
 
 export interface ApplyFilesOptions {
@@ -71,12 +72,12 @@ export async function applyFiles(driver: Driver, flow: Flow, files: InputFile[],
   return applyCommit(driver, flow, { ...filesCommit(driver, flow, files, landing), progress });
 }
 
-/** Apply records given in code (library use): they are written to a temporary NDJSON file. */
+/** Apply records given in code (library use): they are written to a temporary NDJSON file, exactly (rows-json.ts). */
 export async function applyRows(driver: Driver, flow: Flow, rows: Array<Record<string, unknown>>, progress?: Progress): Promise<ApplyResult> {
   const dir = mkdtempSync(path.join(tmpdir(), 'scdkit-'));
   const file = path.join(dir, 'rows.ndjson');
   try {
-    writeFileSync(file, rows.map((r) => JSON.stringify(r)).join('\n') + (rows.length ? '\n' : ''));
+    writeFileSync(file, rows.map(rowJson).join('\n') + (rows.length ? '\n' : ''));
     return await applyFiles(driver, flow, [{ path: file, format: 'ndjson', label: '(rows)' }], progress);
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -1,7 +1,7 @@
 import { createWriteStream } from 'node:fs';
 import { LINE_COLUMN } from '../dialects/driver.js';
 import { CONNECTORS, DEBEZIUM_COLUMNS, type PositionPart } from '../flow/debezium-positions.js';
-import { isInteger, JsonSyntaxError, memberMap, scanDocument, textOf, type Member, type Span } from './json-text.js';
+import { isInteger, JsonSyntaxError, memberMap, scanDocument, textOf, type Member, type Span } from '../files/json-text.js';
 import { decodeLine, eachLine, end, write } from './lines.js';
 
 export interface DebeziumScan {

@@ -11,7 +11,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { driverPerRequest, loadFlowFile, openDriver, startServer, withDatabase } from '../../src/index.js';
-import { members, scanDocument, textOf } from '../../src/sources/json-text.js';
+import { members, scanDocument, textOf } from '../../src/files/json-text.js';
 import { assertBuilt, scdOk, tempDir } from './fixtures/history.js';
 import { cliDatabases, dropSchemas } from './fixtures/cli-databases.js';
 import { mkdirSync } from 'node:fs';

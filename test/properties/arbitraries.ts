@@ -241,13 +241,13 @@ const TIME_LIMIT_MS = Number(process.env.FC_TIME_LIMIT_MS ?? 60_000);
 /** The vitest timeout of a property: its time limit plus room for the run in progress. */
 export const PROPERTY_TIMEOUT_MS = TIME_LIMIT_MS + 120_000;
 
-export function fcParams<Ts extends unknown[] = [Scenario]>(numRuns: number, engine = 'duckdb'): fc.Parameters<Ts> {
+export function fcParams<Ts extends unknown[] = [Scenario]>(numRuns: number, engine = 'duckdb', minRuns = 3): fc.Parameters<Ts> {
   // PostgreSQL engines cost several times DuckDB's per apply: fewer runs keep the suite's time
   // bounded (the same properties, the same generators; FC_RUNS scales every engine).
   const scale = Number(process.env.FC_RUNS ?? 1) * (engine === 'duckdb' ? 1 : 0.5);
   const seed = process.env.FC_SEED === undefined ? undefined : Number(process.env.FC_SEED);
   return {
-    numRuns: Math.max(3, Math.round(numRuns * scale)),
+    numRuns: Math.max(minRuns, Math.round(numRuns * scale)),
     // Shrinking runs the engine many times; stop it (keeping the smallest failure so far) well
     // before the test's timeout, so a failure is always reported rather than timed out.
     skipAllAfterTimeLimit: TIME_LIMIT_MS,

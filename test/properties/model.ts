@@ -1,8 +1,9 @@
 /**
  * A reference model of SEMANTICS §2–§3, written straight from the text: an in-memory walk over plain
  * JS values. It is deliberately naive (sort everything, walk every key from scratch) and shares no
- * code with the engine's SQL. Values are integers, short ASCII strings or null, so JS and the
- * engine agree on text and order.
+ * code with the engine's SQL. Values are integers, strings or null; a wider value (an instant, a
+ * big integer, a decimal: wide-values.ts) is given in a canonical form whose JS order and text
+ * agree with the engine's where the model orders and compares.
  */
 
 export type Val = number | string | null;
@@ -30,6 +31,8 @@ export interface ModelSpec {
    * version that ends where this one starts (null when none: a key's first version, or after a delete).
    */
   previousValues?: Record<string, string>;
+  /** False for a record holding a value its column cannot store (a number beyond a double): it is quarantined. */
+  fits?: (r: Rec) => boolean;
 }
 
 export const UPSERT = 0;
@@ -73,8 +76,9 @@ export function trackedColumns(s: ModelSpec): string[] {
   return candidates.filter((c) => !(s.trackHistoryExcept ?? []).includes(c));
 }
 
-/** §2: a record becomes an event, or undefined when it is quarantined (null key or sequence). */
+/** §2: a record becomes an event, or undefined when it is quarantined (null key or sequence, a value that does not fit). */
 export function toEvent(s: ModelSpec, r: Rec): Event | undefined {
+  if (s.fits && !s.fits(r)) return undefined;
   const seq = s.sequenceBy.map((c) => r[c] ?? null);
   if (seq.some((v) => v === null)) return undefined;
   const op: Op = s.isTruncate?.(r) ? TRUNCATE : s.isDelete?.(r) ? DELETE : UPSERT;

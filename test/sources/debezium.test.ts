@@ -11,7 +11,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applySourceWith, defineFlow, exportTargetWith, readTargetWith, rebuild, type Driver, type Flow } from '../../src/index.js';
-import { isInteger, members, scanDocument, textOf, type Span } from '../../src/sources/json-text.js';
+import { isInteger, members, scanDocument, textOf, type Span } from '../../src/files/json-text.js';
 import { engines } from '../engines.js';
 import { expectAccounted, FIXTURES, mkdir, plain, quarantined, tempDir, type Row } from './fixtures/util.js';
 

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { exactNumber, mayHoldInexactNumber } from '../../src/files/json-number.js';
-import { quoteNonFinite } from '../../src/sources/json-text.js';
+import { quoteNonFinite } from '../../src/files/json-text.js';
 import { valueText } from '../../src/query/output.js';
 
 describe('exact values', () => {

@@ -1,10 +1,10 @@
 /**
- * The lossless JSON scanner (src/sources/json-text.ts): it accepts exactly what JSON.parse
+ * The lossless JSON scanner (src/files/json-text.ts): it accepts exactly what JSON.parse
  * accepts, and gives an object's members back as the text they were written in.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isInteger, JsonSyntaxError, memberMap, members, scanDocument, textOf } from '../../src/sources/json-text.js';
+import { isInteger, JsonSyntaxError, memberMap, members, scanDocument, textOf } from '../../src/files/json-text.js';
 
 const accepts = (text: string) => {
   try {

@@ -53,7 +53,9 @@ export const duckdbDialect: Dialect = {
   // (compared as a code point: a third of the cost of comparing one-character strings).
   jsonKind: (expr) =>
     `CASE ascii(CAST(${expr} AS VARCHAR)) WHEN 34 THEN 'string' WHEN 116 THEN 'boolean' WHEN 102 THEN 'boolean' WHEN 110 THEN 'null' WHEN 123 THEN 'object' WHEN 91 THEN 'array' ELSE 'number' END`,
-  jsonText: (expr) => `json_extract_string(${expr}, '$')`,
+  // A string's text is decoded; any other value's is its JSON text as staged, which a number keeps
+  // as written (json_extract_string would read a number with a point as a double and round it).
+  jsonText: (expr) => `CASE ascii(CAST(${expr} AS VARCHAR)) WHEN 34 THEN json_extract_string(${expr}, '$') WHEN 110 THEN NULL ELSE CAST(${expr} AS VARCHAR) END`,
   wallClockToInstant: (expr, zone) => `timezone(${sqlString(zone)}, ${expr})`,
   toJson: (expr) => `CAST(to_json(${expr}) AS JSON)`,
   rowHash: (exprs) => `hash(${exprs.length ? exprs.join(', ') : 'NULL'})`,

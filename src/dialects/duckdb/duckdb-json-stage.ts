@@ -5,6 +5,7 @@ import { sqlString } from '../dialect.js';
 import type { ColumnInfo, InputFile, Row } from '../driver.js';
 import { FILE_COLUMN, LARGE_STAGE, LINE_COLUMN, RAW_COLUMN } from '../driver.js';
 import { duckdbDialect } from './duckdb-dialect.js';
+import { lostNumbers, restoreLongNumbers } from './duckdb-exact-numbers.js';
 
 const q = duckdbDialect.quote;
 const REASON = '__scd_read_reason';
@@ -49,14 +50,14 @@ export async function stageJsonFile(db: SqlRunner, file: InputFile, part: string
     const staged = await stageRecords(db, from, label, part, !!file.numbered);
     if (staged.records >= LARGE_STAGE) await db.run(`DROP TABLE ${q(lines)}`);
     // A line that is not JSON may be part of a value that spans lines: the normalized form decides.
-    if (!staged.malformed) return finish(db, part, rejects, staged);
+    if (!staged.malformed) return finish(db, part, rejects, staged, !!file.numbered);
     await db.run(`DROP TABLE ${q(part)}`);
   }
   const normalized = path.join(scratch, `records_${i}.ndjson`);
   await normalizeJsonText(file.path, normalized);
   const from = `SELECT l AS line, r AS raw, e AS reason FROM read_json($1, columns = {'l': 'BIGINT', 'r': 'VARCHAR', 'e': 'VARCHAR'},
     format = 'newline_delimited', maximum_object_size = ${4 * MAX_RECORD_BYTES + 1024})`;
-  return finish(db, part, rejects, await stageRecords(db, from, label, part, !!file.numbered, [normalized]));
+  return finish(db, part, rejects, await stageRecords(db, from, label, part, !!file.numbered, [normalized]), !!file.numbered);
 }
 
 /** What a JSON file's staging read. */
@@ -78,7 +79,12 @@ interface Staged {
   records: number;
   rejected: number;
   malformed: number;
+  /** Good records that may hold a number the JSON reader rounded (duckdb-exact-numbers.ts). */
+  longNumbers: number;
 }
+
+/** The good records whose staged values lost a number's text (duckdb-exact-numbers.ts). */
+const longCount = (columns: string[]) => `CAST(count(*) FILTER (WHERE ${REASON} IS NULL AND ${lostNumbers(columns)}) AS BIGINT) AS long`;
 
 /** `from` gives (line, raw, reason); the part gets the good records' values, the rest is counted. */
 async function stageRecords(db: SqlRunner, from: string, label: string, part: string, numbered: boolean, params: unknown[] = []): Promise<Staged> {
@@ -103,7 +109,8 @@ async function stageRecords(db: SqlRunner, from: string, label: string, part: st
   );
   const counts = (await db.query(
     `SELECT CAST(count(*) AS BIGINT) AS records, CAST(count(${REASON}) AS BIGINT) AS rejected,
-       CAST(count(*) FILTER (WHERE ${REASON} = 'malformed JSON') AS BIGINT) AS malformed, coalesce(bool_or(${EXTRA}), false) AS extra FROM ${q(part)}`,
+       CAST(count(*) FILTER (WHERE ${REASON} = 'malformed JSON') AS BIGINT) AS malformed, coalesce(bool_or(${EXTRA}), false) AS extra,
+       ${longCount(columns)} FROM ${q(part)}`,
   ))[0]!;
   if (counts.extra) {
     // A key the sample did not see: the columns come from every record.
@@ -111,7 +118,7 @@ async function stageRecords(db: SqlRunner, from: string, label: string, part: st
     const all = await allKeys(db, checked, params, numbered);
     return stageWithKeys(db, checked, all, label, part, params, line, rawText);
   }
-  return { columns, records: Number(counts.records), rejected: Number(counts.rejected), malformed: Number(counts.malformed) };
+  return { columns, records: Number(counts.records), rejected: Number(counts.rejected), malformed: Number(counts.malformed), longNumbers: Number(counts.long) };
 }
 
 async function stageWithKeys(db: SqlRunner, checked: string, columns: string[], label: string, part: string, params: unknown[], line: string, rawText: string): Promise<Staged> {
@@ -125,9 +132,9 @@ async function stageWithKeys(db: SqlRunner, checked: string, columns: string[], 
   );
   const counts = (await db.query(
     `SELECT CAST(count(*) AS BIGINT) AS records, CAST(count(${REASON}) AS BIGINT) AS rejected,
-       CAST(count(*) FILTER (WHERE ${REASON} = 'malformed JSON') AS BIGINT) AS malformed FROM ${q(part)}`,
+       CAST(count(*) FILTER (WHERE ${REASON} = 'malformed JSON') AS BIGINT) AS malformed, ${longCount(columns)} FROM ${q(part)}`,
   ))[0]!;
-  return { columns, records: Number(counts.records), rejected: Number(counts.rejected), malformed: Number(counts.malformed) };
+  return { columns, records: Number(counts.records), rejected: Number(counts.rejected), malformed: Number(counts.malformed), longNumbers: Number(counts.long) };
 }
 
 /**
@@ -151,7 +158,9 @@ function unknownKeys(keys: string, known: string): string {
  * part's helper columns are dropped (DuckDB frees a dropped column at once, and the part becomes
  * the staged table by a rename); a small one keeps them (StagedJson.helpers).
  */
-async function finish(db: SqlRunner, part: string, rejects: string, staged: Staged): Promise<StagedJson> {
+async function finish(db: SqlRunner, part: string, rejects: string, staged: Staged, numbered: boolean): Promise<StagedJson> {
+  // A numbered copy's raw text is the original record's (a Debezium envelope), not the staged one.
+  if (staged.longNumbers > 0 && !numbered) await restoreLongNumbers(db, part, staged.columns, REASON);
   if (staged.rejected > 0) {
     await db.run(`INSERT INTO ${q(rejects)} SELECT ${q(FILE_COLUMN)}, ${q(LINE_COLUMN)}, ${REASON}, ${q(RAW_COLUMN)} FROM ${q(part)} WHERE ${REASON} IS NOT NULL`);
     await db.run(`DELETE FROM ${q(part)} WHERE ${REASON} IS NOT NULL`);

@@ -7,6 +7,7 @@ import { FILE_COLUMN, LARGE_STAGE, LINE_COLUMN, RAW_COLUMN } from '../driver.js'
 import type { CopySource } from './postgres-client.js';
 import { postgresDialect as d, sqlString } from './postgres-dialect.js';
 import { copyLines, copyPlain } from './postgres-lines.js';
+import { EXPONENT_SHAPE, exponentNumbersSql } from './postgres-exponent-numbers.js';
 
 const q = d.quote;
 
@@ -95,6 +96,8 @@ interface CheckedRecords {
   records: number;
   rejected: number;
   malformed: number;
+  /** Good records with a number's exponent in their raw text, maybe (postgres-exponent-numbers.ts). */
+  exponents: number;
   keys: string[];
 }
 
@@ -125,9 +128,10 @@ async function checkRecords(host: StageHost, from: string, records: string, numb
     );
   }
   const rows = await host.query(
-    `WITH c AS (SELECT count(*) AS records, count(reason) AS rejected, count(*) FILTER (WHERE reason = 'malformed JSON') AS malformed FROM ${q(records)}),
+    `WITH c AS (SELECT count(*) AS records, count(reason) AS rejected, count(*) FILTER (WHERE reason = 'malformed JSON') AS malformed,
+       count(*) FILTER (WHERE reason IS NULL AND ${EXPONENT_SHAPE('raw')}) AS exponents FROM ${q(records)}),
      ${keysInOrderSql(records, plain ? `(SELECT malformed FROM c) = 0` : 'true')}
-     SELECT c.records, c.rejected, c.malformed, k.key, k.line, k.ord FROM c LEFT JOIN keyed k ON true`,
+     SELECT c.records, c.rejected, c.malformed, c.exponents, k.key, k.line, k.ord FROM c LEFT JOIN keyed k ON true`,
   );
   const own = numbered ? [LINE_COLUMN, RAW_COLUMN] : [];
   const first = rows[0]!;
@@ -135,6 +139,7 @@ async function checkRecords(host: StageHost, from: string, records: string, numb
     records: Number(first.records),
     rejected: Number(first.rejected),
     malformed: Number(first.malformed),
+    exponents: Number(first.exponents),
     keys: keysInOrder(rows.filter((r) => r.key !== null && r.key !== undefined)).filter((k) => !own.includes(k)),
   };
 }
@@ -152,6 +157,9 @@ async function finish(host: StageHost, records: string, part: string, rejects: s
      FROM ${q(records)} WHERE reason IS NULL`,
     [label],
   );
+  // A numbered copy's raw text is the original record's (a Debezium envelope), not the staged one.
+  const exponents = numbered || !read.exponents ? undefined : exponentNumbersSql(part, keys);
+  if (exponents) await host.run(exponents);
   if (read.rejected > 0) await host.run(`INSERT INTO ${q(rejects)} SELECT $1, line, reason, raw FROM ${q(records)} WHERE reason IS NOT NULL`, [label]);
   if (read.records >= LARGE_STAGE) await host.run(`DROP TABLE ${q(records)}`);
   const table: ColumnInfo[] = [

@@ -21,15 +21,25 @@ const OPEN = '_open';
  */
 export async function keyPage(ctx: PageContext): Promise<PageResult> {
   const { url, keyColumns } = ctx;
-  const given = Object.fromEntries(keyColumns.map((k) => [k, url.searchParams.get(k)?.trim() ?? '']));
-  const complete = keyColumns.every((k) => given[k] !== '');
-  if (complete) {
-    const history = await keyVersions(ctx, given);
-    if (history.rows.length) return historyPage(ctx, given, history);
+  // Every key column named (a key's own link names each part, an empty string too): that key, its
+  // parts exactly as given. Otherwise, or when no key is exactly that (a search form's blank
+  // field, a part typed with spaces around it): the keys starting with the parts given, trimmed.
+  const named = keyColumns.every((k) => url.searchParams.has(k));
+  if (named) {
+    const exact = Object.fromEntries(keyColumns.map((k) => [k, url.searchParams.get(k)!]));
+    const history = await keyVersions(ctx, exact);
+    if (history.rows.length) return historyPage(ctx, exact, history);
     if (history.page > 1) {
       const versions = await countRows(ctx.driver, history.query);
-      if (versions > 0) return beyondLastPage(ctx, given, history.page, versions);
+      if (versions > 0) return beyondLastPage(ctx, exact, history.page, versions);
     }
+  }
+  const given = Object.fromEntries(keyColumns.map((k) => [k, url.searchParams.get(k)?.trim() ?? '']));
+  const trimmedDiffers = named && keyColumns.some((k) => given[k] !== url.searchParams.get(k));
+  const complete = keyColumns.every((k) => given[k] !== '');
+  if (complete && trimmedDiffers) {
+    const history = await keyVersions(ctx, given);
+    if (history.rows.length) return historyPage(ctx, given, history);
   }
   const found = await findKeys(ctx, given);
   const what = keyColumns.filter((k) => given[k] !== '').map((k) => `${k} = ${given[k]}`).join(', ');

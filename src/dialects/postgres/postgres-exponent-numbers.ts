@@ -1,0 +1,30 @@
+import { RAW_COLUMN } from '../driver.js';
+import { postgresDialect as d, sqlString } from './postgres-dialect.js';
+
+const q = d.quote;
+
+/** Whether a raw text may hold a number with an exponent (or a string that looks like one). */
+export const EXPONENT_SHAPE = (raw: string) => `${raw} ~ '[0-9][eE][-+]?[0-9]'`;
+
+/**
+ * jsonb holds a JSON number as a numeric and writes it without an exponent: `1e308` becomes a
+ * 309-digit integer, `2e3` the integer `2000`. A number with an exponent is a double
+ * (docs/TYPES.md), as DuckDB's staging sees it, and its class is read from its text
+ * (typing/lexical.ts: a point or an exponent makes a fraction). So a staged number written with an
+ * exponent is given one digit after the point when it has none (`1e308` → `1000…0.0`): the same
+ * value, classed as the double it was written as, never as an integer of hundreds of digits.
+ *
+ * Only records whose raw text has an exponent's shape are read again (as json, which keeps each
+ * number as written); a string that merely looks like one is left as it is.
+ */
+export function exponentNumbersSql(part: string, keys: string[]): string | undefined {
+  if (!keys.length) return undefined;
+  const raw = q(RAW_COLUMN);
+  const sets = keys.map((k) => {
+    const member = `CAST(${raw} AS json)->${sqlString(k)}`;
+    const text = `(CAST(${raw} AS json)->>${sqlString(k)})`;
+    return `${q(k)} = CASE WHEN json_typeof(${member}) = 'number' AND ${text} ~ '[eE]' AND scale(CAST(${text} AS numeric)) = 0
+      THEN to_jsonb(round(CAST(${text} AS numeric), 1)) ELSE ${q(k)} END`;
+  });
+  return `UPDATE ${q(part)} SET ${sets.join(', ')} WHERE ${EXPONENT_SHAPE(raw)}`;
+}
