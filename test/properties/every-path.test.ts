@@ -55,7 +55,7 @@ interface PathRun {
   /** `--input` only: the target as of each commit (time travel, from the change feed), read before the rebuild. */
   asOf?: Array<Array<Record<string, unknown>>>;
   /** `--input` only: the first batch applied again after the rebuild — its counts and the target then. */
-  replay?: { counts: Counts & { rowsInserted: number; rowsUpdated: number; rowsDeleted: number }; rows: Array<Record<string, unknown>> };
+  replay?: { counts: Counts & { versionsAdded: number; versionsChanged: number; versionsRemoved: number }; rows: Array<Record<string, unknown>> };
 }
 
 const fileOf = (batch: WideRecord[]) => batch.map((r) => r.line).join('\n') + '\n';
@@ -95,7 +95,7 @@ async function onEngine(
     const after = await readExact(driver, flow, sc, dir);
     if (!history) return { counts: results.map(countsOf), before, after };
     const r = await history.replay(driver, flow);
-    const replay = { counts: { ...countsOf(r), rowsInserted: r.rowsInserted, rowsUpdated: r.rowsUpdated, rowsDeleted: r.rowsDeleted }, rows: await readExact(driver, flow, sc, dir) };
+    const replay = { counts: { ...countsOf(r), versionsAdded: r.versionsAdded, versionsChanged: r.versionsChanged, versionsRemoved: r.versionsRemoved }, rows: await readExact(driver, flow, sc, dir) };
     return { counts: results.map(countsOf), before, after, asOf, replay };
   } finally {
     await driver.close();
@@ -195,8 +195,8 @@ function problemsOf(
     if (show(got) !== show(as)) problems.push(`${name}: the target as of commit ${i + 1} (time travel) is not the model's:\n    got      ${got.map(show).join('\n             ')}\n    expected ${as.map(show).join('\n             ')}`);
   });
   if (run.replay) {
-    const { eventsApplied, rowsInserted, rowsUpdated, rowsDeleted } = run.replay.counts;
-    if (eventsApplied + rowsInserted + rowsUpdated + rowsDeleted !== 0) problems.push(`${name}: the first batch applied again changed something: ${show(run.replay.counts)}`);
+    const { eventsApplied, versionsAdded, versionsChanged, versionsRemoved } = run.replay.counts;
+    if (eventsApplied + versionsAdded + versionsChanged + versionsRemoved !== 0) problems.push(`${name}: the first batch applied again changed something: ${show(run.replay.counts)}`);
     if (show(sortedRows(run.replay.rows.map((r) => sortKeys(r)))) !== show(expected)) problems.push(`${name}: the first batch applied again changed the target`);
   }
   return problems;
