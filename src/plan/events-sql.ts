@@ -102,11 +102,11 @@ FROM (SELECT s.*${casts.length ? ', ' + casts.join(', ') : ''} FROM ${q(TMP.stag
 /**
  * A misfit value as a quarantine reason names it: its text, cut to 80 characters. A power of ten
  * longer than that (PostgreSQL's jsonb writes `1e999` as a 1,000-digit integer) is named as such:
- * `1e999`, `-1e999`.
+ * `1e999`, `-1e999`. (The sign is dropped with replace, which every engine spells alike.)
  */
 function shownValue(d: Dialect, t: string): string {
   const power = `${d.matches(t, '[+-]?10*([.]0*)?')} AND length(${t}) > 80`;
-  const exponent = `CAST(length(split_part(ltrim(${t}, '+-'), '.', 1)) - 1 AS ${d.types.text})`;
+  const exponent = `CAST(length(split_part(replace(replace(${t}, '-', ''), '+', ''), '.', 1)) - 1 AS ${d.types.text})`;
   return `CASE WHEN ${power} THEN CASE WHEN ${t} LIKE '-%' THEN '-1e' ELSE '1e' END || ${exponent} ELSE left(${t}, 80) END`;
 }
 
