@@ -9,22 +9,14 @@
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { driverPerRequest, loadFlowFile, openDriver, startServer, withDatabase } from '../../src/index.js';
 import { members, scanDocument, textOf } from '../../src/files/json-text.js';
-import { assertBuilt, scdOk, tempDir } from './fixtures/history.js';
-import { cliDatabases, dropSchemas } from './fixtures/cli-databases.js';
+import { scdOk } from './fixtures/history.js';
+import { cliDatabases, cliTestDir } from './fixtures/cli-databases.js';
 import { mkdirSync } from 'node:fs';
 
-let tmp: { dir: string; cleanup: () => void };
-beforeAll(() => {
-  assertBuilt();
-  tmp = tempDir();
-});
-afterAll(async () => {
-  await dropSchemas();
-  tmp?.cleanup();
-});
+const tmp = cliTestDir();
 
 const FLOW = {
   target: 'edge',

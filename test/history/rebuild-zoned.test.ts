@@ -9,19 +9,11 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertBuilt, parseNdjson, scd, scdOk, tempDir, type Row } from './fixtures/history.js';
-import { cliDatabases, dropSchemas } from './fixtures/cli-databases.js';
+import { describe, it } from 'vitest';
+import { parseNdjson, scd, scdOk, type Row } from './fixtures/history.js';
+import { cliDatabases, cliTestDir } from './fixtures/cli-databases.js';
 
-let tmp: { dir: string; cleanup: () => void };
-beforeAll(() => {
-  assertBuilt();
-  tmp = tempDir();
-});
-afterAll(async () => {
-  await dropSchemas();
-  tmp?.cleanup();
-});
+const tmp = cliTestDir();
 
 /** Two commits of change records, as written (zoned sequences in every offset style). */
 const BATCHES = [

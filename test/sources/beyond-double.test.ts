@@ -12,21 +12,13 @@
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, it } from 'vitest';
 import { loadFlowFile, openDriver, startServer, driverPerRequest } from '../../src/index.js';
-import { assertBuilt, parseNdjson, scd, scdOk, tempDir, type Row } from '../history/fixtures/history.js';
-import { cliDatabases, dropSchemas } from '../history/fixtures/cli-databases.js';
+import { parseNdjson, scd, scdOk, type Row } from '../history/fixtures/history.js';
+import { cliDatabases, cliTestDir } from '../history/fixtures/cli-databases.js';
 import { mkdir } from './fixtures/util.js';
 
-let tmp: { dir: string; cleanup: () => void };
-beforeAll(() => {
-  assertBuilt();
-  tmp = tempDir();
-});
-afterAll(async () => {
-  await dropSchemas();
-  tmp?.cleanup();
-});
+const tmp = cliTestDir();
 
 /** Declared: dbl, dec, big. Typed by their values: f (fractions: double), n (integers: bigint). */
 const FLOW = { target: 'm', keys: 'id', sequenceBy: 'seq', columnTypes: { dbl: 'double', dec: 'decimal(12,2)', big: 'bigint' } };
