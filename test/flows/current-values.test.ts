@@ -6,10 +6,10 @@
  * without a flag column, is refused in one line.
  */
 import path from 'node:path';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresDriver } from '../../src/dialects/postgres/index.js';
 import { freshSchema } from '../engines.js';
+import { FLOW_PLACES, writeFlowProject } from './fixtures/flow-projects.js';
 import { assertBuilt, parseNdjson, scd, scdOk, tempDir, type Row } from '../history/fixtures/history.js';
 
 let tmp: { dir: string; cleanup: () => void };
@@ -34,21 +34,10 @@ const INITIAL = [
 /** Jack's raise: his version closes ('N') and a new one opens ('Y'). */
 const RAISE = [{ id: 2, name: 'Jack', age: 36, salary: 70000, seq: 2 }];
 
-const ndjson = (rows: Row[]) => rows.map((r) => JSON.stringify(r)).join('\n') + '\n';
 const url = process.env.SCD_TEST_POSTGRES_URL;
-const PLACES: Array<{ engine: string; database: (dir: string) => string; server?: boolean }> = [
-  { engine: 'duckdb', database: () => 'scd.duckdb' },
-  { engine: 'pglite', database: (dir) => `pglite://${path.join(dir, 'pg')}` },
-  ...(url ? [{ engine: 'postgres', database: () => url, server: true }] : []),
-];
+const PLACES = FLOW_PLACES;
 
-function project(name: string, flow: Record<string, unknown>, files: Record<string, Row[]>): string {
-  const dir = path.join(tmp.dir, name);
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(path.join(dir, 'flow.json'), JSON.stringify(flow));
-  for (const [file, rows] of Object.entries(files)) writeFileSync(path.join(dir, file), ndjson(rows));
-  return dir;
-}
+const project = (name: string, flow: Record<string, unknown>, files: Record<string, Row[]>) => writeFlowProject(tmp.dir, name, flow, files);
 
 describe("a current flag with the flow's values, through bin/scd", { timeout: 240_000 }, () => {
   for (const place of PLACES) {

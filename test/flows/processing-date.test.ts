@@ -6,10 +6,11 @@
  * Then a rebuild, which must change nothing.
  */
 import path from 'node:path';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresDriver } from '../../src/dialects/postgres/index.js';
 import { freshSchema } from '../engines.js';
+import { ndjson, writeFlowProject } from './fixtures/flow-projects.js';
+import { writeFileSync } from 'node:fs';
 import { assertBuilt, parseNdjson, scd, scdOk, tempDir, type Row } from '../history/fixtures/history.js';
 
 let tmp: { dir: string; cleanup: () => void };
@@ -41,8 +42,6 @@ const INCOMING = [
   { customer_id: 504, customer_name: 'Priya Nair', city: 'Chennai' },
 ];
 
-const ndjson = (rows: Row[]) => rows.map((r) => JSON.stringify(r)).join('\n') + '\n';
-
 interface Place {
   engine: string;
   database: (dir: string) => string;
@@ -68,13 +67,7 @@ const PLACES: Place[] = [
     : []),
 ];
 
-function project(name: string, flow: Record<string, unknown>, files: Record<string, Row[]>): string {
-  const dir = path.join(tmp.dir, name);
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(path.join(dir, 'flow.json'), JSON.stringify(flow));
-  for (const [file, rows] of Object.entries(files)) writeFileSync(path.join(dir, file), ndjson(rows));
-  return dir;
-}
+const project = (name: string, flow: Record<string, unknown>, files: Record<string, Row[]>) => writeFlowProject(tmp.dir, name, flow, files);
 
 describe('processing time as a date, after a dated load, through bin/scd', { timeout: 240_000 }, () => {
   for (const place of PLACES) {

@@ -7,20 +7,12 @@
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, it } from 'vitest';
-import { assertBuilt, parseNdjson, scdOk, tempDir } from '../history/fixtures/history.js';
-import { cliDatabases, dropSchemas } from '../history/fixtures/cli-databases.js';
+import { describe, it } from 'vitest';
+import { parseNdjson, scdOk } from '../history/fixtures/history.js';
+import { cliDatabases, cliTestDir } from '../history/fixtures/cli-databases.js';
 import { mkdir } from './fixtures/util.js';
 
-let tmp: { dir: string; cleanup: () => void };
-beforeAll(() => {
-  assertBuilt();
-  tmp = tempDir();
-});
-afterAll(async () => {
-  await dropSchemas();
-  tmp?.cleanup();
-});
+const tmp = cliTestDir();
 
 const FLOW = { target: 'm', keys: 'id', sequenceBy: 'seq', columnTypes: { a: 'decimal(20,1)' } };
 const LINES = [
