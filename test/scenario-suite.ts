@@ -13,7 +13,7 @@
  *
  * Besides the per-file run, every scenario checks SEMANTICS §3's consequences: replaying the last file
  * changes nothing, and (where the column types do not depend on which file comes first, see
- * DECISIONS "Types") all files in one commit, or one commit each in reverse order, give the same target.
+ * docs/decisions/0021-types-come-from-the-good-records.md) all files in one commit, or one commit each in reverse order, give the same target.
  */
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
@@ -27,7 +27,7 @@ type Rec = Record<string, unknown>;
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'scenarios');
 
 /**
- * Scenarios whose columns or column types would differ if another file came first (DECISIONS: the
+ * Scenarios whose columns or column types would differ if another file came first (docs/decisions/0008-a-new-targets-column-order.md: the
  * target's columns and types come from the first input), so the reorder variants do not apply.
  */
 const TYPES_DEPEND_ON_FIRST_FILE: Record<string, string> = {

@@ -3,7 +3,7 @@
 // The bench keeps that table, `src`, in each peer's database and lands every batch into it first
 // ("landing", the work of the EL tool that feeds a dbt or SQLMesh project, timed apart from the tool):
 // per key the newest event wins, a delete removes the row, an event older than the row is not
-// applied (a state table has no place for it). See docs/DECISIONS.md, "Peers".
+// applied (a state table has no place for it). See docs/decisions/0067-peers-in-the-bench.md.
 //
 // `--peer-source batch` makes `src` a view over the batch file instead (the tool reads the batch
 // itself); the tools then must not invalidate missing keys (every key the batch does not mention

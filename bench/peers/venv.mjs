@@ -3,7 +3,7 @@
 //
 // Versions are pinned so that two runs measure the same tools. dbt-core is held below 1.12: 1.12
 // depends on a parser package whose build downloads a wheel from a release page outside the package
-// index, which this machine cannot reach (docs/DECISIONS.md, "Peers").
+// index, which this machine cannot reach (docs/decisions/0067-peers-in-the-bench.md).
 
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';

@@ -218,8 +218,7 @@ export { INTERNAL_COLUMN_PREFIX } from '../files/source-keys.js';
  * From this many records in a file, staging frees what it made to read them (the file's lines,
  * its parsed records, helper columns) as soon as it is done with them; below it they wait for the
  * commit's end (discardScratch), where they go with the rest at no cost of a statement, and a
- * small file's staged part is copied rather than altered in place (docs/DECISIONS.md "A commit's
- * statements").
+ * small file's staged part is copied rather than altered in place (docs/decisions/0056-scratch-is-freed-early-only-when-large.md).
  */
 export const LARGE_STAGE = 100_000;
 

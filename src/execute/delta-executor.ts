@@ -11,7 +11,7 @@ import type { TargetChange } from './target-change.js';
  * A MERGE source of at most this many values (rows × columns) is sent whole to the join with its
  * table (Dialect.sentWhole): the table is then read where it lies instead of shuffled to meet the
  * source. Above it, the engine's own choice: a large source sent whole would fill the driver's
- * memory (docs/DECISIONS.md "A small MERGE source sent whole…").
+ * memory (docs/decisions/0090-a-small-merge-source-is-sent-whole.md).
  */
 export const SENT_WHOLE_VALUES = 5_000_000;
 

@@ -57,8 +57,8 @@ export interface CommitExecutor {
   /**
    * Whether the commit's scratch goes as soon as its writes have ended, before its record: where
    * the scratch held makes each later statement dearer (Spark's cache manager looks through every
-   * cached plan at each write by name; docs/DECISIONS.md "A commit's scratch goes before its
-   * record on Delta"). Otherwise it goes after the commit (withScratch).
+   * cached plan at each write by name; docs/decisions/
+   * 0095-a-commits-scratch-goes-before-its-record-on-delta.md). Otherwise it goes after the commit (withScratch).
    */
   readonly scratchBeforeRecord: boolean;
 }

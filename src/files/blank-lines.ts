@@ -19,7 +19,7 @@ const isSpace = (b: number) => b === 0x20 || b === 0x09 || b === 0x0d;
 /**
  * Count a text file's lines and find its blank ones, in one streamed pass (memory: one chunk, and
  * the lines' numbers). Readers skip blank lines, so records numbered in read order are off their
- * physical line after one (docs/DECISIONS.md "line numbers"). With `csv`, the lines a quoted value
+ * physical line after one (docs/decisions/0007-line-numbers-are-physical-lines.md). With `csv`, the lines a quoted value
  * continues onto are found too (RFC 4180: a quote inside a quoted value is doubled, so each quote
  * character opens or closes quoting), which places a record spread over lines on its first one.
  */

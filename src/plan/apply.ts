@@ -36,7 +36,7 @@ export type Progress = (message: string) => void;
 /**
  * From this many staged records a commit frees its intermediate tables as soon as they are used
  * (and turns its batch into the valid events by a rename): below it, that would cost more
- * statements than the memory it gives back is worth (docs/DECISIONS.md "A commit's statements").
+ * statements than the memory it gives back is worth (docs/decisions/0056-scratch-is-freed-early-only-when-large.md).
  */
 const LARGE_COMMIT = 100_000;
 
@@ -332,8 +332,8 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
     // Where the executor writes at once and nothing of the commit reads the log after its append
     // (every key simple: no walk, no ties to count), the append goes with the target's and the key
     // state's writes; otherwise now, before the scratch that reads the log (which a write to the
-    // log would have the engine compute again: docs/DECISIONS.md "A small MERGE source sent whole;
-    // staging overlaps the lease; the log's append with the writes when nothing reads it").
+    // log would have the engine compute again: docs/decisions/
+    // 0091-the-logs-append-with-the-writes-when-nothing-reads-it.md.
     const appendLater = executor.writesAtOnce && !truncated && Number(keyCounts.walked) === 0;
     if (eventsApplied > 0 && !appendLater) await driver.run(appendEventsSql(model, d, names), [version]);
     const logAppend = eventsApplied > 0 && appendLater ? [appendEventsSql(model, d, names, version)] : [];

@@ -23,7 +23,7 @@ class RolledBack {
  * Run `work` (one commit) on a driver that records every statement sent through it (run, query,
  * streamText) and whose transaction is always rolled back: the commit runs whole (its reads, its
  * temporary tables, its writes, in order, each depending on what the earlier ones found) and
- * then nothing of its transaction is kept (docs/DECISIONS.md "Dry run"). What runs before the
+ * then nothing of its transaction is kept (docs/decisions/0040-a-dry-run-rolls-its-commit-back.md). What runs before the
  * transaction only writes temporary tables (staging), except the catalog tables scdkit creates,
  * empty, in a database that has none.
  *

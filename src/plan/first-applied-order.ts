@@ -14,8 +14,8 @@ export type RecordKeys = (driver: Driver, firsts: Array<{ file: string; line: nu
 /**
  * The staged columns in the order of the new target's first applied record (its keys as written,
  * then any other column in the order first seen), or undefined when that is their order already:
- * a quarantined or dropped record read before it never decides the order (docs/DECISIONS.md
- * "A new target's column order"), which also orders ties (their canonical text).
+ * a quarantined or dropped record read before it never decides the order (docs/decisions/
+ * 0008-a-new-targets-column-order.md), which also orders ties (their canonical text).
  */
 export async function orderByFirstApplied(driver: Driver, recordKeys: RecordKeys, staged: ColumnInfo[]): Promise<ColumnInfo[] | undefined> {
   const q = driver.dialect.quote;

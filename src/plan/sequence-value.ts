@@ -4,7 +4,7 @@ import type { ColumnInfo, Driver } from '../dialects/driver.js';
 /**
  * A value of the sequence given by a person (`as-of TIME`, `compact --before T`), checked before
  * it reaches SQL and written the way both engines compare it exactly with the sequence column
- * (docs/DECISIONS.md "A time given on the command line"):
+ * (docs/decisions/0020-a-time-argument-is-checked-before-sql.md):
  *
  * - dates and timestamps: ISO-8601 — a date, or a date and time (T or a space) with optional
  *   seconds, any fraction, and Z, ±hh, ±hhmm or ±hh:mm — that exists in the calendar. A time with

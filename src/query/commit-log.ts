@@ -18,7 +18,7 @@ export interface ReadCommitLogOptions {
  * The commit log, newest first, each commit in the one schema a commit has everywhere: the
  * CommitResult that `apply()`, `rebuild()` and `scd apply --json` give (camelCase names, `inputs`
  * an array, `expectations` an object, `committedAt` ISO-8601 in UTC with milliseconds).
- * `scd log --json` prints exactly these objects (docs/DECISIONS.md "The CLI's commit schema").
+ * `scd log --json` prints exactly these objects (docs/decisions/0045-the-clis-commit-schema.md).
  */
 export async function readCommitLog(
   driver: Driver,

@@ -266,8 +266,8 @@ export class FilesTaken extends ScdError {
  * Inside the commit's transaction, once it holds the target's lock: refuse (FilesTaken) if another
  * commit recorded any of these files since they were listed. The listing before the lock is only a
  * guess (staging runs before the transaction); this check under the lock decides, so two applies
- * of one folder never apply a file twice (docs/DECISIONS.md "A landing file is claimed under the
- * target's lock").
+ * of one folder never apply a file twice (docs/decisions/
+ * 0034-a-landing-file-is-claimed-under-the-lock.md).
  */
 export async function claimFiles(driver: Driver, names: StoreNames, records: FileRecord[], origin?: string): Promise<void> {
   // No file table yet: no file is recorded (and creating it here could conflict with another's).

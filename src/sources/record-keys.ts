@@ -1,7 +1,7 @@
 /**
  * The keys of a staged JSON record in the order written: a new target's columns follow its first
- * applied record (plan/apply.ts orderByFirstApplied; docs/DECISIONS.md "A new target's column
- * order"). Only JSON records order their own keys: a CSV header or a Parquet schema gives one
+ * applied record (plan/apply.ts orderByFirstApplied; docs/decisions/
+ * 0008-a-new-targets-column-order.md). Only JSON records order their own keys: a CSV header or a Parquet schema gives one
  * order for a whole file, and a Debezium row's columns come from its envelope's `after`.
  */
 import type { Driver, InputFile } from '../dialects/driver.js';

@@ -57,7 +57,7 @@ describe.concurrent('history commands through bin/scd', () => {
     const lines = out.stdout.trimEnd().split('\n');
     expect(lines).toHaveLength(5);
     const rows = lines.map((l) => JSON.parse(l) as Row); // every line is one JSON object
-    // The ApplyResult's schema: camelCase names, inputs an array (docs/DECISIONS.md "The CLI's commit schema").
+    // The ApplyResult's schema: camelCase names, inputs an array (docs/decisions/0045-the-clis-commit-schema.md).
     // The log's columns keep their first names (store/catalog.ts): the counts' fields map onto them.
     const stored: Record<string, string> = { keysChanged: 'keys_affected', versionsAdded: 'rows_inserted', versionsChanged: 'rows_updated', versionsRemoved: 'rows_deleted' };
     const snake = (r: Row) => Object.fromEntries(Object.entries(r).map(([k, v]) => [stored[k] ?? k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), v]));

@@ -120,7 +120,7 @@ describe('postgres connections', () => {
   });
 
   for (const engine of engines.filter((e) => e.name !== 'duckdb'))
-    it(`${engine.name}: the session runs in UTC and without JIT compilation (docs/DECISIONS.md)`, async () => {
+    it(`${engine.name}: the session runs in UTC and without JIT compilation (docs/decisions/0059-postgresql-runs-without-jit.md)`, async () => {
       const driver = await engine.open();
       try {
         const [row] = await driver.query(`SELECT current_setting('jit') AS jit, current_setting('TimeZone') AS tz`);

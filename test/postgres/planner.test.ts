@@ -1,5 +1,5 @@
 /**
- * What scdkit tells the planner (docs/DECISIONS.md "PostgreSQL analyzes the batch's keys"): a
+ * What scdkit tells the planner (docs/decisions/0060-postgresql-analyzes-a-commits-temporary-tables.md): a
  * temporary table it analyzes has statistics (PostgreSQL never analyzes temporary tables itself),
  * and an apply of 2,000 valid events or more analyzes its key list once it is made (fewer are
  * estimated well enough from their pages). DuckDB keeps statistics itself: a no-op.

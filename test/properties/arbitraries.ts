@@ -56,7 +56,7 @@ const opArb: fc.Arbitrary<Val> = fc.oneof(
 
 /**
  * One ordinary record: keys and sequence rarely null (→ quarantine), payload often null. A 'T'
- * record often has no key (a truncate needs none; DECISIONS: it is not quarantined).
+ * record often has no key (a truncate needs none; docs/decisions/0002-truncates-ignore-the-key.md: it is not quarantined).
  */
 const recordArb: fc.Arbitrary<Rec> = fc
   .tuple(

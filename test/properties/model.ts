@@ -94,7 +94,7 @@ export function identity(e: Event): string {
   return JSON.stringify([e.key, e.seq, e.op, e.payload]);
 }
 
-/** Canonical text of a payload (DECISIONS.md): '0' for null, else '1' + text, joined by U+001F. */
+/** Canonical text of a payload (docs/decisions/0003-ties-ordered-by-canonical-text-and-counted.md): '0' for null, else '1' + text, joined by U+001F. */
 export function canonicalText(payload: Val[]): string {
   return payload.map((v) => (v === null ? '0' : '1' + String(v))).join('\u001f');
 }
@@ -192,7 +192,7 @@ export class Model {
       if (!this.events.has(id)) fresh.set(id, e);
     }
     for (const [id, e] of fresh) this.events.set(id, e);
-    // DECISIONS "Ties counted": fresh events sharing key and sequence with a different event.
+    // docs/decisions/0003-ties-ordered-by-canonical-text-and-counted.md: fresh events sharing key and sequence with a different event.
     const all = [...this.events.values()];
     let ties = 0;
     for (const n of fresh.values()) {

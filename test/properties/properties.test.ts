@@ -6,7 +6,7 @@
  * 2. batch invariance: any split into batches, applied in any order, gives the model's target;
  * 3. idempotent replay: re-applying any batch afterwards changes nothing and reports no change;
  * 4. accounting: every commit reads rows = events applied + duplicates + quarantined, and each
- *    count is the model's (ties as DECISIONS.md counts them); and the change feed replayed up to
+ *    count is the model's (ties as docs/decisions/0003 counts them); and the change feed replayed up to
  *    any commit (time travel, SEMANTICS §5) gives the target exactly as it stood after that commit.
  *
  * One file, so each engine starts once (PGlite takes seconds). Runs are few by default (the suite

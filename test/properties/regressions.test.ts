@@ -266,7 +266,7 @@ for (const engine of engines) {
       expect(results[1]!.versionsClosed).toBe(1);
     });
 
-    // DECISIONS "Ties counted" + "Truncates ignore the key" (stored as null): two truncates at one
+    // docs/decisions/0003 (ties counted) + 0002 (truncates ignore the key, stored as null): two truncates at one
     // sequence with different payloads are two events sharing key (null) and sequence: two ties.
     it('two different truncates at one sequence are counted as ties', async () => {
       const { results } = await applyBatches(

@@ -1,6 +1,6 @@
 /**
- * DuckDB's JSON staging takes shortcuts for speed (docs/DECISIONS.md "Reading: the cheap test
- * first"); each shortcut has a slow path, and both must give the same records, columns and raw text.
+ * DuckDB's JSON staging takes shortcuts for speed (docs/decisions/
+ * 0027-duckdb-json-reading-takes-the-cheap-test-first.md); each shortcut has a slow path, and both must give the same records, columns and raw text.
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';

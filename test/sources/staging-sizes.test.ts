@@ -10,7 +10,7 @@ import { recordStatements } from '../plan/recorded-statements.js';
 /**
  * Staging frees what it made to read a file (its lines, its parsed records, helper columns) at
  * once only from LARGE_STAGE records; a smaller file's go with the commit's scratch, at no
- * statement (docs/DECISIONS.md "A commit's statements"). Both sizes read the same: every record
+ * statement (docs/decisions/0056-scratch-is-freed-early-only-when-large.md). Both sizes read the same: every record
  * accounted for, a bad one quarantined at its line, and nothing of staging left after the commit.
  */
 let dir: string;

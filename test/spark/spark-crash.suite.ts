@@ -25,7 +25,7 @@ const flow = defineFlow({
 /**
  * Batch k with every key simple (one event each, after all it had: a change, a delete, a new key,
  * a bad record): nothing reads the log after its append, which goes with the target's and the key
- * state's writes (docs/DECISIONS.md, issue 20 session 22).
+ * state's writes (docs/decisions/0091-the-logs-append-with-the-writes-when-nothing-reads-it.md).
  */
 const simpleBatch = (k: number) => [ev(1, `simple-${k}`, 1000 + 10 * k), ev(4, '', 1000 + 10 * k, 'D'), ev(20 + k, `new-${k}`, 1000 + 10 * k), ev(null, `bad-${k}`, 1000)];
 

@@ -4,7 +4,7 @@
  * and changes no row. Between two scdkit commits it must change nothing scdkit reads (the target,
  * the change feed, time travel, the commit log); after an interrupted scdkit commit it must not
  * hide that commit's writes from the next apply, which undoes and redoes it
- * (docs/DECISIONS.md "Delta commits scdkit did not make").
+ * (docs/decisions/0074-delta-commits-scdkit-did-not-make.md).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyRows, changesQuery, defineFlow, readCommitLog, readRows, readTargetWith, versionQuery, type Driver, type Flow } from '../../src/index.js';

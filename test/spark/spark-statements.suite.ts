@@ -96,8 +96,8 @@ describe.skipIf(!sparkEngine)('round trips of a Spark commit (SCD_TEST_SPARK_URL
     expect(at(second.sent, append)).toBeGreaterThan(-1);
     expect(at(second.sent, append)).toBeLessThan(at(second.sent, /CACHE TABLE `_scd_events`/));
     // The commit's scratch goes once, after its writes and before its record: a write by name
-    // looks through every cached plan (docs/DECISIONS.md "A commit's scratch goes before its
-    // record on Delta").
+    // looks through every cached plan (docs/decisions/
+    // 0095-a-commits-scratch-goes-before-its-record-on-delta.md).
     for (const sent of [firstSent, second.sent]) {
       const drops = sent.filter((sql) => /DROP VIEW/.test(sql));
       expect(drops).toHaveLength(1);

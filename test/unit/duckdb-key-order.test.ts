@@ -1,6 +1,6 @@
 /**
- * DuckDB stores a commit's rows in key order (Dialect.keyOrderUpTo, docs/DECISIONS.md "Rows
- * in key order on DuckDB"): the target's new rows by identity (keys + start), the key state's by
+ * DuckDB stores a commit's rows in key order (Dialect.keyOrderUpTo, docs/decisions/
+ * 0064-rows-in-key-order-on-duckdb.md): the target's new rows by identity (keys + start), the key state's by
  * key, whatever order the batch came in, so that a later small commit's lookups skip the row
  * groups that hold none of its keys. DuckDB numbers a table's rows in the order they were stored
  * (rowid), which is what these tests read.
@@ -60,7 +60,7 @@ describe('DuckDB stores rows in key order', () => {
   });
 
   it('an insert too large to sort beside a commit\'s scratch, or of rows not counted, is stored as it comes; PostgreSQL never sorts', () => {
-    // docs/DECISIONS.md "Rows in key order on DuckDB" names this limit.
+    // docs/decisions/0064-rows-in-key-order-on-duckdb.md names this limit.
     expect(duckdbDialect.keyOrderUpTo).toBe(16_000_000);
     expect(insertOrder(duckdbDialect, ['id', 'start'], duckdbDialect.keyOrderUpTo)).toBe(' ORDER BY "id", "start"');
     expect(insertOrder(duckdbDialect, ['id', 'start'], duckdbDialect.keyOrderUpTo! + 1)).toBe('');

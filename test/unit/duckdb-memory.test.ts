@@ -1,4 +1,4 @@
-/** DuckDB runs with bounded memory (docs/DECISIONS.md "Memory"): 1GB unless SCD_DUCKDB_MEMORY_LIMIT says otherwise. */
+/** DuckDB runs with bounded memory (docs/decisions/0054-duckdbs-memory-is-bounded.md): 1GB unless SCD_DUCKDB_MEMORY_LIMIT says otherwise. */
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDriver, ScdError } from '../../src/index.js';
 

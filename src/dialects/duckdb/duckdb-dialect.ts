@@ -23,7 +23,7 @@ export const duckdbDialect: Dialect = {
   computeOnce: '',
   // Up to 16M rows: DuckDB sorts a larger insert within its memory limit alone, but not beside a
   // large commit's scratch (the 5 GB landing file's first insert of 31.9M rows ran out of memory
-  // where 12.5M rows of the same shape fit: docs/DECISIONS.md "Rows in key order on DuckDB").
+  // where 12.5M rows of the same shape fit: docs/decisions/0064-rows-in-key-order-on-duckdb.md).
   keyOrderUpTo: 16_000_000,
   rowNumberAsRead: 'row_number() OVER ()',
   columnsAmong: (table, among) =>
@@ -79,7 +79,7 @@ export const duckdbDialect: Dialect = {
     if (f === t) return true;
     if (INTEGER_RANK[f] && INTEGER_RANK[t]) return INTEGER_RANK[f]! <= INTEGER_RANK[t]!;
     if (UNSIGNED_RANK[f] && (INTEGER_RANK[t] ?? 0) > UNSIGNED_RANK[f]!) return true;
-    // Never an integer to a binary float: a DOUBLE has no 2^53 + 1 (docs/DECISIONS.md "A widening never loses a value").
+    // Never an integer to a binary float: a DOUBLE has no 2^53 + 1 (docs/decisions/0026-a-widening-never-changes-a-committed-value.md).
     if (f === 'FLOAT' && t === 'DOUBLE') return true;
     if (decimalHolds(f, t)) return true;
     if (f === 'DATE' && (t === 'TIMESTAMP' || t === 'TIMESTAMP WITH TIME ZONE')) return true;

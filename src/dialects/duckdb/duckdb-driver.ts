@@ -221,7 +221,7 @@ export class DuckDBDriver implements Driver {
   /**
    * DuckDB keeps a table dropped inside a transaction in memory until the transaction ends (a
    * rollback would need it), but frees a dropped column at once: the columns go first, so a large
-   * commit's intermediate tables do not pile up (and spill) until its COMMIT (docs/DECISIONS.md;
+   * commit's intermediate tables do not pile up (and spill) until its COMMIT (docs/decisions/0056-scratch-is-freed-early-only-when-large.md;
    * a small commit leaves its tables to discardScratch instead). One catalog query finds which of
    * the objects exist.
    */
@@ -480,7 +480,7 @@ function unreadableReason(file: InputFile, e: unknown): string {
 /** Where a record's column named rowid waits while its table's rows are numbered (withRowId). */
 const ROWID_ASIDE = '__scd_rowid_aside';
 
-/** DuckDB's memory limit unless SCD_DUCKDB_MEMORY_LIMIT says otherwise (docs/DECISIONS.md). */
+/** DuckDB's memory limit unless SCD_DUCKDB_MEMORY_LIMIT says otherwise (docs/decisions/0054-duckdbs-memory-is-bounded.md). */
 export const DEFAULT_MEMORY_LIMIT = '1GB';
 
 /** One staged table of several parts (UNION BY NAME); a column read as JSON in one part is JSON in all. */

@@ -4,8 +4,8 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { KeyedMutex } from './keyed-mutex.js';
 
 /**
- * One DuckDB instance per database file per process (docs/DECISIONS.md "One DuckDB instance per
- * file per process"). DuckDB's file lock is per process, so a second instance of a file in the
+ * One DuckDB instance per database file per process (docs/decisions/
+ * 0032-one-duckdb-instance-per-file-per-process.md). DuckDB's file lock is per process, so a second instance of a file in the
  * same process opens it too, each with its own copy of the database in memory, and one's commits
  * overwrite the other's. Instead every driver of a file shares the file's instance (each with its
  * own connection, so its own transaction and temporary tables) and its target locks; the last

@@ -4,8 +4,8 @@ import { ScdError } from '../../errors.js';
 import type { PGliteLike } from './postgres-client.js';
 
 /**
- * `pglite://PATH`: at most one open PGlite per data folder per process (docs/DECISIONS.md
- * "pglite://PATH is opened once per process"). Two PGlite instances of one folder each keep their
+ * `pglite://PATH`: at most one open PGlite per data folder per process (docs/decisions/
+ * 0035-a-pglite-folder-is-opened-once-per-process.md). Two PGlite instances of one folder each keep their
  * own copy of the database in memory: neither sees the other's commits and each overwrites the
  * other's files. Nor can two drivers share one instance the way DuckDB's do: a PGlite instance is
  * one PostgreSQL session, so two drivers would share one transaction, one search path and one set

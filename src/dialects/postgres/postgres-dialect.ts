@@ -187,7 +187,7 @@ export const postgresDialect: Dialect = {
     const t = normType(to);
     if (f === t) return true;
     if (isInteger(f) && isInteger(t)) return INTEGER_RANK[f]! <= INTEGER_RANK[t]!;
-    // Never an integer to a binary float: a double has no 2^53 + 1 (docs/DECISIONS.md "A widening never loses a value").
+    // Never an integer to a binary float: a double has no 2^53 + 1 (docs/decisions/0026-a-widening-never-changes-a-committed-value.md).
     if (f === 'real' && t === 'double precision') return true;
     if (decimalHolds(f, t)) return true;
     if (f === 'date' && (isTimestamp(t) || isTimestamptz(t))) return true;

@@ -122,7 +122,7 @@ export const sparkDialect: Dialect = {
   // and disk); a view is a temporary view. Both belong to the session.
   // Delta tables; Delta enforces no primary key (scdkit's writes keep identities unique). With
   // deletion vectors a MERGE or DELETE marks the rows it replaces instead of rewriting their files
-  // (docs/DECISIONS.md "Deletion vectors on every scdkit Delta table").
+  // (docs/decisions/0087-deletion-vectors-on-every-scdkit-delta-table.md).
   createTable: (name, columns, options = {}) =>
     `CREATE TABLE ${options.ifNotExists ? 'IF NOT EXISTS ' : ''}${quote(name)} (${columns}) USING delta TBLPROPERTIES (delta.enableDeletionVectors = true${
       options.changeFeed ? ', delta.enableChangeDataFeed = true' : ''

@@ -89,7 +89,7 @@ export class SparkDriver implements Driver {
       // the text of every view below it at each statement costs seconds for a few rows.
       await client.execute(`SET spark.sql.legacy.storeAnalyzedPlanForView = true`);
       // A stored plan with CTE definitions, read by several views of one statement, lost a column
-      // a CTE made (DECISIONS.md "Spark sessions inline CTEs in commands"): inline them instead.
+      // a CTE made (docs/decisions/0082-spark-sessions-inline-ctes-in-commands.md): inline them instead.
       await client.execute(`SET spark.sql.legacy.inlineCTEInCommands = true`);
       // Adaptive execution re-describes the whole plan as text each time a stage ends (for the UI's
       // listeners, whether or not a UI runs), and a commit's scratch reads cached scratch whose
