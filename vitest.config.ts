@@ -24,7 +24,7 @@ export default defineConfig({
     // anew for each file (vitest's per-file isolation): each test opens its own database (a fresh
     // file, :memory:, or a fresh schema of the shared PGlite or server) and puts back what it
     // changes in process.env; what scdkit keeps per process (DuckDB instances) is per database.
-    // The suite without Spark took 320 s against 415 s isolated (docs/PERFORMANCE.md, session 25).
+    // The suite without Spark took 320 s against 415 s isolated (docs/decisions/0066-tests-without-per-file-isolation.md).
     isolate: false,
     // Both cores: the suite is mostly engine work, one worker per core.
     maxWorkers: 2,

@@ -1,7 +1,7 @@
 // The floor: the least a DuckDB job must do to give what docs/SEMANTICS.md requires of one in-order batch,
 // on the bench's data, written as the baseline is (hand-written SQL, one transaction, through the
 // same driver). It is not a correct SCD engine; it answers one question with a measurement: could
-// ANY design meet "in order ≤ 1.0× the two-step baseline"? (docs/PERFORMANCE.md "The floor").
+// ANY design meet "in order ≤ 1.0× the two-step baseline"? (docs/PERFORMANCE.md "The floors").
 //
 // Three floors. `floor-log`: the baseline's own statements plus the narrowest event log, and no
 // change feed. `floor-check`: floor-log plus the narrowest check that every value fits its column

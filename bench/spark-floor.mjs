@@ -2,7 +2,7 @@
 // batch on Delta, written as the baseline is (hand-written Spark SQL through the same server, each
 // write a Delta commit). None is a correct SCD engine; each answers one question with a measurement:
 // could ANY design meet "in order ≤ 2.0× the two-step Delta MERGE" on this server?
-// (docs/PERFORMANCE.md "The floors on Spark"; bench/floor.mjs has DuckDB's and PostgreSQL's.)
+// (docs/PERFORMANCE.md "The floors"; bench/floor.mjs has DuckDB's and PostgreSQL's.)
 //
 // `floor-log`: the baseline's own statements plus the narrowest event log (key, sequence,
 // operation, commit of every event: docs/SEMANTICS.md §3), the log's append beside the close.

@@ -45,7 +45,7 @@ const LARGE_COMMIT = 100_000;
  * (Driver.analyzeTemporary; PostgreSQL, which never analyzes a temporary table by itself). Below
  * it the two statements are saved: onto a 1M-row target (PostgreSQL 15), the key list took as
  * long unanalyzed up to about 2,000 events, and about twice as long or more from 3,000 (50–195 ms
- * against 20–55 at 3,000–5,000; docs/PERFORMANCE.md "Session 13").
+ * against 20–55 at 3,000–5,000; docs/decisions/0060-postgresql-analyzes-a-commits-temporary-tables.md).
  */
 const ANALYZED_FROM = 2_000;
 

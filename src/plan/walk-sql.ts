@@ -267,7 +267,7 @@ const TIE_ORDER = `${INTERNAL_PREFIX}tie_order`;
  * The events of `events` with TIE_ORDER: for a tied event (another event of its key shares its
  * sequence and operation) the canonical text of its payload, which orders ties
  * (docs/SEMANTICS.md); NULL for every other event, which its sequence and operation order
- * already, so only tied events pay for a new string (docs/PERFORMANCE.md, session 18). Keys and
+ * already, so only tied events pay for a new string (docs/decisions/0005-a-walk-without-payloads-checks-itself.md). Keys and
  * sequence parts of an event are never null.
  */
 function withTieOrder(model: ColumnModel, d: Dialect, events: string): string {

@@ -7,7 +7,7 @@ import { DIFF_VIEWS, WALKED } from '../../src/plan/diff-sql.js';
 import { LOG_VIEW } from '../../src/plan/walk-input-sql.js';
 
 /**
- * A commit's fixed cost is its statements (docs/PERFORMANCE.md "A commit's statements"): counted
+ * A commit's fixed cost is its statements (docs/decisions/0063-a-commit-sends-few-statements.md): counted
  * here, deterministically, for a 10-event commit onto an existing target of 1,000 versions. Every
  * statement the driver sends through run, query and streamText is counted, staging included (a
  * PostgreSQL bulk load's COPY aside). The ceilings are today's counts: a change that adds

@@ -3,7 +3,7 @@
  * plan, the lease, reads pinned to the commit's start, the commit label, dropping the commit's
  * views), counted where the client starts each one. Issue 20's target is 20 a commit; the ceiling
  * here is today's count, so that a change that adds round trips fails and must say why
- * (docs/PERFORMANCE.md "Spark").
+ * (docs/PERFORMANCE.md "Spark + Delta").
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyRows, defineFlow, readTargetWith, type Driver } from '../../src/index.js';
