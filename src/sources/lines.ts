@@ -1,7 +1,8 @@
 import { createReadStream } from 'node:fs';
+import { MAX_RECORD_BYTES } from '../files/record-limit.js';
+import { TOO_LARGE } from '../files/text-records.js';
 
-/** The largest record accepted (the engine's JSON reader is given the same limit). */
-export const MAX_RECORD_BYTES = 64 * 1024 * 1024;
+export { MAX_RECORD_BYTES };
 
 const strict = new TextDecoder('utf-8', { fatal: true });
 const lossy = new TextDecoder('utf-8');
@@ -37,7 +38,7 @@ export async function eachLine(file: string, onLine: (bytes: Buffer, line: numbe
 export function decodeLine(bytes: Buffer): { text: string } | { reason: string; raw: string } {
   if (bytes.length && bytes[bytes.length - 1] === 0x0d) bytes = bytes.subarray(0, bytes.length - 1);
   if (bytes.length > MAX_RECORD_BYTES)
-    return { reason: `record larger than ${MAX_RECORD_BYTES >> 20} MB`, raw: lossy.decode(bytes.subarray(0, 1000)) + '…' };
+    return { reason: TOO_LARGE, raw: lossy.decode(bytes.subarray(0, 1000)) + '…' };
   try {
     return { text: strict.decode(bytes) };
   } catch {

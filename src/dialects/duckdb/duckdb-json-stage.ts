@@ -54,10 +54,13 @@ export async function stageJsonFile(db: SqlRunner, file: InputFile, part: string
     await db.run(`DROP TABLE ${q(part)}`);
   }
   const normalized = path.join(scratch, `records_${i}.ndjson`);
-  await normalizeJsonText(file.path, normalized);
+  const { oversized } = await normalizeJsonText(file.path, normalized);
   const from = `SELECT l AS line, r AS raw, e AS reason FROM read_json($1, columns = {'l': 'BIGINT', 'r': 'VARCHAR', 'e': 'VARCHAR'},
     format = 'newline_delimited', maximum_object_size = ${4 * MAX_RECORD_BYTES + 1024})`;
-  return finish(db, part, rejects, await stageRecords(db, from, label, part, !!file.numbered, [normalized]), !!file.numbered);
+  const staged = await finish(db, part, rejects, await stageRecords(db, from, label, part, !!file.numbered, [normalized]), !!file.numbered);
+  // A record over the limit is quarantined with its whole text, as a value (never read as JSON).
+  for (const r of oversized) await db.run(`INSERT INTO ${q(rejects)} VALUES ($1, $2, $3, $4)`, [label, r.l, r.e, r.r]);
+  return { ...staged, records: staged.records + oversized.length };
 }
 
 /** What a JSON file's staging read. */
