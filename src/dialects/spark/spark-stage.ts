@@ -22,7 +22,7 @@ const WITHOUT_BOM = (text: string) => `regexp_replace(${text}, ${sparkString('^\
 
 /**
  * Spark reads a `.json` file as one document: when it does not parse (a broken element, a file
- * cut short, an object with a member named twice), no element can be told from the others here,
+ * cut short), no element can be told from the others here,
  * so the run stops before anything changes rather than read none of its records.
  */
 async function refuseBrokenDocument(db: SparkStatements, documents: string, file: string): Promise<void> {
@@ -30,7 +30,7 @@ async function refuseBrokenDocument(db: SparkStatements, documents: string, file
     `SELECT count(*) AS n FROM (${documents}) WHERE d IS NULL AND try_parse_json(concat('[', value, ']')) IS NULL AND NOT value RLIKE ${sparkString('^\\s*$')}`,
   );
   if (Number(broken[0]?.n ?? 0) === 0) return;
-  throw new ScdError('INPUT_UNREADABLE', 'not one valid JSON document (a broken element, a member named twice, or a file cut short); nothing was applied', {
+  throw new ScdError('INPUT_UNREADABLE', 'not one valid JSON document (a broken element, or a file cut short); nothing was applied', {
     file,
     fix: 'fix the file and apply it again, or write it as JSON lines (.ndjson), where a bad line is quarantined alone',
   });
