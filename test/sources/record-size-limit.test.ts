@@ -1,16 +1,18 @@
 /**
  * A record over the size limit (files/record-limit.ts, docs/TYPES.md; decision 0201) is quarantined
  * with its whole raw text, which reads back byte for byte, so that it can be fixed and applied
- * again; the other records of its file apply. Through bin/scd on every engine, with a real record
- * over the limit (the limit is no setting).
+ * again; the other records of its file apply. Through bin/scd on every engine (and a Debezium
+ * envelope through the library), with a real record over the limit (the limit is no setting).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'vitest';
 import { MAX_RECORD_BYTES } from '../../src/files/record-limit.js';
+import { applySourceWith, defineFlow } from '../../src/index.js';
+import { engines } from '../engines.js';
 import { parseNdjson, scdOk } from '../history/fixtures/history.js';
 import { cliDatabases, cliTestDir } from '../history/fixtures/cli-databases.js';
-import { mkdir } from './fixtures/util.js';
+import { mkdir, quarantined } from './fixtures/util.js';
 
 const tmp = cliTestDir();
 
@@ -43,6 +45,29 @@ describe.concurrent('a record over the size limit, through bin/scd', { timeout: 
       const rawFile = path.join(dir, 'raw.txt');
       writeFileSync(rawFile, (await scdOk(['quarantine', flowFile, '--raw'], dir)).stdout);
       expect(readFileSync(rawFile, 'utf8').trimEnd() === huge).toBe(true);
+    });
+  }
+});
+
+describe.concurrent('a Debezium envelope over the size limit', { timeout: 900_000 }, () => {
+  for (const engine of engines) {
+    it(`${engine.name}: quarantined with its whole raw text; the other envelopes apply`, async ({ expect }) => {
+      const dir = mkdir(tmp.dir, `dbz-${engine.name}`);
+      const envelope = (id: number, blob: string) => `{"before":null,"after":{"id":${id},"blob":"${blob}"},"source":{"ts_ms":1717059600000,"lsn":${id}},"op":"c","ts_ms":1717059601000}`;
+      const huge = envelope(2, 'Zoë 東京 '.repeat(Math.ceil((MAX_RECORD_BYTES + 1024) / Buffer.byteLength('Zoë 東京 '))));
+      writeFileSync(path.join(dir, '0001.json'), [envelope(1, 'a'), huge, envelope(3, 'ü')].join('\n') + '\n');
+      const flow = defineFlow({ target: 'blobs', keys: ['id'], source: { path: dir, format: 'debezium' } });
+      const driver = await engine.open();
+      try {
+        const report = await applySourceWith(driver, flow);
+        expect(report.results[0]).toMatchObject({ rowsRead: 3, eventsApplied: 2, quarantined: 1 });
+        const q = await quarantined(driver, 'blobs');
+        expect(q.map((x) => [x.line, x.reason])).toEqual([[2, 'record larger than 32 MiB']]);
+        expect(q[0]!.raw.length).toBe(huge.length);
+        expect(q[0]!.raw === huge).toBe(true);
+      } finally {
+        await driver.close();
+      }
     });
   }
 });
