@@ -3,8 +3,13 @@
  * bad element with its text; reading resumes at the next element that starts after a comma at most
  * one level inside the broken one; an array the text does not close is unclosed.
  */
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import { readJsonArray, type ArrayReading } from '../../src/files/json-array.js';
+import { MAX_RECORD_BYTES } from '../../src/files/record-limit.js';
+import { normalizeJsonText } from '../../src/files/text-records.js';
 
 const elements = (r: ArrayReading) => {
   if ('unclosed' in r) throw new Error(`unclosed at element ${r.unclosed.element}`);
@@ -70,5 +75,48 @@ describe('readJsonArray', () => {
     expect(readJsonArray('[{"id":1},{"id":2,"v":"ab')).toEqual({ unclosed: { element: 2, at: 10 } });
     expect(readJsonArray('[{"id":1},{"id":2}')).toEqual({ unclosed: { element: 2, at: 10 } });
     expect(readJsonArray('[{"id":1},')).toEqual({ unclosed: { element: 2, at: 10 } });
+  });
+});
+
+describe('normalizeJsonText of an array file', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'scdkit-json-array-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const normalize = async (name: string, bytes: Buffer) => {
+    const file = path.join(dir, name);
+    writeFileSync(file, bytes);
+    const out = path.join(dir, `${name}.out`);
+    const result = await normalizeJsonText(file, out);
+    const lines = readFileSync(out, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+    return { result, lines };
+  };
+
+  it('a byte order mark is dropped; an element holding bytes that are not UTF-8 is bad for that reason, its bytes shown', async () => {
+    const bytes = Buffer.concat([Buffer.from('\uFEFF[{"id":1},\n{"id":2,"v":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"},\n{"id":3}]\n')]);
+    const { result, lines } = await normalize('bad-bytes.json', bytes);
+    expect(result).toEqual({ records: 3, oversized: [] });
+    expect(lines).toEqual([
+      { l: 1, r: '{"id":1}' },
+      { l: 2, r: '{"id":2,"v":"\\xFF\\xFE"}', e: 'invalid UTF-8' },
+      { l: 3, r: '{"id":3}' },
+    ]);
+  });
+
+  it('an element over the size limit is kept whole, out of the normalized file', async () => {
+    const big = `{"id":2,"v":"${'é'.repeat(MAX_RECORD_BYTES / 2 + 1)}"}`;
+    const { result, lines } = await normalize('big.json', Buffer.from(`[{"id":1},${big},{"id":3}]`));
+    expect(result.records).toBe(3);
+    expect(result.oversized).toHaveLength(1);
+    expect(result.oversized[0]).toMatchObject({ l: 2, e: 'record larger than 32 MiB' });
+    expect(result.oversized[0]!.r === big).toBe(true);
+    expect(lines).toEqual([
+      { l: 1, r: '{"id":1}' },
+      { l: 3, r: '{"id":3}' },
+    ]);
+  });
+
+  it('an array that never closes is refused in one line naming the file and the fix', async () => {
+    await expect(normalize('cut.json', Buffer.from('[{"id":1},{"id":2,"v":"a'))).rejects.toThrow(
+      /cut\.json: the JSON array ends inside its element 2, before it closes: .*nothing was applied \(fix: apply it again once the file is whole/,
+    );
   });
 });
