@@ -30,9 +30,9 @@ async function refuseBrokenDocument(db: SparkStatements, documents: string, file
     `SELECT count(*) AS n FROM (${documents}) WHERE d IS NULL AND try_parse_json(concat('[', value, ']')) IS NULL AND NOT value RLIKE ${sparkString('^\\s*$')}`,
   );
   if (Number(broken[0]?.n ?? 0) === 0) return;
-  throw new ScdError('INPUT_UNREADABLE', 'not one valid JSON document (a broken element, or a file cut short); nothing was applied', {
+  throw new ScdError('INPUT_UNREADABLE', 'not one valid JSON document (a broken element, a file cut short, or JSON lines); nothing was applied', {
     file,
-    fix: 'fix the file and apply it again, or write it as JSON lines (.ndjson), where a bad line is quarantined alone',
+    fix: 'fix the file and apply it again, or name a file of JSON lines .ndjson, where a bad line is quarantined alone',
   });
 }
 
