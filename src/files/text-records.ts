@@ -122,7 +122,8 @@ export async function normalizeJsonText(file: string, out: string): Promise<Norm
   const oversized: TextRecord[] = [];
   const emit = (r: TextRecord) => {
     records++;
-    if (Buffer.byteLength(r.r) > MAX_RECORD_BYTES) {
+    // A UTF-16 unit is at most 3 bytes of UTF-8: only a long text needs its bytes counted.
+    if (r.r.length * 3 > MAX_RECORD_BYTES && Buffer.byteLength(r.r) > MAX_RECORD_BYTES) {
       oversized.push({ ...r, e: TOO_LARGE });
       return;
     }
