@@ -45,7 +45,8 @@ const BLANK = `^[ \\t\\r]*$`;
  * into lines by Spark (so a record's line is its place in the file, as on the other engines):
  * - NDJSON: a line is a record; `from_json` into a map of VARIANT values keeps each value's JSON
  *   kind and text (lexical `json`); a line that is not a JSON object is a reject with its text.
- * - JSON: a file that is one array of objects (or one object); records numbered from 1.
+ * - JSON: a file that is one array of objects (or one object); records numbered from 1. A file
+ *   that is not one valid document stops the run (refuseBrokenDocument).
  * - CSV: a header line names the columns; every value is text as written (lexical `text`). A
  *   quoted field may not span lines here (docs/SPARK.md).
  * - Parquet: Spark's own types; records numbered in the order Spark reads them.
