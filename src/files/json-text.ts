@@ -24,7 +24,18 @@ export interface Member {
   value: Span;
 }
 
-export class JsonSyntaxError extends Error {}
+export class JsonSyntaxError extends Error {
+  /** What is wrong, without where. */
+  readonly problem: string;
+  /** Where in the text it is wrong (a UTF-16 index). */
+  readonly position: number;
+
+  constructor(problem: string, position: number) {
+    super(`${problem} at position ${position}`);
+    this.problem = problem;
+    this.position = position;
+  }
+}
 
 const OBJ = 0;
 const ARR = 1;
@@ -34,12 +45,13 @@ const ESCAPES = new Set('"\\/bfnrtu'.split('').map((c) => c.charCodeAt(0)));
 const HEX4 = /[0-9a-fA-F]{4}/y;
 
 const isSpace = (c: number) => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
-function space(s: string, i: number): number {
+/** The first position at or after i that is not JSON whitespace. */
+export function space(s: string, i: number): number {
   while (i < s.length && isSpace(s.charCodeAt(i))) i++;
   return i;
 }
 const fail = (message: string, at: number): never => {
-  throw new JsonSyntaxError(`${message} at position ${at}`);
+  throw new JsonSyntaxError(message, at);
 };
 
 /** Characters a string holds as they are (no quote, backslash or control character), in a run. */
@@ -92,7 +104,7 @@ function memberValue(s: string, i: number): number {
  * containers, so that any depth of nesting is read without recursion. When the value is an
  * object and `out` is given, its members are pushed to `out` on the way (one pass, not two).
  */
-function valueEnd(s: string, i: number, out?: Member[]): number {
+export function valueEnd(s: string, i: number, out?: Member[]): number {
   const open: number[] = [];
   // The name and value of the outermost object's member being read (-1: none).
   let keyAt = -1;

@@ -1,9 +1,12 @@
 import { isUtf8 } from 'node:buffer';
 import { closeSync, createWriteStream, openSync, readFileSync, readSync } from 'node:fs';
+import { ScdError } from '../errors.js';
+import { readJsonArray } from './json-array.js';
+import { MAX_RECORD_BYTES } from './record-limit.js';
 import { end, write } from './streams.js';
 
-/** The largest record accepted. */
-export const MAX_RECORD_BYTES = 32 * 1024 * 1024;
+export { MAX_RECORD_BYTES };
+
 
 /** How a JSON-lines file's lines end, when they all end alike; `mixed` otherwise. */
 export type Newline = '\n' | '\r\n' | '\r';
@@ -11,7 +14,8 @@ export type Newline = '\n' | '\r\n' | '\r';
 /**
  * What a streamed look at a text file finds, in native buffer operations only (no per-byte
  * JavaScript): whether the engine's line reader can read it as it is (valid UTF-8, no U+0001 — the
- * reader's field separator —, one kind of line ending, no line over MAX_RECORD_BYTES).
+ * reader's field separator —, one kind of line ending, no line over MAX_RECORD_BYTES, no byte
+ * order mark).
  */
 export interface TextCheck {
   /** The engine may split the file into lines itself, with this line ending. */
@@ -27,6 +31,7 @@ export function checkText(file: string, chunkSize = 4 * 1024 * 1024): TextCheck 
   let crlf = 0;
   let lastWasCr = false;
   let sinceBreak = 0;
+  let first = true;
   try {
     for (;;) {
       const n = readSync(fd, buf, carry, chunkSize, null);
@@ -42,6 +47,9 @@ export function checkText(file: string, chunkSize = 4 * 1024 * 1024): TextCheck 
         break;
       }
       const view = buf.subarray(0, cut);
+      // A byte order mark is no part of the first record: the normalized form drops it.
+      if (first && withoutByteOrderMark(view) !== view) return {};
+      first = false;
       if (!isUtf8(view) || view.indexOf(0x01) >= 0) return {};
       if (view.indexOf(0x0d) >= 0) {
         for (let i = view.indexOf(0x0d); i >= 0; i = view.indexOf(0x0d, i + 1)) {
@@ -75,62 +83,112 @@ export function checkText(file: string, chunkSize = 4 * 1024 * 1024): TextCheck 
 }
 
 /** One record of a text file, as the normalized form writes it: line, raw text, and why it is bad. */
-interface TextRecord {
+export interface TextRecord {
   l: number;
   r: string;
   e?: string;
+}
+
+/** What normalizeJsonText wrote, and the records it kept out of the normalized file. */
+export interface NormalizedText {
+  /** Every record, the oversized ones included. */
+  records: number;
+  /**
+   * Records over MAX_RECORD_BYTES, each with its whole raw text and reason: the caller quarantines
+   * them as they are (no engine's JSON reader is asked to read a line that long).
+   */
+  oversized: TextRecord[];
 }
 
 /**
  * Write a JSON or JSON-lines file as one record per line of `{"l": line, "r": raw text, "e":
  * reason}` (an NDJSON file any engine reads without surprises), for the files checkText does not
  * pass or whose lines are not each a JSON value:
+ * - a UTF-8 byte order mark at the file's start is no part of its first record;
  * - lines end at LF, CRLF or a lone CR (universal newlines), numbered from 1;
  * - a line that is not valid UTF-8 is a bad record whose raw text shows its bytes (\xFF);
  * - a value that spans lines (a pretty-printed object) is one record at its first line;
  * - a file that is one JSON array gives each element as a record, numbered from 1 (its line is
- *   no place: an array is often one line).
+ *   no place: an array is often one line); a broken element is one bad record (json-array.ts);
+ *   an array the file does not close stops the run (a file still being written, or cut short);
+ * - a record over MAX_RECORD_BYTES is a bad record kept whole, out of the file (`oversized`).
  * JSON validity is judged here only to find where records end; values are never converted (the
  * engine reads the raw text), so no number passes through a JavaScript number.
  */
-export async function normalizeJsonText(file: string, out: string): Promise<{ records: number }> {
-  const bytes = readFileSync(file);
+export async function normalizeJsonText(file: string, out: string): Promise<NormalizedText> {
+  const bytes = withoutByteOrderMark(readFileSync(file));
   const stream = createWriteStream(out);
   let records = 0;
+  const oversized: TextRecord[] = [];
   const emit = (r: TextRecord) => {
     records++;
+    // A UTF-16 unit is at most 3 bytes of UTF-8: only a long text needs its bytes counted.
+    if (r.r.length * 3 > MAX_RECORD_BYTES && Buffer.byteLength(r.r) > MAX_RECORD_BYTES) {
+      oversized.push({ ...r, e: TOO_LARGE });
+      return;
+    }
     return write(stream, JSON.stringify(r) + '\n');
   };
-  const lines = splitLines(bytes);
-  const texts = lines.map((l) => (isUtf8(l) ? l.toString('utf8') : undefined));
-  const array = topLevelArray(texts);
-  if (array) {
-    for (const r of array) await emit(r);
-  } else if (startsArray(texts)) {
-    // A file that opens an array it does not close validly is one record: no element has a place.
-    const text = texts.map((t, i) => t ?? visible(lines[i]!)).join('\n');
-    await emit({ l: 1, r: text.length > 1000 ? text.slice(0, 1000) + '…' : text, e: `not a valid JSON array (${jsonError(text)})` });
-  } else {
-    for (let i = 0; i < lines.length; i++) {
-      const text = texts[i];
-      if (text === undefined) {
-        await emit({ l: i + 1, r: visible(lines[i]!), e: 'invalid UTF-8' });
-        continue;
+  try {
+    const lines = splitLines(bytes);
+    const texts = lines.map((l) => (isUtf8(l) ? l.toString('utf8') : undefined));
+    if (startsArray(texts)) {
+      for (const r of arrayRecords(file, lines, texts)) await emit(r);
+    } else {
+      for (let i = 0; i < lines.length; i++) {
+        const text = texts[i];
+        if (text === undefined) {
+          await emit({ l: i + 1, r: visible(lines[i]!), e: 'invalid UTF-8' });
+          continue;
+        }
+        if (isBlank(text)) continue;
+        const spanned = lines[i]!.length > MAX_RECORD_BYTES || isJson(text) ? 0 : spanningValue(texts, i);
+        if (spanned > 0) {
+          await emit({ l: i + 1, r: texts.slice(i, i + spanned + 1).join('\n') });
+          i += spanned;
+        } else await emit({ l: i + 1, r: text });
       }
-      if (isBlank(text)) continue;
-      if (lines[i]!.length > MAX_RECORD_BYTES) {
-        await emit({ l: i + 1, r: text.slice(0, 1000) + '…', e: `record larger than ${MAX_RECORD_BYTES >> 20} MB` });
-        continue;
-      }
-      const spanned = isJson(text) ? 0 : spanningValue(texts, i);
-      if (spanned > 0) {
-        await emit({ l: i + 1, r: texts.slice(i, i + spanned + 1).join('\n') });
-        i += spanned;
-      } else await emit({ l: i + 1, r: text });
     }
+  } finally {
+    await end(stream);
   }
-  await end(stream);
-  return { records };
+  return { records, oversized };
+}
+
+/** A record's reason when it is over the limit. */
+export const TOO_LARGE = `record larger than ${MAX_RECORD_BYTES >> 20} MiB`;
+
+/** The bytes without a UTF-8 byte order mark (EF BB BF) at their start. */
+export function withoutByteOrderMark(bytes: Buffer): Buffer {
+  return bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? bytes.subarray(3) : bytes;
+}
+
+/**
+ * The records of a file that is one JSON array: its elements (json-array.ts), a broken one with
+ * its reason; an element that holds a line that is not UTF-8 is bad for that reason, its bytes
+ * shown (\xFF). Throws when the array is not closed: no element past the last good one is whole.
+ */
+function arrayRecords(file: string, lines: Buffer[], texts: Array<string | undefined>): TextRecord[] {
+  // Where the lines that are not UTF-8 are in the joined text, as [start, end) ranges.
+  const invalid: Array<[number, number]> = [];
+  let at = 0;
+  const parts = texts.map((t, i) => {
+    const part = t ?? visible(lines[i]!);
+    if (t === undefined) invalid.push([at, at + part.length]);
+    at += part.length + 1;
+    return part;
+  });
+  const reading = readJsonArray(parts.join('\n'));
+  if ('unclosed' in reading) {
+    throw new ScdError('INPUT_UNREADABLE', `the JSON array ends inside its element ${reading.unclosed.element}, before it closes: the file is still being written, or was cut short; nothing was applied`, {
+      file,
+      fix: 'apply it again once the file is whole (or complete its array and close it with "]")',
+    });
+  }
+  return reading.elements.map((el) => {
+    const notUtf8 = invalid.some(([s, e]) => s < el.at + el.text.length && e > el.at);
+    return { l: el.n, r: el.text, ...(notUtf8 ? { e: 'invalid UTF-8' } : el.reason ? { e: el.reason } : {}) };
+  });
 }
 
 /** Lines of a buffer, split at LF, CRLF or a lone CR (without the line break). */
@@ -200,41 +258,6 @@ function track(text: string, s: { n: number; inString: boolean; escaped: boolean
   return true;
 }
 
-/**
- * The elements of a file that is one JSON array (first non-blank character `[`), each with its
- * number and its text; undefined when the file is not one valid JSON array.
- */
-function topLevelArray(texts: Array<string | undefined>): TextRecord[] | undefined {
-  if (!startsArray(texts) || texts.some((t) => t === undefined)) return undefined;
-  const whole = texts.join('\n');
-  if (!isJson(whole) || !Array.isArray(JSON.parse(whole))) return undefined;
-  const out: TextRecord[] = [];
-  let depth = 0;
-  let inString = false;
-  let escaped = false;
-  let start = -1;
-  for (let k = 0; k < whole.length; k++) {
-    const ch = whole[k]!;
-    if (inString) {
-      if (escaped) escaped = false;
-      else if (ch === '\\') escaped = true;
-      else if (ch === '"') inString = false;
-      continue;
-    }
-    // Inside the outer array, the first character that is not a separator starts an element.
-    if (depth === 1 && start < 0 && !' \t\n\r,]'.includes(ch)) start = k;
-    if (ch === '"') inString = true;
-    else if (ch === '{' || ch === '[') depth++;
-    else if (ch === '}' || ch === ']') depth--;
-    // An element ends at the comma after it, or at the outer array's closing bracket.
-    if (start >= 0 && ((depth === 1 && ch === ',') || depth === 0)) {
-      out.push({ l: out.length + 1, r: whole.slice(start, k).trimEnd() });
-      start = -1;
-    }
-  }
-  return out;
-}
-
 /** Whether the file's first non-blank character opens an array. */
 function startsArray(texts: Array<string | undefined>): boolean {
   const first = texts.findIndex((t) => t === undefined || !isBlank(t));
@@ -242,15 +265,6 @@ function startsArray(texts: Array<string | undefined>): boolean {
   const t = texts[first]!.trimStart();
   // A line that is an array by itself is a JSON-lines record (a non-object), not an array file.
   return t.startsWith('[') && !(texts.filter((x) => x !== undefined && !isBlank(x)).length > 1 && isJson(t));
-}
-
-function jsonError(text: string): string {
-  try {
-    JSON.parse(text);
-    return 'it is valid JSON';
-  } catch (e) {
-    return (e as Error).message;
-  }
 }
 
 /** Bytes that are not UTF-8 shown visibly: valid characters as they are, other bytes as \xHH. */

@@ -1,43 +1,39 @@
 import { createReadStream } from 'node:fs';
+import { MAX_RECORD_BYTES } from '../files/record-limit.js';
+import { TOO_LARGE } from '../files/text-records.js';
 
-/** The largest record accepted (the engine's JSON reader is given the same limit). */
-export const MAX_RECORD_BYTES = 64 * 1024 * 1024;
+export { MAX_RECORD_BYTES };
 
 const strict = new TextDecoder('utf-8', { fatal: true });
 const lossy = new TextDecoder('utf-8');
 
 /**
  * Call `onLine` for every line of a file (1-based numbers, without the line break), streamed:
- * memory stays bounded by the longest line (a line over MAX_RECORD_BYTES arrives truncated, still
- * longer than the limit, so that the caller can refuse it).
+ * memory stays bounded by the longest line, which arrives whole (one over MAX_RECORD_BYTES too:
+ * the caller quarantines it with its whole text).
  */
 export async function eachLine(file: string, onLine: (bytes: Buffer, line: number) => Promise<void> | void): Promise<void> {
   let line = 0;
   let pending: Buffer[] = [];
-  let pendingBytes = 0;
   for await (const chunk of createReadStream(file) as AsyncIterable<Buffer>) {
     let start = 0;
     for (let i = chunk.indexOf(0x0a); i >= 0; i = chunk.indexOf(0x0a, start)) {
       const piece = chunk.subarray(start, i);
       const bytes = pending.length ? Buffer.concat([...pending, piece]) : piece;
       pending = [];
-      pendingBytes = 0;
       await onLine(bytes, ++line);
       start = i + 1;
     }
-    if (start < chunk.length) {
-      pendingBytes += chunk.length - start;
-      if (pendingBytes <= MAX_RECORD_BYTES + 1) pending.push(chunk.subarray(start));
-    }
+    if (start < chunk.length) pending.push(chunk.subarray(start));
   }
   if (pending.length) await onLine(Buffer.concat(pending), ++line);
 }
 
-/** A line as text, or why it cannot be one (with its raw text, lossily decoded). */
+/** A line as text, or why it cannot be one (with its whole raw text, lossily decoded). */
 export function decodeLine(bytes: Buffer): { text: string } | { reason: string; raw: string } {
   if (bytes.length && bytes[bytes.length - 1] === 0x0d) bytes = bytes.subarray(0, bytes.length - 1);
   if (bytes.length > MAX_RECORD_BYTES)
-    return { reason: `record larger than ${MAX_RECORD_BYTES >> 20} MB`, raw: lossy.decode(bytes.subarray(0, 1000)) + '…' };
+    return { reason: TOO_LARGE, raw: lossy.decode(bytes) };
   try {
     return { text: strict.decode(bytes) };
   } catch {

@@ -113,16 +113,20 @@ describe.concurrent('a malformed line is quarantined, the rest of the file appli
 });
 
 describe.concurrent('a file that cannot be read at all is one quarantined record; the rest applies', () => {
-  it('a broken JSON array: one record naming the reason, with its text; the commit applies nothing else', async () => {
-    const { dir, db, before } = await started('broken-array');
+  it('a broken element of a JSON array: that element is quarantined with its text and number, the others apply', async () => {
+    const { dir, db } = await started('broken-array');
     const text = '[{"id":1,"ts":2,"qty":7,"label":"x"},\n{"id":2,"ts":2 "qty":8}]';
     writeFileSync(path.join(dir, 'bad.json'), text + '\n');
     const r = await scdOk(['apply', 'flow.yaml', '--input', 'bad.json', '--json'], dir);
-    expect(JSON.parse(r.stdout.trim())).toMatchObject({ version: 2, rowsRead: 1, eventsApplied: 0, quarantined: 1 });
+    expect(JSON.parse(r.stdout.trim())).toMatchObject({ version: 2, rowsRead: 2, eventsApplied: 1, quarantined: 1 });
     const q = await queryDb(db, 'SELECT line, reason, raw FROM _scd_items_quarantine');
-    expect(q).toEqual([{ line: '1', reason: expect.stringMatching(/^not a valid JSON array/), raw: text }]);
+    expect(q).toEqual([{ line: '2', reason: expect.stringMatching(/^malformed JSON: .* of the element$/), raw: '{"id":2,"ts":2 "qty":8}' }]);
     expect(await commitCount(db)).toBe(2);
-    expect(await exportOf(dir)).toBe(before);
+    const rows = parseNdjson(await exportOf(dir));
+    expect(rows.filter((x) => x.__END_AT === null).map((x) => [x.id, x.label])).toEqual([
+      [1, 'x'],
+      [2, 'two'],
+    ]);
   });
 
   it('a good file and an unreadable one in the same commit: the good one applies, the other is one quarantined record', async () => {

@@ -185,3 +185,43 @@ describe.skipIf(!sparkEngine)('input files at URLs on Spark + Delta (SCD_TEST_SP
     ]);
   });
 });
+
+describe.skipIf(!sparkEngine)('a .json file that is not one valid document on Spark + Delta (SCD_TEST_SPARK_URL)', { timeout: 900_000 }, () => {
+  let spark: Driver;
+  let tmp: { dir: string; cleanup: () => void };
+  beforeAll(async () => {
+    tmp = tempDir();
+    spark = await sparkEngine!.open();
+  }, 300_000);
+  afterAll(async () => {
+    await spark?.close();
+    tmp?.cleanup();
+  });
+
+  it('a broken element or a file cut short stops the run before anything changes (its records were silently not read); whole, it applies', async () => {
+    const docs = defineFlow({ target: 'docs', keys: ['id'], sequenceBy: 'ts' });
+    const first = path.join(tmp.dir, 'first.ndjson');
+    writeFileSync(first, '\uFEFF{"id":1,"ts":1,"name":"ann"}\n');
+    await applyFiles(spark, docs, resolveInputs([first]));
+    const before = plain(await readTargetWith(spark, docs));
+    expect(before).toEqual([{ id: 1, name: 'ann', start: 1, end: null }]);
+    const whole = '[{"id":2,"ts":1,"name":"bob"},{"id":3,"ts":1,"name":"cy","name":"cyd"}]';
+    for (const [name, text] of [
+      ['broken.json', '[{"id":2,"ts":1,"name":"bob",{"id":3,"ts":1,"name":"cy"}]'],
+      ['cut.json', whole.slice(0, 40)],
+    ]) {
+      const file = path.join(tmp.dir, name!);
+      writeFileSync(file, text!);
+      await expect(applyFiles(spark, docs, resolveInputs([file]))).rejects.toThrow(/not one valid JSON document .*nothing was applied \(fix: /);
+      expect(plain(await readTargetWith(spark, docs))).toEqual(before);
+    }
+    const file = path.join(tmp.dir, 'whole.json');
+    writeFileSync(file, `\uFEFF${whole}`);
+    await applyFiles(spark, docs, resolveInputs([file]));
+    expect(plain(await readTargetWith(spark, docs))).toEqual([
+      ...before,
+      { id: 2, name: 'bob', start: 1, end: null },
+      { id: 3, name: 'cyd', start: 1, end: null },
+    ]);
+  });
+});

@@ -330,7 +330,7 @@ export class DuckDBDriver implements Driver {
   async appendRejects(file: string, label: string, rejects: string): Promise<void> {
     await this.keepInsertionOrder();
     await this.run(
-      `INSERT INTO ${this.dialect.quote(rejects)} SELECT $1, line, reason, raw FROM read_json($2, columns = {line: 'BIGINT', reason: 'VARCHAR', raw: 'VARCHAR'}, format = 'newline_delimited', maximum_object_size = ${MAX_RECORD_BYTES * 2})`,
+      `INSERT INTO ${this.dialect.quote(rejects)} SELECT $1, line, reason, raw FROM read_json($2, columns = {line: 'BIGINT', reason: 'VARCHAR', raw: 'VARCHAR'}, format = 'newline_delimited', maximum_object_size = ${Math.max(MAX_RECORD_BYTES * 2, statSync(file).size + 1024)})`,
       [label, file],
     );
   }

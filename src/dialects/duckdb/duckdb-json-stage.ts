@@ -54,10 +54,13 @@ export async function stageJsonFile(db: SqlRunner, file: InputFile, part: string
     await db.run(`DROP TABLE ${q(part)}`);
   }
   const normalized = path.join(scratch, `records_${i}.ndjson`);
-  await normalizeJsonText(file.path, normalized);
+  const { oversized } = await normalizeJsonText(file.path, normalized);
   const from = `SELECT l AS line, r AS raw, e AS reason FROM read_json($1, columns = {'l': 'BIGINT', 'r': 'VARCHAR', 'e': 'VARCHAR'},
     format = 'newline_delimited', maximum_object_size = ${4 * MAX_RECORD_BYTES + 1024})`;
-  return finish(db, part, rejects, await stageRecords(db, from, label, part, !!file.numbered, [normalized]), !!file.numbered);
+  const staged = await finish(db, part, rejects, await stageRecords(db, from, label, part, !!file.numbered, [normalized]), !!file.numbered);
+  // A record over the limit is quarantined with its whole text, as a value (never read as JSON).
+  for (const r of oversized) await db.run(`INSERT INTO ${q(rejects)} VALUES ($1, $2, $3, $4)`, [label, r.l, r.e, r.r]);
+  return { ...staged, records: staged.records + oversized.length };
 }
 
 /** What a JSON file's staging read. */
@@ -102,9 +105,9 @@ async function stageRecords(db: SqlRunner, from: string, label: string, part: st
     `CREATE OR REPLACE TEMP TABLE ${q(part)} AS
      SELECT ${values}CAST($${params.length + 1} AS VARCHAR) AS ${q(FILE_COLUMN)}, line AS ${q(LINE_COLUMN)}, raw AS ${q(RAW_COLUMN)}, ${REASON}, ${EXTRA}
      FROM (SELECT ${line} AS line, ${rawText} AS raw, ${REASON},
-             CASE WHEN ${REASON} IS NULL THEN ${columns.length ? `json_transform(raw, ${structure})` : 'NULL'} END AS v,
-             CASE WHEN ${REASON} IS NULL THEN ${unknownKeys(numbered ? `list_filter(json_keys(raw), k -> k NOT IN (${sqlString(LINE_COLUMN)}, ${sqlString(RAW_COLUMN)}))` : 'json_keys(raw)', known)} END AS ${EXTRA}
-           FROM (${checked}) c) x`,
+             CASE WHEN ${REASON} IS NULL THEN ${columns.length ? `json_transform(${lastMembers('raw', 'keys', known)}, ${structure})` : 'NULL'} END AS v,
+             CASE WHEN ${REASON} IS NULL THEN ${unknownKeys(numbered ? `list_filter(keys, k -> k NOT IN (${sqlString(LINE_COLUMN)}, ${sqlString(RAW_COLUMN)}))` : 'keys', known)} END AS ${EXTRA}
+           FROM (SELECT *, CASE WHEN ${REASON} IS NULL THEN json_keys(raw) END AS keys FROM (${checked}) c) c) x`,
     [...params, label],
   );
   const counts = (await db.query(
@@ -122,12 +125,14 @@ async function stageRecords(db: SqlRunner, from: string, label: string, part: st
 }
 
 async function stageWithKeys(db: SqlRunner, checked: string, columns: string[], label: string, part: string, params: unknown[], line: string, rawText: string): Promise<Staged> {
+  const known = `[${columns.map(sqlString).join(', ')}]`;
   const structure = sqlString(JSON.stringify(Object.fromEntries(columns.map((c) => [c, 'JSON']))));
   const values = columns.map((c) => `v.${q(c)} AS ${q(c)}`).join(', ');
   await db.run(
     `CREATE OR REPLACE TEMP TABLE ${q(part)} AS
      SELECT ${values}, CAST($${params.length + 1} AS VARCHAR) AS ${q(FILE_COLUMN)}, line AS ${q(LINE_COLUMN)}, raw AS ${q(RAW_COLUMN)}, ${REASON}, false AS ${EXTRA}
-     FROM (SELECT ${line} AS line, ${rawText} AS raw, ${REASON}, CASE WHEN ${REASON} IS NULL THEN json_transform(raw, ${structure}) END AS v FROM (${checked}) c) x`,
+     FROM (SELECT ${line} AS line, ${rawText} AS raw, ${REASON}, CASE WHEN ${REASON} IS NULL THEN json_transform(${lastMembers('raw', 'json_keys(raw)', known)}, ${structure}) END AS v
+       FROM (${checked}) c) x`,
     [...params, label],
   );
   const counts = (await db.query(
@@ -143,6 +148,19 @@ async function stageWithKeys(db: SqlRunner, checked: string, columns: string[], 
  * cost 0.9 s for 1M lines (it copies every line), the match stops at a line's first other character.
  */
 const BLANK = (raw: string) => `regexp_full_match(${raw}, '[ \\t\\r]*')`;
+
+/**
+ * A record's text for reading its values, where a member name that appears twice keeps its last
+ * value, as JSON.parse does and PostgreSQL's jsonb and Spark's reader do (docs/TYPES.md; DuckDB's
+ * reader keeps the first): such a record is written again with each name once, at its last place.
+ * A record whose `keys` are the list `known` (distinct names) has no repeated name, which spares
+ * the check for most records.
+ */
+function lastMembers(raw: string, keys: string, known: string): string {
+  const once = `list_filter(list_zip(${keys}, json_extract(${raw}, '$.*')), (e, i) -> NOT list_contains(${keys}[i + 1:], e[1]))`;
+  return `CASE WHEN ${keys} = ${known} OR len(list_distinct(${keys})) = len(${keys}) THEN ${raw}
+    ELSE '{' || array_to_string(list_transform(${once}, e -> to_json(e[1]) || ':' || e[2]), ',') || '}' END`;
+}
 
 /**
  * Whether a record has a key the list `known` lacks. A file's writer puts the same keys in the same

@@ -56,7 +56,7 @@ export async function stageJsonFile(host: StageHost, file: InputFile, part: stri
     await host.run(`DROP TABLE ${q(lines)}, ${q(records)}`);
   }
   const normalized = path.join(scratch, `records_${i}.ndjson`);
-  await normalizeJsonText(file.path, normalized);
+  const { oversized } = await normalizeJsonText(file.path, normalized);
   keepNulVisible(normalized);
   await copyLines(host, normalized, lines);
   const read = await checkRecords(
@@ -67,7 +67,11 @@ export async function stageJsonFile(host: StageHost, file: InputFile, part: stri
     false,
   );
   if (read.records >= LARGE_STAGE) await host.run(`DROP TABLE ${q(lines)}`);
-  return finish(host, records, part, rejects, label, numbered, read);
+  const staged = await finish(host, records, part, rejects, label, numbered, read);
+  // A record over the limit is quarantined with its whole text, as a value (never read as JSON);
+  // a NUL in it is shown as \x00, as keepNulVisible shows it (text cannot hold one).
+  for (const r of oversized) await host.run(`INSERT INTO ${q(rejects)} VALUES ($1, $2, $3, $4)`, [label, r.l, r.e, r.r.replaceAll('\0', '\\x00')]);
+  return { ...staged, records: staged.records + oversized.length };
 }
 
 /** What a JSON file's staging read: its columns (in order of first appearance) and records. */

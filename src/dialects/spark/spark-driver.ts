@@ -97,6 +97,11 @@ export class SparkDriver implements Driver {
       // time (docs/decisions/0088-no-adaptive-query-execution-in-scdkits-spark-sessions.md). Cached scratch has exact sizes, so the plan made
       // up front chooses its joins as well.
       await client.execute(`SET spark.sql.adaptive.enabled = false`);
+      // A member name that appears twice in a JSON record keeps its last value, as on every engine
+      // (docs/TYPES.md): a record read into a map (JSON lines) or a variant (a .json document)
+      // would otherwise stop the statement.
+      await client.execute(`SET spark.sql.mapKeyDedupPolicy = LAST_WIN`);
+      await client.execute(`SET spark.sql.variant.allowDuplicateKeys = true`);
       await client.execute(`CREATE DATABASE IF NOT EXISTS ${sparkSchemaName(schema)}`);
       await client.execute(`USE ${sparkSchemaName(schema)}`);
     } catch (e) {

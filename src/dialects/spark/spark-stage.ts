@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { csvFields, headerNames } from '../../files/csv-header.js';
 import { isObjectStoreUrl } from '../../files/object-store.js';
+import { ScdError } from '../../errors.js';
 import { checkSourceKeys } from '../../files/source-keys.js';
 import { JSON_NUMBER } from '../../files/json-number.js';
 import type { Lexical } from '../../typing/lexical.js';
@@ -16,6 +17,25 @@ export interface SparkStatements {
   query(sql: string): Promise<Row[]>;
 }
 
+/** A file's text without a UTF-8 byte order mark at its start: the mark is no part of a record. */
+const WITHOUT_BOM = (text: string) => `regexp_replace(${text}, ${sparkString('^\uFEFF')}, '')`;
+
+/**
+ * Spark reads a `.json` file as one document: when it does not parse (a broken element, a file
+ * cut short), no element can be told from the others here,
+ * so the run stops before anything changes rather than read none of its records.
+ */
+async function refuseBrokenDocument(db: SparkStatements, documents: string, file: string): Promise<void> {
+  const broken = await db.query(
+    `SELECT count(*) AS n FROM (${documents}) WHERE d IS NULL AND try_parse_json(concat('[', value, ']')) IS NULL AND NOT value RLIKE ${sparkString('^\\s*$')}`,
+  );
+  if (Number(broken[0]?.n ?? 0) === 0) return;
+  throw new ScdError('INPUT_UNREADABLE', 'not one valid JSON document (a broken element, a file cut short, or JSON lines); nothing was applied', {
+    file,
+    fix: 'fix the file and apply it again, or name a file of JSON lines .ndjson, where a bad line is quarantined alone',
+  });
+}
+
 /** A line that holds nothing but spaces, tabs and a carriage return is blank: not a record. */
 const BLANK = `^[ \\t\\r]*$`;
 
@@ -25,7 +45,8 @@ const BLANK = `^[ \\t\\r]*$`;
  * into lines by Spark (so a record's line is its place in the file, as on the other engines):
  * - NDJSON: a line is a record; `from_json` into a map of VARIANT values keeps each value's JSON
  *   kind and text (lexical `json`); a line that is not a JSON object is a reject with its text.
- * - JSON: a file that is one array of objects (or one object); records numbered from 1.
+ * - JSON: a file that is one array of objects (or one object); records numbered from 1. A file
+ *   that is not one valid document stops the run (refuseBrokenDocument).
  * - CSV: a header line names the columns; every value is text as written (lexical `text`). A
  *   quoted field may not span lines here (docs/SPARK.md).
  * - Parquet: Spark's own types; records numbered in the order Spark reads them.
@@ -60,13 +81,15 @@ export async function stageSparkFiles(db: SparkStatements, files: InputFile[], t
     await db.run(`CREATE OR REPLACE TEMP VIEW ${q(text)} USING text OPTIONS (path ${where}, wholetext 'true')`);
     if (file.format === 'json') {
       // One document: an array's elements are the records (numbered from 1), an object is one.
+      const documents = `SELECT value, try_parse_json(value) AS d FROM (SELECT ${WITHOUT_BOM('value')} AS value FROM ${q(text)})`;
+      await refuseBrokenDocument(db, documents, file.label ?? file.path);
       await db.run(`CACHE TABLE ${q(lines)} AS SELECT CAST(e.pos + 1 AS BIGINT) AS line, to_json(e.value) AS raw
         FROM (SELECT CASE WHEN schema_of_variant(d) LIKE 'ARRAY%' THEN d ELSE try_parse_json(concat('[', value, ']')) END AS d
-              FROM (SELECT value, try_parse_json(value) AS d FROM ${q(text)})) f,
+              FROM (${documents})) f,
         LATERAL variant_explode(f.d) e`);
     } else {
       await db.run(`CACHE TABLE ${q(lines)} AS SELECT CAST(l.pos + 1 AS BIGINT) AS line, regexp_replace(l.raw, '\\r$', '') AS raw
-        FROM ${q(text)} t LATERAL VIEW posexplode(split(t.value, '\\n', -1)) l AS pos, raw WHERE NOT l.raw RLIKE ${sparkString(BLANK)}`);
+        FROM ${q(text)} t LATERAL VIEW posexplode(split(${WITHOUT_BOM('t.value')}, '\\n', -1)) l AS pos, raw WHERE NOT l.raw RLIKE ${sparkString(BLANK)}`);
     }
     if (file.format === 'csv') {
       // The header line, and how many lines there are (one query: the file's views go with it).
