@@ -10,7 +10,7 @@ import { FILE_COLUMN, LINE_COLUMN, RAW_COLUMN } from '../driver.js';
 import { systemColumnClash } from './postgres-system-columns.js';
 import { DISK_FULL, sqlState } from './postgres-errors.js';
 import { postgresDialect as d } from './postgres-dialect.js';
-import { splitCsv } from './postgres-csv.js';
+import { splitCsv } from '../../files/csv-records.js';
 import { headerNames } from '../../files/csv-header.js';
 import { keepNulVisible, stageJsonFile, type StageHost } from './postgres-json-stage.js';
 import { copyLines, copyPlain } from './postgres-lines.js';

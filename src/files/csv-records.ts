@@ -1,8 +1,8 @@
-import { headerNames } from '../../files/csv-header.js';
+import { headerNames } from './csv-header.js';
 import { isUtf8 } from 'node:buffer';
 import { createWriteStream, readFileSync } from 'node:fs';
-import { visible } from '../../files/text-records.js';
-import { end, write } from '../../files/streams.js';
+import { visible } from './text-records.js';
+import { end, write } from './streams.js';
 
 /**
  * A CSV file (header first) read record by record in JavaScript, for the files PostgreSQL's COPY
