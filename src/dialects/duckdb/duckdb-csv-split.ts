@@ -42,12 +42,16 @@ export async function stageSplitCsv(db: CsvSplitHost, file: InputFile, part: str
   return true;
 }
 
+/**
+ * The good records, as splitCsv wrote them: each ends at a LF (a value's own line breaks, CRLF or
+ * CR among them, are inside its quotes, where the reader must not take them for a line ending).
+ */
 async function insertGood(db: SqlRunner, good: string, label: string, part: string, fields: string[]): Promise<void> {
   const columns = [...fields.map((f) => `'${f}': 'VARCHAR'`), `'l': 'BIGINT'`, `'r': 'VARCHAR'`].join(', ');
   await db.run(
     `INSERT INTO ${q(part)} SELECT ${[...fields.map((f) => q(f)), '$2::VARCHAR', 'l', 'r'].join(', ')}
      FROM read_csv($1, columns = {${columns}}, header = false, delim = ',', quote = '"', escape = '"', auto_detect = false,
-       max_line_size = ${3 * MAX_RECORD_BYTES}, buffer_size = ${4 * MAX_RECORD_BYTES})`,
+       new_line = '\\n', max_line_size = ${3 * MAX_RECORD_BYTES}, buffer_size = ${4 * MAX_RECORD_BYTES})`,
     [good, label],
   );
 }
