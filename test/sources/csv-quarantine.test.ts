@@ -4,7 +4,7 @@
  * values over several lines before and after bad records, short and long records, values that do
  * not fit, CRLF endings (a record's raw text never holds its line ending, only the breaks inside
  * its quoted values), a BOM, unicode, and a line of invalid UTF-8 (its bytes shown as \xHH, the
- * other records' raw text as written, never re-serialized).
+ * other records' raw text as written, never re-serialized), and a NUL byte.
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -101,13 +101,20 @@ const FILES: Array<{ name: string; bytes: Buffer; quarantined: Expected[]; appli
     ],
     applied: [32],
   },
+  {
+    // A NUL byte: no engine's text holds one, so its record is quarantined (shown as \x00).
+    name: 'nul.csv',
+    bytes: Buffer.from('id,seq,amount,note\n41,1,1,"a\u0000b"\n42,1,2,ok\n'),
+    quarantined: [{ line: 2, raw: '41,1,1,"a\\x00b"', reason: 'a NUL character in a field' }],
+    applied: [42],
+  },
 ];
 
 /** The engine's own name of the column's type, in a reason, is the one difference allowed. */
 const sameOnEveryEngine = (reason: string) => reason.replace(/\("[^"]*"\)/g, '(type)');
 
 describe.concurrent('a quarantined CSV record carries its own raw text and line, through bin/scd', { timeout: 600_000 }, () => {
-  it('on every engine alike: multi-line values around bad records, short and long records, bad values, CRLF, a BOM, unicode, invalid UTF-8', async ({ expect }) => {
+  it('on every engine alike: multi-line values around bad records, short and long records, bad values, CRLF, a BOM, unicode, invalid UTF-8, a NUL', async ({ expect }) => {
     const seen = new Map<string, Array<Record<string, unknown>>>();
     await Promise.all(
       cliDatabases.map(async (db) => {

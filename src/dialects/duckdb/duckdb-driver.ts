@@ -399,8 +399,8 @@ export class DuckDBDriver implements Driver {
 
   /**
    * Stage a CSV with DuckDB's reader when each of its records is one line of it: the file is
-   * plain (files/text-records.ts `checkText`: UTF-8, one kind of line ending, LF or CRLF), no
-   * quoted value spans lines, and the reader rejects no line. Then record n is the n-th line that
+   * plain (files/text-records.ts `checkText`: UTF-8, one kind of line ending, LF or CRLF), holds
+   * no NUL byte, no quoted value spans lines, and the reader rejects no line. Then record n is the n-th line that
    * is neither the header nor blank, and its raw text is that line. False, with nothing made,
    * otherwise: the file is split in JavaScript (duckdb-csv-split.ts), as PostgreSQL does, because
    * the reader's own rejects carry neighbouring text, re-serialized text and line breaks.
@@ -409,8 +409,8 @@ export class DuckDBDriver implements Driver {
     const q = this.dialect.quote;
     const plain = checkText(file.path).plain;
     if (plain !== '\n' && plain !== '\r\n') return false;
-    const { lines, blanks, continued } = countLines(file.path, { csv: true });
-    if (continued.length) return false;
+    const { lines, blanks, continued, nul } = countLines(file.path, { csv: true });
+    if (continued.length || nul) return false;
     const rj = `_scd_csv_rejects_${i}`;
     const dropRejects = async () => {
       await this.run(`DROP TABLE IF EXISTS ${q(rj)}`);
