@@ -5,11 +5,12 @@ import { visible } from './text-records.js';
 import { end, write } from './streams.js';
 
 /**
- * A CSV file (header first) read record by record in JavaScript, for the files PostgreSQL's COPY
- * cannot read as written (postgres-lines.ts `copyPlain`: invalid UTF-8, NUL bytes, lone-CR line
- * endings, a line `\.`) or whose records COPY cannot place on their lines (a quoted newline, a
- * blank line, a record with too many or too few fields). RFC 4180 quoting; a record ends at LF,
- * CRLF or a lone CR outside quotes; a blank line is no record.
+ * A CSV file (header first) read record by record in JavaScript, for the files an engine's reader
+ * cannot read as written (invalid UTF-8, NUL bytes, lone-CR line endings; on PostgreSQL a line
+ * `\.`) or whose records it cannot place on their lines (a quoted newline, a record with too many
+ * or too few fields; on PostgreSQL a blank line). DuckDB and PostgreSQL both stage such a file
+ * from it, so their quarantines agree. RFC 4180 quoting; a record ends at LF, CRLF or a lone CR
+ * outside quotes; a blank line is no record.
  */
 export interface CsvSplit {
   /** The header's column names (duplicates numbered like DuckDB's reader). */
