@@ -23,9 +23,10 @@ export interface CsvSplit {
  * Split `file` into `goodOut` (headerless CSV, every field quoted, an unquoted empty field for
  * NULL, then two more fields: the record's first physical line and its raw text as written) and
  * `badOut` (NDJSON lines {line, reason, raw}: wrong number of fields, unclosed quote, invalid
- * UTF-8 — raw with its bytes shown as \xHH —, a NUL character).
+ * UTF-8 — raw with its bytes shown as \xHH —, a NUL character). `nameKey` tells the engine's
+ * equal column names (headerNames).
  */
-export async function splitCsv(file: string, goodOut: string, badOut: string): Promise<CsvSplit> {
+export async function splitCsv(file: string, goodOut: string, badOut: string, nameKey?: (name: string) => string): Promise<CsvSplit> {
   const bytes = readFileSync(file);
   const good = createWriteStream(goodOut);
   const bad = createWriteStream(badOut);
@@ -45,7 +46,7 @@ export async function splitCsv(file: string, goodOut: string, badOut: string): P
     }
     const raw = rawBytes.toString('utf8');
     if (fields < 0) {
-      out.header = headerNames(rec.values.map((v) => (v === null ? '' : v.toString('utf8'))));
+      out.header = headerNames(rec.values.map((v) => (v === null ? '' : v.toString('utf8'))), nameKey);
       fields = out.header.length;
       continue;
     }

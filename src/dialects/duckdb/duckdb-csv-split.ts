@@ -25,7 +25,8 @@ export async function stageSplitCsv(db: CsvSplitHost, file: InputFile, part: str
   const label = file.label ?? file.path;
   const good = path.join(scratch, `csv_good_${i}.csv`);
   const bad = path.join(scratch, `csv_bad_${i}.ndjson`);
-  const split = await splitCsv(file.path, good, bad);
+  // Header names made unique as DuckDB's reader makes them (ignoring case).
+  const split = await splitCsv(file.path, good, bad, duckdbDialect.nameKey);
   // The bad records go in last: a good file the engine refuses leaves none behind (the whole file
   // is then one rejected record, duckdb-driver.ts stageOne).
   if (!split.header.length) {
