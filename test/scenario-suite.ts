@@ -9,6 +9,9 @@
  *   input/01.ndjson, 02.csv…  one commit per file, in name order
  *   expected.ndjson           the target after the last commit, sorted by keys then start
  *   expected-commits.ndjson   optional: per commit, any subset of the ApplyResult count fields
+ *   expected-quarantine.ndjson  optional: the quarantine after one commit per file, by file then
+ *                             line: each record's file (base name), line, raw text, and any of
+ *                             commit and reason (a reason that names a type differs by engine)
  *   README.md                 which article / case it is
  *
  * Besides the per-file run, every scenario checks SEMANTICS §3's consequences: replaying the last file
@@ -21,6 +24,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { applyFiles, loadFlowFile, readTargetWith, resolveInputs, type ApplyResult, type Driver, type Flow } from '../src/index.js';
 import type { TestEngine } from './engines.js';
+import { storeNames } from '../src/store/names.js';
 
 type Rec = Record<string, unknown>;
 
@@ -66,6 +70,7 @@ interface Scenario {
   inputs: string[];
   expected: Rec[];
   commits?: Rec[];
+  quarantine?: Rec[];
 }
 
 function loadScenario(name: string): Scenario {
@@ -76,12 +81,14 @@ function loadScenario(name: string): Scenario {
     .sort()
     .map((f) => path.join(inputDir, f));
   const commitsFile = path.join(dir, 'expected-commits.ndjson');
+  const quarantineFile = path.join(dir, 'expected-quarantine.ndjson');
   return {
     name,
     dir,
     inputs,
     expected: readNdjson(path.join(dir, 'expected.ndjson')),
     commits: existsSync(commitsFile) ? readNdjson(commitsFile) : undefined,
+    quarantine: existsSync(quarantineFile) ? readNdjson(quarantineFile) : undefined,
   };
 }
 
@@ -108,6 +115,14 @@ async function run(
   } finally {
     await driver.close();
   }
+}
+
+/** The flow's quarantine by file (base name) then line: commit, file, line, reason, raw. */
+async function quarantineOf(driver: Driver, flow: Flow): Promise<Rec[]> {
+  const rows = await driver.query(`SELECT __scd_commit AS c, file, line, reason, raw FROM ${driver.dialect.quote(storeNames(flow.target).quarantine)}`);
+  return rows
+    .map((r) => ({ commit: Number(r.c), file: path.basename(String(r.file)), line: Number(r.line), reason: String(r.reason), raw: r.raw }))
+    .sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line);
 }
 
 function expectRowsRead(results: ApplyResult[]): void {
@@ -140,10 +155,12 @@ export function scenarioSuite(engine: TestEngine): void {
         const flow = () => loadFlowFile(path.join(sc.dir, 'flow.yaml'));
 
         it('one commit per input file gives the expected target and counts', async () => {
+          let quarantined: Rec[] = [];
           const { results, rows } = await run(
             engine.open,
             flow(),
             sc.inputs.map((f) => [f]),
+            sc.quarantine ? async (driver) => void (quarantined = await quarantineOf(driver, flow())) : undefined,
           );
           expect(rows).toEqual(sc.expected);
           // Column order: source order, then the added columns (toEqual ignores key order).
@@ -158,6 +175,13 @@ export function scenarioSuite(engine: TestEngine): void {
                 got[k] = results[i]![k as keyof ApplyResult];
               }
               expect({ commit: i + 1, ...got }).toEqual({ commit: i + 1, ...want });
+            });
+          }
+          if (sc.quarantine) {
+            expect(quarantined.length, 'one line of expected-quarantine.ndjson per quarantined record').toBe(sc.quarantine.length);
+            sc.quarantine.forEach((want, i) => {
+              const got = Object.fromEntries(Object.keys(want).map((k) => [k, quarantined[i]![k]]));
+              expect(got).toEqual(want);
             });
           }
         });

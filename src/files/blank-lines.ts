@@ -10,6 +10,8 @@ export interface LineCount {
    * second line and after). Such a line is never blank: it is part of the value. Empty otherwise.
    */
   continued: number[];
+  /** For a CSV: whether a NUL byte is in the file (no engine's text holds one). */
+  nul: boolean;
 }
 
 const NL = 0x0a;
@@ -35,6 +37,7 @@ export function countLines(file: string, options: { csv?: boolean; chunk?: numbe
   // Whether the reader is inside a quoted value now, and was when the current line began.
   let quoted = false;
   let began = false;
+  let nul = false;
   const endLine = () => {
     if (began) continued.push(line);
     else if (blank) blanks.push(line);
@@ -43,6 +46,10 @@ export function countLines(file: string, options: { csv?: boolean; chunk?: numbe
     for (;;) {
       const n = readSync(fd, buf, 0, buf.length, null);
       if (n === 0) break;
+      if (options.csv && !nul) {
+        const at = buf.indexOf(0x00);
+        nul = at >= 0 && at < n;
+      }
       let at = 0;
       while (at < n) {
         const nl = buf.indexOf(NL, at);
@@ -64,5 +71,5 @@ export function countLines(file: string, options: { csv?: boolean; chunk?: numbe
     closeSync(fd);
   }
   if (any) endLine();
-  return { lines: any ? line : line - 1, blanks, continued };
+  return { lines: any ? line : line - 1, blanks, continued, nul };
 }

@@ -1,11 +1,16 @@
-/** Column names from a header record: an empty name is column<i>, duplicates numbered like DuckDB. */
-export function headerNames(names: string[]): string[] {
-  const seen = new Map<string, number>();
+/**
+ * Column names from a header record: an empty name is column<i>, a name already taken (by
+ * `nameKey`: DuckDB's names ignore case) gets the first free suffix _1, _2, … as DuckDB's reader
+ * gives it (a, A, a_1 are a, A_1, a_1_1 on DuckDB).
+ */
+export function headerNames(names: string[], nameKey: (name: string) => string = (n) => n): string[] {
+  const taken = new Set<string>();
   return names.map((n, i) => {
     const name = n.trim() === '' ? `column${i}` : n;
-    const k = seen.get(name) ?? 0;
-    seen.set(name, k + 1);
-    return k ? `${name}_${k}` : name;
+    let out = name;
+    for (let k = 1; taken.has(nameKey(out)); k++) out = `${name}_${k}`;
+    taken.add(nameKey(out));
+    return out;
   });
 }
 

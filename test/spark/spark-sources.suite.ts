@@ -10,7 +10,10 @@
  * - input files named by URL (`file://…` here, standing in for `s3://…` or `abfss://…`, which this
  *   machine cannot reach): Spark reads them at that name; the commit names them as written; a
  *   landing folder at an URL is listed and hashed by Spark, and applied exactly once as a local
- *   one is (test/sources/landing.test.ts).
+ *   one is (test/sources/landing.test.ts);
+ * - a CSV's bad records (a short and a long record, a value that does not fit, CRLF endings, a BOM,
+ *   unicode, a quoted comma): each quarantined with its own line and raw text, as DuckDB
+ *   quarantines them (test/sources/csv-quarantine.test.ts on DuckDB and PostgreSQL).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -223,5 +226,57 @@ describe.skipIf(!sparkEngine)('a .json file that is not one valid document on Sp
       { id: 2, name: 'bob', start: 1, end: null },
       { id: 3, name: 'cyd', start: 1, end: null },
     ]);
+  });
+});
+
+describe.skipIf(!sparkEngine)('a CSV\'s bad records on Spark + Delta (SCD_TEST_SPARK_URL)', { timeout: 900_000 }, () => {
+  let tmp: { dir: string; cleanup: () => void };
+  beforeAll(() => {
+    tmp = tempDir();
+  });
+  afterAll(() => tmp?.cleanup());
+
+  it('each quarantined with its own line and raw text (no line ending), and the reason DuckDB gives', async () => {
+    const file = path.join(tmp.dir, 'payments.csv');
+    // Every record on one line (docs/SPARK.md: a quoted value may not span lines on Spark).
+    writeFileSync(
+      file,
+      '\uFEFFid,seq,amount,note\r\n' +
+        '1,1,10.50,"a, b"\r\n' + // line 2
+        '2,1,7\r\n' + // line 3: short
+        '3,1,abc,"naïve ü"\r\n' + // line 4: does not fit
+        '4,1,1.25,"ok 🎉"\r\n' + // line 5
+        '5,1,1,2,3\r\n' + // line 6: long
+        '6,1,x9,"quoted ""q"", too"\r\n' + // line 7: does not fit
+        '7,1,-0.01,日本\r\n', // line 8
+    );
+    const payments = defineFlow({ target: 'csv_payments', keys: ['id'], sequenceBy: 'seq', columnTypes: { amount: 'decimal(12,2)', seq: 'bigint' } });
+    const quarantineOn = async (engine: { open(): Promise<Driver> }) => {
+      const driver = await engine.open();
+      try {
+        const result = await applyFiles(driver, payments, resolveInputs([file]));
+        expect(result).toMatchObject({ rowsRead: 7, eventsApplied: 3, quarantined: 4 });
+        const rows = await driver.query(`SELECT line, reason, raw FROM ${storeNames(payments.target).quarantine}`);
+        return rows
+          .map((r) => ({ line: Number(r.line), raw: r.raw, reason: String(r.reason).replace(/\("[^"]*"\)/g, '(type)') }))
+          .sort((a, b) => a.line - b.line);
+      } finally {
+        await driver.close();
+      }
+    };
+    const onSpark = await quarantineOn(sparkEngine!);
+    expect(onSpark.map(({ line, raw }) => ({ line, raw }))).toEqual([
+      { line: 3, raw: '2,1,7' },
+      { line: 4, raw: '3,1,abc,"naïve ü"' },
+      { line: 6, raw: '5,1,1,2,3' },
+      { line: 7, raw: '6,1,x9,"quoted ""q"", too"' },
+    ]);
+    expect(onSpark.map((r) => r.reason)).toEqual([
+      'expected 4 fields, found 3',
+      expect.stringMatching(/^value abc does not fit column "amount"/),
+      'expected 4 fields, found 5',
+      expect.stringMatching(/^value x9 does not fit column "amount"/),
+    ]);
+    expect(onSpark).toEqual(await quarantineOn(engines.find((e) => e.name === 'duckdb')!));
   });
 });

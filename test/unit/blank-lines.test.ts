@@ -18,7 +18,7 @@ function file(text: string): string {
 function expected(text: string) {
   const parts = text.split('\n');
   if (parts.at(-1) === '') parts.pop();
-  return { lines: parts.length, blanks: parts.flatMap((p, i) => (/^[ \t\r]*$/.test(p) ? [i + 1] : [])), continued: [] };
+  return { lines: parts.length, blanks: parts.flatMap((p, i) => (/^[ \t\r]*$/.test(p) ? [i + 1] : [])), continued: [], nul: false };
 }
 
 describe('countLines', () => {
@@ -43,8 +43,13 @@ describe('countLines of a CSV', () => {
     const text = ['id,note', '1,"two', 'lines"', '', '2,"a ""q"" one"', '3,"three', '', '  ', 'lines ""x""', 'end"', '4,y', '5,"open'].join('\n') + '\n';
     const f = file(text);
     for (const chunk of [1, 2, 3, 7, 1024])
-      expect(countLines(f, { csv: true, chunk }), `chunk ${chunk}`).toEqual({ lines: 12, blanks: [4], continued: [3, 7, 8, 9, 10] });
+      expect(countLines(f, { csv: true, chunk }), `chunk ${chunk}`).toEqual({ lines: 12, blanks: [4], continued: [3, 7, 8, 9, 10], nul: false });
     // Read as lines, the same file has no continued lines, and its blank ones are all blank.
-    expect(countLines(f)).toEqual({ lines: 12, blanks: [4, 7, 8], continued: [] });
+    expect(countLines(f)).toEqual({ lines: 12, blanks: [4, 7, 8], continued: [], nul: false });
+  });
+
+  it('a NUL byte anywhere is found, whichever chunk holds it (DuckDB then splits the file as PostgreSQL does)', () => {
+    const f = file('id,note\n1,a\u0000b\n2,c\n');
+    for (const chunk of [1, 2, 3, 7, 1024]) expect(countLines(f, { csv: true, chunk }).nul, `chunk ${chunk}`).toBe(true);
   });
 });

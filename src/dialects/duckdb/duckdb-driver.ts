@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { LINES_SQL, stageJsonFile } from './duckdb-json-stage.js';
+import { stageSplitCsv } from './duckdb-csv-split.js';
 import { checkText, MAX_RECORD_BYTES } from '../../files/text-records.js';
 import { JSON_NUMBER } from '../../files/json-number.js';
 import type { Lexical } from '../../typing/lexical.js';
@@ -363,41 +364,29 @@ export class DuckDBDriver implements Driver {
 
   /**
    * Records numbered in read order are off their physical line after a line that holds none: a
-   * CSV's header and its rejected lines, and blank lines (the readers skip them). Number each
-   * record past those before it (the j-th such line b has b - j records before it). In a CSV,
-   * the lines a quoted value continues onto hold no record either (a record spread over lines is
-   * placed on its first). Blank and continued lines count only when every other line is one
-   * record (else, as for a pretty-printed object, records keep their numbers).
+   * CSV's header and its blank lines (the reader skips them). Number each record past those
+   * before it (the j-th such line b has b - j records before it). Only for a file whose every
+   * other line is one record (`placedOnLines`).
    */
-  private async skipNonRecordLines(file: string, part: string, scratch: string, i: number, csv?: { rejects: string }): Promise<void> {
+  private async skipNonRecordLines(part: string, scratch: string, i: number, blanks: number[]): Promise<void> {
     const q = this.dialect.quote;
-    const { lines, blanks, continued } = countLines(file, { csv: !!csv });
-    const rejected = csv ? Number((await this.query(`SELECT count(DISTINCT line) AS n FROM ${q(csv.rejects)}`))[0]!.n) : 0;
-    if (!blanks.length && !continued.length && !rejected) return;
-    const records = Number((await this.query(`SELECT count(*) AS n FROM ${q(part)}`))[0]!.n);
-    const placed = lines - blanks.length - continued.length - rejected - (csv ? 1 : 0) === records;
-    if (!placed && !rejected) return;
+    if (!blanks.length) return;
     const list = path.join(scratch, `blank_${i}.csv`);
-    writeFileSync(list, `b\n${[...(csv ? [1] : []), ...(placed ? [...blanks, ...continued] : [])].join('\n')}\n`);
-    const nonRecord = `SELECT b FROM read_csv($1, header = true, columns = {'b': 'BIGINT'})${csv ? ` UNION SELECT DISTINCT line FROM ${q(csv.rejects)}` : ''}`;
+    writeFileSync(list, `b\n${[1, ...blanks].join('\n')}\n`);
     const L = q(LINE_COLUMN);
     await this.run(
       `UPDATE ${q(part)} SET ${L} = ${q(part)}.rowid + 1 + s.j FROM (
          SELECT p.rowid AS rid, r.j FROM ${q(part)} p ASOF JOIN (
            SELECT before, max(j) AS j FROM (SELECT b - row_number() OVER (ORDER BY b) AS before, row_number() OVER (ORDER BY b) AS j
-             FROM (${nonRecord}) x) GROUP BY before) r
+             FROM read_csv($1, header = true, columns = {'b': 'BIGINT'})) x GROUP BY before) r
          ON p.rowid + 1 > r.before) s
        WHERE ${q(part)}.rowid = s.rid`,
       [list],
     );
   }
 
-  /**
-   * Give each staged CSV record its line as written (RAW_COLUMN), for the quarantine. A record
-   * whose quoted value spans lines keeps its first line only (docs/TYPES.md).
-   */
+  /** Give each staged CSV record its line as written (RAW_COLUMN), for the quarantine. */
   private async keepLines(file: string, part: string, i: number): Promise<void> {
-    if (!checkText(file).plain) return;
     const q = this.dialect.quote;
     const lines = `_scd_csv_lines_${i}`;
     await this.run(`CREATE TEMP TABLE ${q(lines)} AS ${LINES_SQL}`, [file]);
@@ -409,34 +398,57 @@ export class DuckDBDriver implements Driver {
   }
 
   /**
+   * Stage a CSV with DuckDB's reader when each of its records is one line of it: the file is
+   * plain (files/text-records.ts `checkText`: UTF-8, one kind of line ending, LF or CRLF), holds
+   * no NUL byte, no quoted value spans lines, and the reader rejects no line. Then record n is the n-th line that
+   * is neither the header nor blank, and its raw text is that line. False, with nothing made,
+   * otherwise: the file is split in JavaScript (duckdb-csv-split.ts), as PostgreSQL does, because
+   * the reader's own rejects carry neighbouring text, re-serialized text and line breaks.
+   */
+  private async stageCsvByLines(file: InputFile, part: string, scratch: string, i: number): Promise<boolean> {
+    const q = this.dialect.quote;
+    const plain = checkText(file.path).plain;
+    if (plain !== '\n' && plain !== '\r\n') return false;
+    const { lines, blanks, continued, nul } = countLines(file.path, { csv: true });
+    if (continued.length || nul) return false;
+    const rj = `_scd_csv_rejects_${i}`;
+    const dropRejects = async () => {
+      await this.run(`DROP TABLE IF EXISTS ${q(rj)}`);
+      await this.run(`DROP TABLE IF EXISTS ${q(rj + '_scan')}`);
+    };
+    // RFC 4180 as PostgreSQL and the JavaScript splitter read it: a comma between fields, a
+    // double quote around one (never a sniffed separator, which the other engines would not use).
+    await this.run(
+      `CREATE TEMP TABLE ${q(part)} AS SELECT *, $2::VARCHAR AS ${q(FILE_COLUMN)}
+       FROM read_csv($1, header = true, all_varchar = true, delim = ',', quote = '"', escape = '"',
+         store_rejects = true, rejects_table = '${rj}', rejects_scan = '${rj}_scan')`,
+      [file.path, file.label ?? file.path],
+    );
+    const rejected = Number((await this.query(`SELECT count(*) AS n FROM ${q(rj)}`))[0]!.n);
+    await dropRejects();
+    if (rejected || (await this.count(part)) !== lines - blanks.length - 1) {
+      await this.run(`DROP TABLE ${q(part)}`);
+      return false;
+    }
+    await this.withRowId(part, async () => {
+      await this.numberRows(part, LINE_COLUMN, 1);
+      await this.skipNonRecordLines(part, scratch, i, blanks);
+      await this.keepLines(file.path, part, i);
+    });
+    return true;
+  }
+
+  /**
    * Stage one CSV or Parquet file; false when it holds no readable record. A file the reader
    * refuses as a whole (not Parquet, truncated) is one rejected record: its path and the reason.
    */
   private async stageOne(file: InputFile, part: string, rejects: string, scratch: string, i: number): Promise<boolean> {
     const q = this.dialect.quote;
     const label = file.label ?? file.path;
-    const rj = `_scd_csv_rejects_${i}`;
     try {
       if (file.format === 'csv') {
-        await this.run(
-          `CREATE TEMP TABLE ${q(part)} AS SELECT *, $2::VARCHAR AS ${q(FILE_COLUMN)}
-           FROM read_csv($1, header = true, all_varchar = true, store_rejects = true, rejects_table = '${rj}', rejects_scan = '${rj}_scan')`,
-          [file.path, label],
-        );
-        await this.withRowId(part, async () => {
-          await this.numberRows(part, LINE_COLUMN, 1);
-          await this.run(
-            `INSERT INTO ${q(rejects)} SELECT $1, line, string_agg(DISTINCT error_message, '; '), any_value(csv_line) FROM ${q(rj)} GROUP BY line`,
-            [label],
-          );
-          // Good rows were numbered as if no line had been rejected: each goes past the rejected
-          // (and blank) lines before it.
-          await this.skipNonRecordLines(file.path, part, scratch, i, { rejects: rj });
-          await this.keepLines(file.path, part, i);
-        });
-        await this.run(`DROP TABLE IF EXISTS ${q(rj)}`);
-        await this.run(`DROP TABLE IF EXISTS ${q(rj + '_scan')}`);
-        return true;
+        if (await this.stageCsvByLines(file, part, scratch, i)) return true;
+        return await stageSplitCsv(this, file, part, rejects, scratch, i);
       }
       await this.run(`CREATE TEMP TABLE ${q(part)} AS SELECT *, $2::VARCHAR AS ${q(FILE_COLUMN)} FROM read_parquet($1)`, [file.path, label]);
       await this.withRowId(part, () => this.numberRows(part, LINE_COLUMN, 0));

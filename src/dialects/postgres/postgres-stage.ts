@@ -10,7 +10,7 @@ import { FILE_COLUMN, LINE_COLUMN, RAW_COLUMN } from '../driver.js';
 import { systemColumnClash } from './postgres-system-columns.js';
 import { DISK_FULL, sqlState } from './postgres-errors.js';
 import { postgresDialect as d } from './postgres-dialect.js';
-import { splitCsv } from './postgres-csv.js';
+import { splitCsv } from '../../files/csv-records.js';
 import { headerNames } from '../../files/csv-header.js';
 import { keepNulVisible, stageJsonFile, type StageHost } from './postgres-json-stage.js';
 import { copyLines, copyPlain } from './postgres-lines.js';
@@ -119,7 +119,7 @@ function unionByName(parts: Part[], lexical: Map<string, Lexical>): string {
  * CSV: every value the text as written (an empty field is NULL), each record with its line and its
  * raw text. A file COPY reads as written (copyPlain) whose records are each one line is read by
  * COPY twice — as CSV and as lines — and the two joined by line; any other file is split in
- * JavaScript first (postgres-csv.ts), its bad records set apart (wrong field count, unclosed
+ * JavaScript first (files/csv-records.ts), its bad records set apart (wrong field count, unclosed
  * quote, invalid UTF-8, a NUL).
  */
 async function stageCsv(host: StageHost, file: InputFile, part: string, rejects: string, scratch: string, i: number): Promise<{ records: number; columns?: string[] }> {

@@ -96,18 +96,24 @@ export async function stageSparkFiles(db: SparkStatements, files: InputFile[], t
       const header = await db.query(`SELECT raw, (SELECT count(*) FROM ${q(lines)}) AS n FROM ${q(lines)} ORDER BY line LIMIT 1`);
       if (!header.length) continue;
       records += Number(header[0]!.n) - 1;
-      const names = headerNames(csvFields(String(header[0]!.raw)));
+      // A UTF-8 BOM before the header is no part of its first name (as on DuckDB and PostgreSQL).
+      const names = headerNames(csvFields(String(header[0]!.raw).replace(/^\uFEFF/, '')));
       checkSourceKeys(names, sparkDialect.nameKey);
       const schema = names.map((n, k) => `${q(`c${k}`)} STRING`).join(', ');
-      const parsed = `(SELECT line, raw, from_csv(raw, ${sparkString(schema)}) AS r, size(split(raw, ',')) AS n FROM ${q(lines)} WHERE line > (SELECT min(line) FROM ${q(lines)}))`;
+      // n: the record's fields, its commas outside quoted values plus one (RFC 4180: a quoted value
+      // is a run of anything but a lone quote). A record of another count is quarantined, named
+      // as files/csv-records.ts names it on the other engines.
+      const fields = `size(split(regexp_replace(raw, ${sparkString('"([^"]|"")*"')}, ''), ',', -1))`;
+      const parsed = `(SELECT line, raw, from_csv(raw, ${sparkString(schema)}) AS r, ${fields} AS n FROM ${q(lines)} WHERE line > (SELECT min(line) FROM ${q(lines)}))`;
       // A column that another file of the commit holds as JSON stays JSON (asJson below).
       for (const n of names) if (!lexical.has(n)) lexical.set(n, 'text');
       parts.push({
-        select: `SELECT ${names.map((n, k) => `r.${q(`c${k}`)} AS ${q(n)}`).join(', ')}, ${label} AS ${q(FILE_COLUMN)}, line AS ${q(LINE_COLUMN)}, raw AS ${q(RAW_COLUMN)} FROM ${parsed} WHERE r IS NOT NULL`,
+        select: `SELECT ${names.map((n, k) => `r.${q(`c${k}`)} AS ${q(n)}`).join(', ')}, ${label} AS ${q(FILE_COLUMN)}, line AS ${q(LINE_COLUMN)}, raw AS ${q(RAW_COLUMN)} FROM ${parsed} WHERE r IS NOT NULL AND n = ${names.length}`,
         columns: names.map((n) => ({ name: n, type: 'STRING' })),
         held: 'text',
       });
-      rejectParts.push(`SELECT ${label}, line, 'not a CSV record', raw FROM ${parsed} WHERE r IS NULL`);
+      const reason = `CASE WHEN n <> ${names.length} THEN concat(${sparkString(`expected ${names.length} fields, found `)}, CAST(n AS STRING)) ELSE 'not a CSV record' END`;
+      rejectParts.push(`SELECT ${label}, line, ${reason}, raw FROM ${parsed} WHERE r IS NULL OR n <> ${names.length}`);
       continue;
     }
     // JSON lines (and JSON documents' elements): each record a map of its values as VARIANT.

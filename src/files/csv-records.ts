@@ -1,15 +1,16 @@
-import { headerNames } from '../../files/csv-header.js';
+import { headerNames } from './csv-header.js';
 import { isUtf8 } from 'node:buffer';
 import { createWriteStream, readFileSync } from 'node:fs';
-import { visible } from '../../files/text-records.js';
-import { end, write } from '../../files/streams.js';
+import { visible } from './text-records.js';
+import { end, write } from './streams.js';
 
 /**
- * A CSV file (header first) read record by record in JavaScript, for the files PostgreSQL's COPY
- * cannot read as written (postgres-lines.ts `copyPlain`: invalid UTF-8, NUL bytes, lone-CR line
- * endings, a line `\.`) or whose records COPY cannot place on their lines (a quoted newline, a
- * blank line, a record with too many or too few fields). RFC 4180 quoting; a record ends at LF,
- * CRLF or a lone CR outside quotes; a blank line is no record.
+ * A CSV file (header first) read record by record in JavaScript, for the files an engine's reader
+ * cannot read as written (invalid UTF-8, NUL bytes, lone-CR line endings; on PostgreSQL a line
+ * `\.`) or whose records it cannot place on their lines (a quoted newline, a record with too many
+ * or too few fields; on PostgreSQL a blank line). DuckDB and PostgreSQL both stage such a file
+ * from it, so their quarantines agree. RFC 4180 quoting; a record ends at LF, CRLF or a lone CR
+ * outside quotes; a blank line is no record.
  */
 export interface CsvSplit {
   /** The header's column names (duplicates numbered like DuckDB's reader). */
@@ -22,9 +23,10 @@ export interface CsvSplit {
  * Split `file` into `goodOut` (headerless CSV, every field quoted, an unquoted empty field for
  * NULL, then two more fields: the record's first physical line and its raw text as written) and
  * `badOut` (NDJSON lines {line, reason, raw}: wrong number of fields, unclosed quote, invalid
- * UTF-8 — raw with its bytes shown as \xHH —, a NUL character).
+ * UTF-8 — raw with its bytes shown as \xHH —, a NUL character). `nameKey` tells the engine's
+ * equal column names (headerNames).
  */
-export async function splitCsv(file: string, goodOut: string, badOut: string): Promise<CsvSplit> {
+export async function splitCsv(file: string, goodOut: string, badOut: string, nameKey?: (name: string) => string): Promise<CsvSplit> {
   const bytes = readFileSync(file);
   const good = createWriteStream(goodOut);
   const bad = createWriteStream(badOut);
@@ -44,7 +46,7 @@ export async function splitCsv(file: string, goodOut: string, badOut: string): P
     }
     const raw = rawBytes.toString('utf8');
     if (fields < 0) {
-      out.header = headerNames(rec.values.map((v) => (v === null ? '' : v.toString('utf8'))));
+      out.header = headerNames(rec.values.map((v) => (v === null ? '' : v.toString('utf8'))), nameKey);
       fields = out.header.length;
       continue;
     }
