@@ -15,11 +15,13 @@ export const EXPONENT_SHAPE = (raw: string) => `${raw} ~ '[0-9][eE][-+]?[0-9]'`;
  * value, classed as the double it was written as, never as an integer of hundreds of digits.
  *
  * Only records whose raw text has an exponent's shape are read again (as json, which keeps each
- * number as written); a string that merely looks like one is left as it is.
+ * number as written); a string that merely looks like one is left as it is. `rawColumn`: the
+ * column holding the text the values were staged from (RAW_COLUMN; a numbered copy's own line,
+ * whose RAW_COLUMN is the original record, e.g. a Debezium envelope).
  */
-export function exponentNumbersSql(part: string, keys: string[]): string | undefined {
+export function exponentNumbersSql(part: string, keys: string[], rawColumn = RAW_COLUMN): string | undefined {
   if (!keys.length) return undefined;
-  const raw = q(RAW_COLUMN);
+  const raw = q(rawColumn);
   const sets = keys.map((k) => {
     const member = `CAST(${raw} AS json)->${sqlString(k)}`;
     const text = `(CAST(${raw} AS json)->>${sqlString(k)})`;
