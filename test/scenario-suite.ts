@@ -132,7 +132,7 @@ function expectRowsRead(results: ApplyResult[]): void {
 /**
  * On a remote engine (Spark) every statement is a job: the scenarios that cover each path of the
  * plan run there (in order, late events, ties, deletes as tombstones, truncates, tuple sequences,
- * quarantine, scd1), one commit per file. docs/SPARK.md says why not all.
+ * quarantine, scd1), and those of reading values (time fractions, leap seconds, exponents), one commit per file. docs/SPARK.md says why not all.
  */
 const REMOTE_SCENARIOS = new Set([
   'seed000-rahul-moves',
@@ -144,6 +144,10 @@ const REMOTE_SCENARIOS = new Set([
   'quarantine',
   'scd1-overwrite-and-deletes',
   'json-repeated-member-and-bom',
+  // How each engine reads values: the same rule on Spark as on the others.
+  'time-fraction-truncated',
+  'leap-second-quarantined',
+  'exponent-integer-quarantined',
 ]);
 
 /** Every scenario on one engine (on a remote one, REMOTE_SCENARIOS, one commit per file only). */

@@ -1,4 +1,5 @@
 import { exactDigits, type Dialect } from '../dialects/dialect.js';
+import { microsecondText } from './time-fraction.js';
 import { DATE, INSTANT, INTEGER, MAX_DOUBLE, NUMBER, WALL_CLOCK, type Lexical, type ValueClass } from './lexical.js';
 
 /** A staged column as the cast sees it: the reader's type, and its lexical form if it has one. */
@@ -21,6 +22,10 @@ export interface StagedColumn {
 export function castStaged(d: Dialect, expr: string, staged: StagedColumn, type: string, zone: string): { expr: string; exact: boolean } {
   if (staged.lexical) return castLexical(d, expr, staged, type, zone);
   if (d.sameType(staged.type, type)) return { expr, exact: true };
+  // A time in nanoseconds (DuckDB's reader of Parquet) keeps its microseconds, the digits beyond
+  // dropped as from text (docs/TYPES.md "Times"): a microsecond time is cast from there.
+  if (/^\s*TIMESTAMP_NS\s*$/i.test(staged.type) && !d.sameType(type, d.types.text) && !d.sameType(type, d.types.json))
+    return castStaged(d, `CAST(${expr} AS ${d.types.timestamp})`, { type: d.types.timestamp }, type, zone);
   if (d.sameType(type, d.types.json)) return { expr: d.toJson(expr), exact: true };
   if (d.widens(staged.type, type)) return { expr: `CAST(${expr} AS ${type})`, exact: true };
   // An integer a reader typed (Parquet, a table) into a double column: the engine's conversion, as
@@ -60,17 +65,19 @@ function castLexical(d: Dialect, value: string, staged: StagedColumn, type: stri
   }
   if (is(d.types.date)) return { expr: when(DATE, ['d'], d.tryCast(t, type)), exact: false };
   const local = `${DATE}|${WALL_CLOCK}`;
-  const instant = d.tryCast(t, d.types.timestamptz);
+  // A date-time's digits beyond microseconds are dropped before any engine reads it (it would round).
+  const time = microsecondText(d, t);
+  const instant = d.tryCast(time, d.types.timestamptz);
   if (is(d.types.timestamp)) {
-    if (allOf(['d', 'w'])) return { expr: d.tryCast(t, type), exact: false };
+    if (allOf(['d', 'w'])) return { expr: d.tryCast(time, type), exact: false };
     if (allOf(['z'])) return { expr: `CAST(${instant} AS ${type})`, exact: false };
-    return { expr: `CASE WHEN ${d.matches(t, local)} THEN ${d.tryCast(t, type)} WHEN ${d.matches(t, INSTANT)} THEN CAST(${instant} AS ${type}) END`, exact: false };
+    return { expr: `CASE WHEN ${d.matches(t, local)} THEN ${d.tryCast(time, type)} WHEN ${d.matches(t, INSTANT)} THEN CAST(${instant} AS ${type}) END`, exact: false };
   }
   if (is(d.types.timestamptz)) {
-    const wallClock = d.wallClockToInstant(d.tryCast(t, d.types.timestamp), zone);
-    if (allOf(['z'])) return { expr: d.tryCast(t, type), exact: false };
+    const wallClock = d.wallClockToInstant(d.tryCast(time, d.types.timestamp), zone);
+    if (allOf(['z'])) return { expr: d.tryCast(time, type), exact: false };
     if (allOf(['d', 'w'])) return { expr: wallClock, exact: false };
-    return { expr: `CASE WHEN ${d.matches(t, INSTANT)} THEN ${d.tryCast(t, type)} WHEN ${d.matches(t, local)} THEN ${wallClock} END`, exact: false };
+    return { expr: `CASE WHEN ${d.matches(t, INSTANT)} THEN ${d.tryCast(time, type)} WHEN ${d.matches(t, local)} THEN ${wallClock} END`, exact: false };
   }
   // Other stored types (nested, UUID, time, ...): the engine's own conversion of the text, or of the JSON.
   if (lexical === 'json')

@@ -18,8 +18,12 @@ export const INTEGER = '[+-]?[0-9]+';
 export const NUMBER = '[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?';
 /** An ISO-8601 calendar date. */
 export const DATE = '[0-9]{4}-[0-9]{2}-[0-9]{2}';
-/** An ISO-8601 date and time without an offset: T or a space, minutes, optional seconds and any fraction. */
-export const WALL_CLOCK = `${DATE}[Tt ][0-9]{2}:[0-9]{2}(:[0-9]{2}([.][0-9]+)?)?`;
+/**
+ * An ISO-8601 date and time without an offset: T or a space, minutes, optional seconds and any
+ * fraction. A second is 00 to 59: a leap second (`23:59:60`) is no time on any engine (DuckDB and
+ * Spark refuse it, PostgreSQL would read the next minute), so its record is quarantined.
+ */
+export const WALL_CLOCK = `${DATE}[Tt ][0-9]{2}:[0-9]{2}(:[0-5][0-9]([.][0-9]+)?)?`;
 /** An ISO-8601 date and time with an offset: Z, ±hh, ±hhmm or ±hh:mm. */
 export const INSTANT = `${WALL_CLOCK} ?([Zz]|[+-][0-9]{2}(:?[0-9]{2})?)`;
 

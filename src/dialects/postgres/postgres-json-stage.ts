@@ -148,6 +148,9 @@ async function checkRecords(host: StageHost, from: string, records: string, numb
   };
 }
 
+/** Where a numbered copy's own line waits while its exponent numbers are staged (finish). */
+const COPY_LINE = '__scd_copy_line';
+
 /** records → part (the good ones, a column per key) and rejects (the others). */
 async function finish(host: StageHost, records: string, part: string, rejects: string, label: string, numbered: boolean, read: CheckedRecords): Promise<StagedJson> {
   const keys = read.keys;
@@ -156,14 +159,17 @@ async function finish(host: StageHost, records: string, part: string, rejects: s
   const line = numbered ? `coalesce(CAST(b->>${sqlString(LINE_COLUMN)} AS bigint), line)` : 'line';
   const raw = numbered ? `coalesce(b->>${sqlString(RAW_COLUMN)}, raw)` : 'raw';
   const values = keys.map((k) => `NULLIF(b->${sqlString(k)}, 'null'::jsonb) AS ${q(k)}`);
+  // A numbered copy's raw text is the original record's (a Debezium envelope), not the staged
+  // one: its exponents are read from the copy's own line, held in a column of its own meanwhile.
+  const copyLine = numbered && read.exponents ? [`raw AS ${q(COPY_LINE)}`] : [];
   await host.run(
-    `CREATE TEMP TABLE ${q(host.stagingTable(part))} AS SELECT ${[...values, `CAST($1 AS text) AS ${q(FILE_COLUMN)}`, `${line} AS ${q(LINE_COLUMN)}`, `${raw} AS ${q(RAW_COLUMN)}`].join(', ')}
+    `CREATE TEMP TABLE ${q(host.stagingTable(part))} AS SELECT ${[...values, `CAST($1 AS text) AS ${q(FILE_COLUMN)}`, `${line} AS ${q(LINE_COLUMN)}`, `${raw} AS ${q(RAW_COLUMN)}`, ...copyLine].join(', ')}
      FROM ${q(records)} WHERE reason IS NULL`,
     [label],
   );
-  // A numbered copy's raw text is the original record's (a Debezium envelope), not the staged one.
-  const exponents = numbered || !read.exponents ? undefined : exponentNumbersSql(part, keys);
+  const exponents = read.exponents ? exponentNumbersSql(part, keys, numbered ? COPY_LINE : RAW_COLUMN) : undefined;
   if (exponents) await host.run(exponents);
+  if (copyLine.length) await host.run(`ALTER TABLE ${q(part)} DROP COLUMN ${q(COPY_LINE)}`);
   if (read.rejected > 0) await host.run(`INSERT INTO ${q(rejects)} SELECT $1, line, reason, raw FROM ${q(records)} WHERE reason IS NOT NULL`, [label]);
   if (read.records >= LARGE_STAGE) await host.run(`DROP TABLE ${q(records)}`);
   const table: ColumnInfo[] = [

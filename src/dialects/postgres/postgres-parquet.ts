@@ -60,7 +60,14 @@ export async function parquetToCsv(file: string, csv: string): Promise<ColumnInf
   return withDuckDB(async (run) => {
     const described = await run(`DESCRIBE SELECT * FROM read_parquet(${sqlString(file)})`);
     const cols = described.map((r) => ({ name: String(r.column_name), duck: String(r.column_type) }));
-    const select = cols.map((c) => (pgType(c.duck) === 'jsonb' ? `CAST(to_json(${dq(c.name)}) AS VARCHAR) AS ${dq(c.name)}` : dq(c.name)));
+    // Nanoseconds are dropped here, as DuckDB drops them (PostgreSQL would round the written text).
+    const select = cols.map((c) =>
+      pgType(c.duck) === 'jsonb'
+        ? `CAST(to_json(${dq(c.name)}) AS VARCHAR) AS ${dq(c.name)}`
+        : c.duck.toUpperCase() === 'TIMESTAMP_NS'
+          ? `CAST(${dq(c.name)} AS TIMESTAMP) AS ${dq(c.name)}`
+          : dq(c.name),
+    );
     await run(`COPY (SELECT ${select.join(', ') || '1'} FROM read_parquet(${sqlString(file)})) TO ${sqlString(csv)} (FORMAT csv, HEADER false)`);
     return cols.map((c) => ({ name: c.name, type: pgType(c.duck) }));
   });

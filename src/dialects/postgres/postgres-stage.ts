@@ -13,6 +13,7 @@ import { postgresDialect as d } from './postgres-dialect.js';
 import { splitCsv } from '../../files/csv-records.js';
 import { headerNames } from '../../files/csv-header.js';
 import { keepNulVisible, stageJsonFile, type StageHost } from './postgres-json-stage.js';
+import { jsonNumberAsWritten } from './postgres-exponent-numbers.js';
 import { copyLines, copyPlain } from './postgres-lines.js';
 import { parquetToCsv } from './postgres-parquet.js';
 
@@ -106,7 +107,7 @@ function unionByName(parts: Part[], lexical: Map<string, Lexical>): string {
         if (d.sameType(mine.type, c.type)) return v;
         if (d.sameType(c.type, 'jsonb'))
           return p.text
-            ? `CASE WHEN ${v} ~ '^${JSON_NUMBER}$' OR ${v} IN ('true', 'false') THEN CAST(${v} AS jsonb) ELSE to_jsonb(${v}) END AS ${v}`
+            ? `CASE WHEN ${v} ~ '^${JSON_NUMBER}$' THEN ${jsonNumberAsWritten(v)} WHEN ${v} IN ('true', 'false') THEN CAST(${v} AS jsonb) ELSE to_jsonb(${v}) END AS ${v}`
             : `to_jsonb(${v}) AS ${v}`;
         return `CAST(${v} AS ${c.type}) AS ${v}`;
       });
