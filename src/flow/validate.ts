@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ScdError } from '../errors.js';
 import { flowSchema, sourceSchema, type FlowInput } from './schema.js';
+import { checkDatabaseLocation } from '../dialects/database-location.js';
 import { DEFAULT_DATABASE, PROCESSING_TIME_COLUMN, resolveAgainst, type Flow } from './flow.js';
 import { foreignName } from './foreign-names.js';
 
@@ -68,6 +69,14 @@ export function validateFlow(raw: unknown, origin: string, baseDir: string): Flo
     sequenceBy = [src!.versionColumn ?? '_snapshot_version'];
     applyAsDeletes = '_snapshot_deleted';
     implied(src!.versionColumn ? ['_snapshot_deleted'] : ['_snapshot_version', '_snapshot_deleted']);
+  }
+  if (f.database !== undefined) {
+    try {
+      checkDatabaseLocation(f.database);
+    } catch (e) {
+      if (e instanceof ScdError) fail('database', e.problem, e.fix ?? '');
+      throw e;
+    }
   }
   if (!sequenceBy) fail('sequenceBy', '"sequenceBy" is required', 'name the column that orders events, e.g. sequenceBy: updated_at');
   const flow: Flow = {
