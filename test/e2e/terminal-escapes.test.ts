@@ -6,12 +6,13 @@
  * value exact. Through bin/scd on DuckDB, PGlite and a PostgreSQL server (when
  * SCD_TEST_POSTGRES_URL is set).
  */
+import { execFile } from 'node:child_process';
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresDriver } from '../../src/dialects/postgres/index.js';
 import { freshSchema } from '../engines.js';
-import { parseNdjson, scd, scdOk, tempDir } from './fixtures/cli.js';
+import { parseNdjson, SCD, scd, scdOk, tempDir } from './fixtures/cli.js';
 
 /** Retitles the window (OSC), clears the screen (CSI), colours, a C1 CSI, DEL, a right-to-left override and an isolate. */
 const HOSTILE = '\u001b]0;pwned\u0007\u001b[2J\u001b[31mred\u009b1m\u007f\u202eevil\u2066ü€';
@@ -83,6 +84,16 @@ function safeAndAligned(table: string, column: string): string[] {
   return lines;
 }
 
+/** `scd ...args` with its stdout on a terminal (a pseudo-terminal `script` gives it): what a person sees. */
+function onTerminal(args: string[], cwd: string): Promise<string> {
+  const quoted = [process.execPath, SCD, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
+  return new Promise((resolve, reject) =>
+    execFile('script', ['-qec', quoted, '/dev/null'], { cwd, env: { ...process.env, SCD_DEBUG: '' } }, (error, stdout) =>
+      error ? reject(error) : resolve(String(stdout).replace(/\r\n/g, '\n')),
+    ),
+  );
+}
+
 for (const engine of ENGINES) {
   describe(`${engine.name}: a table for people shows control characters as escapes`, () => {
     let p: { dir: string; db: string[]; close: () => Promise<void> };
@@ -120,6 +131,17 @@ for (const engine of ENGINES) {
       const lines = safeAndAligned(out, 'raw');
       expect(lines).toHaveLength(3);
       expect(lines[2]).toContain('not a time \\x1b[2J\\x1b]0;owned\\x07');
+    });
+
+    it('on a terminal: the default table, and quarantine --raw, show escapes; to a pipe --raw is exact', async () => {
+      const exported = await onTerminal(['export', 'flow.yaml', ...p.db], p.dir);
+      expect(exported).not.toMatch(ACTED_ON);
+      expect(exported).toContain(HOSTILE_SHOWN);
+      const raw = await onTerminal(['quarantine', 'flow.yaml', ...p.db, '--raw'], p.dir);
+      expect(raw).not.toMatch(ACTED_ON);
+      expect(raw).toContain('2,not a time \\x1b[2J\\x1b]0;owned\\x07,quarantined,1.00,1');
+      const piped = (await scdOk(['quarantine', 'flow.yaml', ...p.db, '--raw'], p.dir)).stdout;
+      expect(piped).toBe('2,not a time \u001b[2J\u001b]0;owned\u0007,quarantined,1.00,1\n');
     });
 
     it('NDJSON and CSV keep the value exact', async () => {
