@@ -85,6 +85,16 @@ describe('a database location that looks like a URL is refused, its credentials 
     });
   }
 
+  it('a well-formed URL of a server that does not answer: one line, the password not shown', async () => {
+    const dir = project();
+    for (const location of [`postgresql://user:${SECRET}@127.0.0.1:1/db`, `postgres://127.0.0.1:1/db?password=${SECRET}`]) {
+      const r = await scd(['status', 'flow.yaml', '--db', location], dir);
+      expect(r.code, r.stderr).toBe(1);
+      expect(r.stdout + r.stderr).not.toContain(SECRET);
+      expect(errorLines(r.stderr)).toHaveLength(1);
+    }
+  });
+
   it('a DuckDB path and a pglite:// folder are still opened', async () => {
     const dir = project();
     expect((await scd(['apply', 'flow.yaml', '--db', 'other.duckdb'], dir)).code).toBe(0);
