@@ -172,6 +172,8 @@ async function checkFunction(db: DuckDBQuery, call: FunctionCall, depth: number)
     return reads('which reads the session, the engine or its catalog, not the record (a flow expression must be a function of the record)');
   if (rows.some((r) => r.kind === 'scalar' && (r.stability !== 'CONSISTENT' || r.effects === true)))
     return reads('whose result its arguments do not decide (a flow expression must be a function of the record)');
+  // A bare name is a call of no arguments at most (or a lambda's parameter): no aggregate or table function.
+  if (call.bare) return undefined;
   if (rows.some((r) => r.kind === 'aggregate')) return reads('an aggregate (it reads other records)');
   if (!rows.some((r) => r.kind === 'scalar' || r.kind === 'macro')) return reads('a table function (it reads rows, not the record)');
   for (const r of rows.filter((r) => r.kind === 'macro')) {
