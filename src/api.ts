@@ -1,4 +1,5 @@
 import { openDriverWaiting } from './dialects/open-waiting.js';
+import { checkDatabaseLocation } from './dialects/database-location.js';
 import type { Driver } from './dialects/driver.js';
 import type { Flow } from './flow/flow.js';
 import { resolveAgainst } from './flow/flow.js';
@@ -43,10 +44,21 @@ export interface ApplyOptions extends DatabaseOption {
  * file), else SCD_DATABASE_URL (relative to cwd), else the default file.
  */
 export function databaseOf(flow: Flow, options: DatabaseOption = {}): string {
-  if (options.database) return resolveAgainst(process.cwd(), options.database);
+  if (options.database) return resolveAgainst(process.cwd(), checkedLocation(options.database));
   const env = process.env.SCD_DATABASE_URL;
-  if (flow.databaseIsDefault && env) return resolveAgainst(process.cwd(), env);
+  if (flow.databaseIsDefault && env) return resolveAgainst(process.cwd(), checkedLocation(env, 'SCD_DATABASE_URL: '));
   return flow.database;
+}
+
+/** A database location given to a call (as written, before it is resolved), or its one-line refusal. */
+function checkedLocation(database: string, from = ''): string {
+  try {
+    checkDatabaseLocation(database);
+  } catch (e) {
+    if (e instanceof ScdError && from) throw new ScdError(e.code, `${from}${e.problem}`, { fix: e.fix });
+    throw e;
+  }
+  return database;
 }
 
 /** Open the flow's database, run fn, close it. */

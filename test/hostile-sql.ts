@@ -51,6 +51,13 @@ export const OVERREACHING = [
   `length(pg_read_file('/etc/passwd')) > 0`,
   // not a function of the record
   `random() < 2`,
+  `current_setting('search_path') <> ''`,
+  `getvariable('x') IS NULL`,
+  `version() <> ''`,
+  `current_user <> ''`,
+  `user <> ''`,
+  `current_database() <> ''`,
+  `tableoid > 0`,
   `count(*) > 0`,
   `row_number() OVER () > 0`,
 ];

@@ -26,6 +26,7 @@ import { resolveInputs } from '../sources/files.js';
 import { serveCommand } from '../serve/command.js';
 import { watch } from './watch.js';
 import { plural, renderTable } from './print.js';
+import { terminalText } from './terminal-text.js';
 
 type Format = OutputFormat | 'table';
 
@@ -316,9 +317,11 @@ export function buildProgram(): Command {
     checkDatabaseExists(flow, opts.db);
     await withDatabase(flow, { database: opts.db, ...wait }, async (driver) => {
       const rows = await readRows(driver, await quarantineQuery(driver, flow, opts.commit));
-      const text = rows.map((r) => `${r.raw}\n`).join('');
-      if (opts.out) writeOutFile(opts.out, text);
-      else process.stdout.write(text);
+      if (opts.out) return writeOutFile(opts.out, rows.map((r) => `${r.raw}\n`).join(''));
+      // A person reading them on a terminal sees what it would act on as escapes; a pipe or a
+      // file gets the records exactly as they were, to be fixed and applied again.
+      const shown = process.stdout.isTTY ? (raw: unknown) => terminalText(String(raw)) : (raw: unknown) => String(raw);
+      process.stdout.write(rows.map((r) => `${shown(r.raw)}\n`).join(''));
     });
   });
 

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { checkDatabaseLocation } from './database-location.js';
 import type { Driver } from './driver.js';
 import { DuckDBDriver } from './duckdb/index.js';
 
@@ -16,6 +17,7 @@ export interface OpenOptions {
  * - anything else: a DuckDB file, or ':memory:'.
  */
 export async function openDriver(database: string, options: OpenOptions = {}): Promise<Driver> {
+  checkDatabaseLocation(database);
   if (/^postgres(ql)?:\/\//i.test(database)) {
     const { PostgresDriver } = await import('./postgres/index.js');
     return PostgresDriver.connect(database, options);

@@ -17,8 +17,13 @@ export interface SourceInput {
   versionColumn?: string;
   /** A table of the same database to read changes from. */
   table?: string;
-  /** A query of the same database to read changes from. */
+  /**
+   * A query of the same database to read changes from. It runs as written, with every right of
+   * the database user: for trusted flows only, so it needs `trusted: true`.
+   */
   query?: string;
+  /** `query` runs as written: whoever writes this flow file may run any SQL on the database. */
+  trusted?: boolean;
   /** table/query: a column that grows; only rows above the last applied value are read. */
   watermark?: string;
 }

@@ -16,6 +16,7 @@ export const sourceSchema = z
     versionColumn: z.string().min(1).optional(),
     table: z.string().min(1).optional(),
     query: z.string().min(1).optional(),
+    trusted: z.boolean().optional(),
     watermark: z.string().min(1).optional(),
   })
   .strict();

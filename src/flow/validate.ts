@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ScdError } from '../errors.js';
 import { flowSchema, sourceSchema, type FlowInput } from './schema.js';
+import { checkDatabaseLocation } from '../dialects/database-location.js';
 import { DEFAULT_DATABASE, PROCESSING_TIME_COLUMN, resolveAgainst, type Flow } from './flow.js';
 import { foreignName } from './foreign-names.js';
 
@@ -28,6 +29,15 @@ export function validateFlow(raw: unknown, origin: string, baseDir: string): Flo
     const given = [src.path, src.table, src.query].filter((x) => x !== undefined).length;
     if (given !== 1) fail('source', 'a source needs exactly one of path, table or query', 'e.g. source: { path: landing/ }');
     if (src.watermark && !(src.table || src.query)) fail('source.watermark', 'a watermark is for table or query sources', 'remove it');
+    // A query runs as written, with every right of the database's user (files, settings, other
+    // schemas, the server's functions): no guard holds it to rows of the database's own tables.
+    if (src.query !== undefined && src.trusted !== true)
+      fail(
+        'source.query',
+        'a query source runs its SQL as written, with every right of the database user (reading files and settings included): it is for trusted flows only',
+        'read a table or a view instead (source: { table: NAME }: a view holds any SELECT), or add trusted: true under source when whoever writes this flow file may run any SQL on the database',
+      );
+    if (src.trusted !== undefined && src.query === undefined) fail('source.trusted', 'trusted is for a query source', 'remove it');
     if (snapshot && !src.path) fail('source.mode', 'snapshot mode reads files from source.path', 'set source.path');
     if (src.versionColumn && !snapshot) fail('source.versionColumn', 'versionColumn is for snapshot mode', 'add mode: snapshot or remove it');
     if (debezium && snapshot) fail('source.mode', 'Debezium envelopes are changes, not snapshots', 'remove mode: snapshot');
@@ -68,6 +78,14 @@ export function validateFlow(raw: unknown, origin: string, baseDir: string): Flo
     sequenceBy = [src!.versionColumn ?? '_snapshot_version'];
     applyAsDeletes = '_snapshot_deleted';
     implied(src!.versionColumn ? ['_snapshot_deleted'] : ['_snapshot_version', '_snapshot_deleted']);
+  }
+  if (f.database !== undefined) {
+    try {
+      checkDatabaseLocation(f.database);
+    } catch (e) {
+      if (e instanceof ScdError) fail('database', e.problem, e.fix ?? '');
+      throw e;
+    }
   }
   if (!sequenceBy) fail('sequenceBy', '"sequenceBy" is required', 'name the column that orders events, e.g. sequenceBy: updated_at');
   const flow: Flow = {

@@ -94,7 +94,7 @@ for (const engine of engines) {
         // Rows of change 2 (bob) are filtered out by the query itself.
         const flow = defineFlow({
           ...BASE,
-          source: { query: 'SELECT change_id, id, ts, op, upper(name) AS name FROM raw_changes WHERE id <> 2', watermark: 'change_id' },
+          source: { query: 'SELECT change_id, id, ts, op, upper(name) AS name FROM raw_changes WHERE id <> 2', trusted: true, watermark: 'change_id' },
         });
         const r1 = (await applySourceWith(driver, flow)).results[0]!;
         expect(r1).toMatchObject({ version: 1, rowsRead: 2, eventsApplied: 2, inputs: ['query'] });
@@ -116,7 +116,7 @@ for (const engine of engines) {
       const driver = await engine.open();
       try {
         await createRaw(driver);
-        const flow = defineFlow({ ...BASE, source: { query: 'SELECT * FROM raw_changes' } });
+        const flow = defineFlow({ ...BASE, source: { query: 'SELECT * FROM raw_changes', trusted: true } });
         const r1 = (await applySourceWith(driver, flow)).results[0]!;
         expect(r1).toMatchObject({ rowsRead: 3, eventsApplied: 3 });
         const r2 = (await applySourceWith(driver, flow)).results[0]!;

@@ -412,6 +412,9 @@ describe.skipIf(!url)('Spark driver on a live server (SCD_TEST_SPARK_URL; skippe
     expect(await a.checkExpression("op = 'D') AS x, (SELECT 1", columns)).toMatchObject({ kind: 'reads' });
     expect(await a.checkExpression('n = (SELECT max(id) FROM range(3))', columns)).toMatchObject({ kind: 'reads' });
     expect(await a.checkExpression('rand() > 0.5', columns)).toMatchObject({ kind: 'reads' });
+    // The session's, the engine's or the catalog's values are not the record's.
+    for (const expr of ["version() <> ''", "current_user() <> ''", "user() <> ''", "session_user() <> ''", "current_database() <> ''"])
+      expect(await a.checkExpression(expr, columns), expr).toMatchObject({ kind: 'reads' });
     expect(await a.checkExpression('upper(op)', columns)).toEqual({ kind: 'type', type: 'STRING' });
     expect(await a.checkExpression("op = 'D') AS x, (1", columns)).toMatchObject({ kind: 'syntax' });
   });

@@ -16,6 +16,28 @@ const RECORD = '__scd_record';
 const EXPRESSION_CLASSES = new Set(['BETWEEN', 'CASE', 'CAST', 'COLLATE', 'COLUMN_REF', 'COMPARISON', 'CONJUNCTION', 'CONSTANT', 'FUNCTION', 'LAMBDA', 'OPERATOR']);
 /** Parse-tree nodes that are queries or tables (only a subquery holds them; refused wherever found). */
 const QUERY_NODES = new Set(['SELECT_NODE', 'SET_OPERATION_NODE', 'RECURSIVE_CTE_NODE', 'CTE_NODE', 'BASE_TABLE', 'TABLE_FUNCTION', 'JOIN', 'SUBQUERY', 'EXPRESSION_LIST', 'PIVOT', 'SHOW_REF', 'COLUMN_DATA', 'DELIM_GET']);
+/**
+ * Functions whose result is the session's, the engine's or the clock's, not their arguments',
+ * that duckdb_functions() lists as CONSISTENT or as macros of constant bodies. Besides these, every
+ * function only in the pg_catalog schema (has_table_privilege, pg_get_viewdef, ...) reads the catalog.
+ */
+const SESSION_STATE = new Set([
+  'current_setting',
+  'getvariable',
+  'version',
+  'current_localtime',
+  'current_localtimestamp',
+  'current_user',
+  'current_role',
+  'session_user',
+  'user',
+  'current_catalog',
+  'current_database',
+  'current_schema',
+  'current_schemas',
+  'current_query',
+  'in_search_path',
+]);
 /** Macros call macros; deeper than this is refused rather than followed. */
 const MAX_MACRO_DEPTH = 8;
 
@@ -23,6 +45,8 @@ interface FunctionCall {
   name: string;
   schema: string;
   operator: boolean;
+  /** Written as a column name (no parentheses): a call only when a function has that name. */
+  bare?: boolean;
 }
 
 /**
@@ -109,6 +133,9 @@ async function checkTree(db: DuckDBQuery, root: Node, columns: Set<string> | und
         // a.b is a field of column a; anything else names a table, which the record is not.
         if (names.length > 1 && !columns.has(names[0]!.toLowerCase()))
           return void (problem = { kind: 'unbound', reason: `"${names.join('.')}" is not a column of the record (name its columns without a table)` });
+        // A bare name the record does not have is bound as a call of that name, if there is one
+        // (current_user, current_date): checked as the call it is.
+        if (names.length === 1 && !columns.has(names[0]!.toLowerCase())) calls.push({ name: names[0]!, schema: '', operator: false, bare: true });
       }
       if (cls === 'FUNCTION') {
         if (n.filter || n.distinct || ((n.order_bys as { orders?: unknown[] } | undefined)?.orders?.length ?? 0) > 0)
@@ -130,17 +157,23 @@ async function checkTree(db: DuckDBQuery, root: Node, columns: Set<string> | und
 /** A function is deterministic and scalar, or a macro whose body is checked the same way. */
 async function checkFunction(db: DuckDBQuery, call: FunctionCall, depth: number): Promise<ExpressionProblem | undefined> {
   const rows = await db.query(
-    `SELECT function_type AS kind, stability, has_side_effects AS effects, macro_definition AS body FROM duckdb_functions()
+    `SELECT function_type AS kind, stability, has_side_effects AS effects, macro_definition AS body, schema_name AS schema FROM duckdb_functions()
      WHERE lower(function_name) = lower($1) AND ($2 = '' OR lower(schema_name) = lower($2))`,
     [call.name, call.schema],
   );
-  const shown = call.operator ? `the operator ${call.name}` : `${call.name}()`;
+  const shown = call.operator ? `the operator ${call.name}` : call.bare ? call.name : `${call.name}()`;
   // An operator the catalog does not list (||) is the binder's to resolve; a named function is
   // only called when the catalog shows what it is (and never loads an extension to find out).
-  if (!rows.length) return call.operator ? undefined : { kind: 'unbound', reason: `it calls ${shown}, which this database does not have` };
+  if (!rows.length) return call.operator || call.bare ? undefined : { kind: 'unbound', reason: `it calls ${shown}, which this database does not have` };
   const reads = (why: string): ExpressionProblem => ({ kind: 'reads', reason: `it calls ${shown}, ${why}` });
+  // The catalog calls these CONSISTENT (or their macro bodies are constants), but what they give
+  // is the session's, the build's or the catalog's, never the record's.
+  if (SESSION_STATE.has(call.name.toLowerCase()) || (rows.length && rows.every((r) => r.schema === 'pg_catalog')))
+    return reads('which reads the session, the engine or its catalog, not the record (a flow expression must be a function of the record)');
   if (rows.some((r) => r.kind === 'scalar' && (r.stability !== 'CONSISTENT' || r.effects === true)))
     return reads('whose result its arguments do not decide (a flow expression must be a function of the record)');
+  // A bare name is a call of no arguments at most (or a lambda's parameter): no aggregate or table function.
+  if (call.bare) return undefined;
   if (rows.some((r) => r.kind === 'aggregate')) return reads('an aggregate (it reads other records)');
   if (!rows.some((r) => r.kind === 'scalar' || r.kind === 'macro')) return reads('a table function (it reads rows, not the record)');
   for (const r of rows.filter((r) => r.kind === 'macro')) {

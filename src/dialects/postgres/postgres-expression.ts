@@ -37,10 +37,17 @@ export async function checkPostgresExpression(host: PostgresProbeHost, expr: str
       `SELECT CAST(count(*) AS integer) AS n FROM pg_attribute WHERE attrelid = to_regclass($1) AND attnum > 0 AND NOT attisdropped`,
       [`pg_temp.${q(TABLE)}`],
     );
-    return Number(row?.n) === columns.length + 1 ? undefined : 'extra';
+    if (Number(row?.n) !== columns.length + 1) return 'extra';
+    // A generated column may read tableoid, a system column the record does not have: its
+    // parse tree then holds a column of a negative number.
+    const [system] = await host.query(`SELECT CAST(count(*) AS integer) AS n FROM pg_attrdef WHERE adrelid = to_regclass($1) AND CAST(adbin AS text) ~ ':varattno -[0-9]'`, [
+      `pg_temp.${q(TABLE)}`,
+    ]);
+    return Number(system?.n) === 0 ? undefined : 'system';
   });
   if (failed === undefined) return undefined;
   if (failed === 'extra') return { kind: 'syntax', reason: 'it is more than one expression' };
+  if (failed === 'system') return { kind: 'reads', reason: 'it reads a system column (tableoid), which the record does not have' };
   const code = sqlState(failed);
   const reason = engineReason(failed);
   if (code === '42804') return (await typeOf(host, expr, columns)) ?? { kind: 'unbound', reason };

@@ -274,7 +274,7 @@ export class SparkDriver implements Driver {
     const [schema = '', top = '', ...rest] = analyzed.split('\n');
     const error = /^org\.apache\.spark\.\S*Exception: (.*)$/.exec(schema);
     if (error) return /PARSE_SYNTAX_ERROR/.test(error[1]!) ? { kind: 'syntax', reason: error[1]! } : { kind: 'unbound', reason: error[1]! };
-    if (rest.some((l) => /^\s*:/.test(l)) || /subquery#|exists#|ListQuery|\b(rand|randn|uuid|shuffle|now|current_\w+|input_file_\w+|monotonically_increasing_id|spark_partition_id|reflect|java_method)\(/i.test(top))
+    if (rest.some((l) => /^\s*:/.test(l)) || /subquery#|exists#|ListQuery|\b(rand|randn|uuid|shuffle|now|current_\w+|input_file_\w+|monotonically_increasing_id|spark_partition_id|reflect|java_method|version|user|session_user)\(/i.test(top))
       return { kind: 'reads', reason: 'it reads more than the record (a subquery, a table, or a value that changes between runs)' };
     // One item, the probe: anything else in the schema line was spliced in beside it.
     const one = /^__scd_probe: ([^,]*)$/.exec(schema);
