@@ -76,8 +76,10 @@ for (const dialect of ['duckdb', 'postgres', 'spark'] as const) {
       it(`${name}: the statements of a 10-event commit are the golden ones`, async () => {
         const file = fixtureFile(dialect, name);
         const origin = `${path.relative(process.cwd(), file)} (RECORD_FIXTURES=1: test/plan/golden-sql.test.ts says how)`;
-        const driver = replayingDriver(dialect, new FixtureTape(readFixture(file), origin));
-        const text = await commitStatements(driver, input);
+        const tape = new FixtureTape(readFixture(file), origin);
+        const text = await commitStatements(replayingDriver(dialect, tape), input).catch((e: unknown) => {
+          throw tape.firstMiss ? new Error(tape.firstMiss, { cause: e }) : e;
+        });
         if (process.env.UPDATE_GOLDEN) writeFileSync(goldenFile(dialect, name), text);
         expect(text).toBe(readFileSync(goldenFile(dialect, name), 'utf8'));
       });

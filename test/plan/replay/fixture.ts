@@ -100,6 +100,11 @@ function errorOf(e: unknown): { message: string; code?: string } {
  */
 export class FixtureTape {
   private readonly answers = new Map<string, FixtureEntry[]>();
+  /**
+   * What the first call the fixture could not answer was, in full: a driver reports an engine's
+   * error by its first line, and this is what a person needs to see.
+   */
+  firstMiss: string | undefined;
 
   constructor(
     private readonly fixture: Fixture,
@@ -124,7 +129,11 @@ export class FixtureTape {
     const text = statementText(sql);
     const p = paramsText(params);
     const entry = this.answers.get(keyOf(call, text, p))?.shift();
-    if (!entry) throw new Error(this.lacking(call, text, p));
+    if (!entry) {
+      const message = this.lacking(call, text, p);
+      this.firstMiss ??= message;
+      throw new Error(message);
+    }
     if (entry.error) throw Object.assign(new Error(entry.error.message), entry.error.code === undefined ? {} : { code: entry.error.code });
     return entry;
   }
