@@ -9,7 +9,9 @@ import { FixtureRecorder, type FixtureTape } from './fixture.js';
  * the engine, and only what it asks of the client is recorded, or answered from a fixture: a
  * command (execute), a query's rows, whole or as a stream. The client is all the driver talks to
  * Spark through; staging reads its files by their path on the server, so nothing is uploaded.
- * Interrupting the session (on an abort) is not recorded: replayed, it does nothing.
+ * Interrupting the session (on an abort) is not recorded: replayed, it does nothing. Rows are
+ * kept as the client gives them, decoded from Arrow (arrow-rows.ts): the decoding itself runs only
+ * when recording, and a stream's batches are replayed as one.
  */
 
 /** The parts of the client the driver uses (spark-connect-client.ts). */
