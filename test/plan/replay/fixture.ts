@@ -167,7 +167,11 @@ function keyOf(call: string, sql: string, params: string | undefined): string {
   return `${call}\u0000${sql}\u0000${params ?? ''}`;
 }
 
-/** A fixture as reading it back gives it: what JSON leaves out (undefined fields) gone, tagged values back. */
+/**
+ * A fixture as reading it back gives it: what JSON leaves out (undefined fields) gone, tagged
+ * values back, and the run's own names made fixed in its answers as in its statements (Spark names
+ * a test's fresh schema in the tables it lists and in its errors).
+ */
 export function storedForm(fixture: Fixture): Fixture {
-  return JSON.parse(JSON.stringify(fixture, encodeValue), decodeValue) as Fixture;
+  return JSON.parse(volatileNamesOut(JSON.stringify(fixture, encodeValue)), decodeValue) as Fixture;
 }
