@@ -124,6 +124,8 @@ function checkDatabaseExists(flow: Flow, db: string | undefined): void {
 function positiveInt(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected a commit version: 1, 2, ...');
+  // A number past 2^53 reads as another number: no target has that many commits.
+  if (!Number.isSafeInteger(n)) throw new InvalidArgumentError(`${value.trim()} is beyond any commit a target can have: expected a commit version: 1, 2, ... (\`scd log\` lists them)`);
   return n;
 }
 

@@ -117,10 +117,31 @@ for (const engine of ENGINES) {
         expect(typed).toMatch(/which is (BIGINT|bigint)/);
         refusedInOneLine(await scd(['show', 'flow.yaml', ...p.db, '--key', 'account_id=1', '--key', 'account_id=2'], p.dir), /--key account_id is given twice \(account_id=1 and account_id=2\)/);
         refusedInOneLine(await scd(['quarantine', 'flow.yaml', ...p.db, '--commit', '99'], p.dir), /commit 99 is beyond the last commit \(commits are 1\.\.1\)/);
+        refusedInOneLine(await scd(['quarantine', 'flow.yaml', ...p.db, '--commit', '2147483648'], p.dir), /commit 2147483648 is beyond the last commit \(commits are 1\.\.1\)/);
+        // Past 2^53 a number reads as another: refused as given, never echoed as a rounded one.
+        for (const big of ['9223372036854775808', '99999999999999999999999']) {
+          const r = await scd(['quarantine', 'flow.yaml', ...p.db, '--commit', big], p.dir);
+          expect(r.code).toBe(1);
+          expect(r.stderr).toContain(`${big} is beyond any commit a target can have`);
+          expect(r.stderr).not.toMatch(/bug in scdkit|e\+|9223372036854776000|\n\s+at /);
+        }
         // The key as its type: 001 is the key 1.
         const shown = parseNdjson((await scdOk(['show', 'flow.yaml', ...p.db, '--key', 'account_id=001', '--format', 'ndjson'], p.dir)).stdout);
         expect(shown.map((r) => r.tier)).toEqual(['gold', 'silver', 'platinum']);
         await scdOk(['quarantine', 'flow.yaml', ...p.db, '--commit', '1'], p.dir);
+      } finally {
+        await p.close();
+      }
+    }, 300_000);
+
+    it('a key column with no kind most of its values have: the message quotes two values of different kinds, as written', async () => {
+      const p = await engine.project('kinds');
+      try {
+        const changes = path.join(p.dir, 'changes');
+        writeFileSync(path.join(changes, '001_initial.ndjson'), '{"account_id": 1, "seq": 1}\n{"account_id": "2", "seq": 2}\n{"account_id": true, "seq": 3}\n{"account_id": "12", "seq": 4}\n');
+        for (const f of ['002_upgrade_delete_new.ndjson', '003_late_and_duplicate.ndjson']) writeFileSync(path.join(changes, f), '');
+        const line = refusedInOneLine(await scd(['apply', 'flow.yaml', ...p.db], p.dir), /column "account_id" holds values of different kinds/);
+        expect(line).toContain('(e.g. "12" and 1)');
       } finally {
         await p.close();
       }
