@@ -225,7 +225,7 @@ export function buildProgram(): Command {
           process.stdout.write(
             opts.json
               ? JSON.stringify({ version: null, nothingNew: true, alreadyApplied: report.alreadyApplied, warnings: report.warnings }) + '\n'
-              : `nothing new to apply (${plural(report.alreadyApplied, 'file')} already applied)\n`,
+              : `${nothingNew(report)}\n`,
           );
         return;
       }
@@ -413,11 +413,23 @@ async function printDryRun(flow: Flow, opts: { db?: string; input?: string[]; ea
     const source = await applySource(flow, common);
     for (const w of source.result.warnings) process.stderr.write(`scd: warning: ${w}\n`);
     run = { ...source, result: source.result.results[0] };
-    nothing = `nothing new to apply (${plural(source.result.alreadyApplied, 'file')} already applied)`;
+    nothing = nothingNew(source.result);
   }
   if (opts.json) return void process.stdout.write(JSON.stringify({ dryRun: true, statements: run.statements, result: run.result ?? null }) + '\n');
   const statements = run.statements.map((s) => `${statementText(s)}\n\n`).join('');
   process.stdout.write(`${statements}dry run: nothing was changed; ${run.result ? `it would have made ${summary(run.result)}` : nothing}\n`);
+}
+
+/**
+ * What an apply that found nothing to apply says: how many files were applied before, and the
+ * files that changed after they were applied (each named in a warning line above it), which are
+ * never applied again.
+ */
+function nothingNew(report: { alreadyApplied: number; warnings: string[] }): string {
+  const applied = `${plural(report.alreadyApplied, 'file')} already applied`;
+  if (!report.warnings.length) return `nothing new to apply (${applied})`;
+  const changed = report.warnings.length === 1 ? '1 file changed after it was applied and is' : `${report.warnings.length} files changed after they were applied and are`;
+  return `nothing new to apply: ${changed} not applied again (see the warning above: put new changes in a new file); ${applied}`;
 }
 
 /** `apply` waits for a file another process holds, except with --no-wait. */

@@ -147,6 +147,52 @@ for (const engine of ENGINES) {
       }
     }, 300_000);
 
+    it('the only file changed after it was applied: apply, its dry run and status name it and the fix; nothing pending', async () => {
+      const p = await engine.project('changed');
+      try {
+        await scdOk(['apply', 'flow.yaml', ...p.db], p.dir);
+        appendFileSync(path.join(p.dir, 'changes', '002_upgrade_delete_new.ndjson'), '{"account_id": 9007199254740993, "owner": "Zoë 😀", "tier": "gold", "op": "U", "seq": 99}\n');
+        for (const dry of [[], ['--dry-run']]) {
+          const r = await scdOk(['apply', 'flow.yaml', ...p.db, ...dry], p.dir);
+          expect(errorLines(r.stderr)).toEqual([
+            'scd: warning: changes/002_upgrade_delete_new.ndjson changed after commit 1 applied it; it is not applied again (fix: put new changes in a new file)',
+          ]);
+          expect(r.stdout.trimEnd().split('\n').at(-1)).toBe(
+            `${dry.length ? 'dry run: nothing was changed; ' : ''}nothing new to apply: 1 file changed after it was applied and is not applied again (see the warning above: put new changes in a new file); 2 files already applied`,
+          );
+        }
+        const status = (await scdOk(['status', 'flow.yaml', ...p.db], p.dir)).stdout;
+        expect(status).toMatch(/pending files\s+0\n/);
+        expect(status).toMatch(/changed files\s+1: changes\/002_upgrade_delete_new\.ndjson \(applied by commit 1\), changed after it was applied; never applied again \(put new changes in a new file\)\n/);
+      } finally {
+        await p.close();
+      }
+    }, 300_000);
+
+    it('a dry run on a database that is not there creates nothing: no file, no folder, no table in the schema', async () => {
+      const p = await engine.project('dry');
+      try {
+        const r = await scdOk(['apply', 'flow.yaml', ...p.db, '--dry-run'], p.dir);
+        expect(r.stdout).toContain('dry run: nothing was changed; it would have made commit 1: read 10 rows = 9 applied + 1 duplicate + 0 quarantined');
+        expect(existsSync(path.join(p.dir, 'accounts.duckdb'))).toBe(false);
+        expect(existsSync(path.join(p.dir, 'pgdata'))).toBe(false);
+        if (engine.name === 'postgres') {
+          const schema = /schema: (\S+)/.exec(readFileSync(path.join(p.dir, 'flow.yaml'), 'utf8'))![1]!;
+          const look = await PostgresDriver.connect(url!, { schema: 'public' });
+          try {
+            // The test's schema is made before the run (to be dropped after it): no table is in it.
+            expect(await look.query('SELECT tablename FROM pg_tables WHERE schemaname = $1', [schema])).toEqual([]);
+          } finally {
+            await look.close();
+          }
+        }
+        // The real apply after it is commit 1.
+        expect(JSON.parse((await scdOk(['apply', 'flow.yaml', ...p.db, '--json'], p.dir)).stdout).version).toBe(1);
+      } finally {
+        await p.close();
+      }
+    }, 300_000);
+
     it('a flow change that needs a rebuild is told at once, with nothing pending, on every apply path; after `scd rebuild` apply finds nothing new', async () => {
       const p = await engine.project('rebuild');
       try {
