@@ -5,7 +5,7 @@
  * short silently, never two names made one, never "already exists" halfway); a NUL in a name is
  * refused on every engine. DuckDB keeps long names whole.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresDriver } from '../../src/dialects/postgres/index.js';
@@ -142,7 +142,9 @@ for (const engine of ENGINES) {
       try {
         write(p.dir, 'a.ndjson', '{"id\\u0000x": 1, "seq": 1, "v": "a"}\n');
         refusedInOneLine(await scd(['apply', 'flow.yaml', ...p.db], p.dir), /field "keys": the column name "id\\u0000x" holds a NUL character \(\\u0000\), which no engine keeps in a name; nothing was applied \(fix: rename the column in the source and in the flow\)/);
-        writeFileSync(path.join(p.dir, 'flow.yaml'), `target: dim_customer\nkeys: [id]\nsequenceBy: seq\ndatabase: w.duckdb\nsource:\n  path: in/\n`);
+        // The flow rewritten keeps the test's own schema on a server.
+        const schemaLine = /schema: \S+\n/.exec(readFileSync(path.join(p.dir, 'flow.yaml'), 'utf8'))?.[0] ?? '';
+        writeFileSync(path.join(p.dir, 'flow.yaml'), `target: dim_customer\nkeys: [id]\nsequenceBy: seq\ndatabase: w.duckdb\nsource:\n  path: in/\n${schemaLine}`);
         write(p.dir, 'a.ndjson', '{"id": 1, "seq": 1, "note\\u0000": "a"}\n{"id": 2, "seq": 1, "note": "b"}\n');
         const r = await scd(['apply', 'flow.yaml', ...p.db, '--json'], p.dir);
         if (!engine.postgres) refusedInOneLine(r, /source column "note\\u0000" holds a NUL character/);
@@ -152,6 +154,11 @@ for (const engine of ENGINES) {
           const q = parseNdjson((await scdOk(['quarantine', 'flow.yaml', ...p.db, '--format', 'ndjson'], p.dir)).stdout);
           expect(q.map((x) => [x.line, x.reason])).toEqual([[1, 'a NUL character (\\u0000) in a string']]);
         }
+        // A CSV header with a NUL: one line on every engine, not the engine's parser error.
+        writeFileSync(path.join(p.dir, 'flow.yaml'), `target: dim_csv\nkeys: [id]\nsequenceBy: seq\ndatabase: w.duckdb\nsource:\n  path: csv/\n${schemaLine}`);
+        mkdirSync(path.join(p.dir, 'csv'));
+        writeFileSync(path.join(p.dir, 'csv', 'a.csv'), 'id,seq,no\u0000te\n1,2025-03-01T10:00:00Z,Zoë\n');
+        refusedInOneLine(await scd(['apply', 'flow.yaml', ...p.db], p.dir), /source column "no\\u0000te" holds a NUL character \(\\u0000\), which no engine keeps in a name; nothing was applied \(fix: rename it in the source\)/);
       } finally {
         await p.close();
       }
