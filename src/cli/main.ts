@@ -26,6 +26,7 @@ import { resolveInputs } from '../sources/files.js';
 import { serveCommand } from '../serve/command.js';
 import { watch } from './watch.js';
 import { plural, renderTable } from './print.js';
+import { connectionLost, lostReason } from '../dialects/connection-lost.js';
 
 type Format = OutputFormat | 'table';
 
@@ -473,6 +474,11 @@ export async function main(argv: string[]): Promise<void> {
 export function reportError(e: unknown): number {
   if (e instanceof ScdError) {
     process.stderr.write(`scd: ${e.oneLine()}\n`);
+    return 1;
+  }
+  // The server went away (a restart, the session ended): nothing of scdkit's to fix.
+  if (connectionLost(e)) {
+    process.stderr.write(`scd: lost the connection to the database (${lostReason(e)}) (fix: run the command again once the server answers: each file is still applied exactly once)\n`);
     return 1;
   }
   if (e instanceof QueryError) {

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PostgresDriver } from '../../src/dialects/postgres/index.js';
 import { freshSchema } from '../engines.js';
-import { SCD, tempDir } from '../e2e/fixtures/cli.js';
+import { errorLines, scd, SCD, tempDir, type RunResult } from '../e2e/fixtures/cli.js';
 
 const url = process.env.SCD_TEST_POSTGRES_URL;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -86,6 +86,45 @@ describe.skipIf(!url)('postgres: apply --watch when the server ends its connecti
         { id: '9007199254740993', name: 'Zoë 😀', balance: '12345678901234.56', live: false },
         { id: '9007199254740993', name: 'Zoë Ångström', balance: '-0.01', live: true },
       ]);
+    } finally {
+      await owner.close();
+      tmp.cleanup();
+    }
+  }, 240_000);
+
+  it('an apply whose session the server ends: one line with the fix, exit 1; run again, each file is applied once', async () => {
+    const schema = freshSchema();
+    const owner = await PostgresDriver.connect(url!, { schema, dropSchemaOnClose: true });
+    const tmp = tempDir();
+    try {
+      const dir = tmp.dir;
+      mkdirSync(path.join(dir, 'in'));
+      writeFileSync(path.join(dir, 'flow.yaml'), `target: dim_customer\nkeys: [customer_id]\nsequenceBy: changed_at\nschema: ${schema}\nsource:\n  path: in/\n`);
+      writeFileSync(path.join(dir, 'in', '001.ndjson'), '{"customer_id": 9007199254740993, "changed_at": "2025-03-01T10:00:00.123456+01:00", "name": "Zoë 😀", "balance": 12345678901234.56}\n');
+      const app = `scd_apply_${schema}`;
+      const db = `${url}${url!.includes('?') ? '&' : '?'}application_name=${app}`;
+      let killing = true;
+      const killer = (async () => {
+        while (killing) {
+          await owner.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [app]);
+          await sleep(2);
+        }
+      })();
+      let cut: RunResult;
+      try {
+        cut = await scd(['apply', 'flow.yaml', '--db', db], dir);
+      } finally {
+        killing = false;
+        await killer;
+      }
+      expect(cut.code, cut.stderr).toBe(1);
+      const lines = errorLines(cut.stderr);
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/^scd: (lost the connection to the database \(.+\) \(fix: run the command again once the server answers: each file is still applied exactly once\)|cannot connect to .+\(fix: .+\))$/);
+      expect(cut.stderr).not.toMatch(/bug in scdkit|\n\s+at /);
+      const again = await scd(['apply', 'flow.yaml', '--db', db, '--json'], dir);
+      expect(again.code, again.stderr).toBe(0);
+      expect(JSON.parse(again.stdout)).toMatchObject({ version: 1, eventsApplied: 1 });
     } finally {
       await owner.close();
       tmp.cleanup();
