@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { openDriverWaiting } from './dialects/open-waiting.js';
 import { checkDatabaseLocation } from './dialects/database-location.js';
 import type { Driver } from './dialects/driver.js';
@@ -11,6 +13,7 @@ import { resolveInputs } from './sources/files.js';
 import { FilesTaken, pendingFiles } from './sources/landing.js';
 import { orderSnapshots } from './sources/snapshot.js';
 import { tableSpec } from './sources/table.js';
+import { localDatabasePath } from './query/engine-of.js';
 import { ensureCatalog } from './store/catalog.js';
 import { storeNames, type StoreNames } from './store/names.js';
 import { ScdError } from './errors.js';
@@ -88,7 +91,8 @@ export async function apply(flow: Flow, options: ApplyOptions = {}): Promise<App
     const files = resolveInputs(options.inputs, flow.source?.format);
     commit = (driver) => applyFiles(driver, flow, files, options.onProgress);
   }
-  return withDatabase<ApplyResult | DryRun<ApplyResult>>(flow, options, (driver) => (options.dryRun ? dryRun(driver, commit) : commit(driver)));
+  if (!options.dryRun) return withDatabase(flow, options, commit);
+  return withDatabase<DryRun<ApplyResult>>(flow, { ...options, database: await dryRunDatabase(flow, options) }, (driver) => dryRun(driver, commit));
 }
 
 export interface SourceOptions extends DatabaseOption {
@@ -118,9 +122,38 @@ export interface SourceReport {
 export function applySource(flow: Flow, options: SourceOptions & { dryRun: true }): Promise<DryRun<SourceReport>>;
 export function applySource(flow: Flow, options?: SourceOptions): Promise<SourceReport>;
 export async function applySource(flow: Flow, options: SourceOptions = {}): Promise<SourceReport | DryRun<SourceReport>> {
-  return withDatabase<SourceReport | DryRun<SourceReport>>(flow, options, (driver) =>
-    options.dryRun ? dryRun(driver, (recording) => applySourceWith(recording, flow, options)) : applySourceWith(driver, flow, options),
+  if (!options.dryRun) return withDatabase(flow, options, (driver) => applySourceWith(driver, flow, options));
+  return withDatabase<DryRun<SourceReport>>(flow, { ...options, database: await dryRunDatabase(flow, options) }, (driver) =>
+    dryRun(driver, (recording) => applySourceWith(recording, flow, options)),
   );
+}
+
+/**
+ * The database a dry run runs on: the flow's, or, where that holds no scdkit tables yet (a DuckDB
+ * file or a PGlite folder that is not there, a PostgreSQL schema without scdkit's commit log), an
+ * empty database of the same engine in memory. Opening the flow's would create the file, the
+ * folder or the schema, and scdkit's catalog tables are created before the commit's transaction,
+ * so the rollback would leave them behind; a dry run creates nothing. A table source is read
+ * where it is, so its dry run runs on the flow's database.
+ */
+async function dryRunDatabase(flow: Flow, options: DatabaseOption): Promise<string> {
+  const database = databaseOf(flow, options);
+  if (flow.source?.table !== undefined || flow.source?.query !== undefined) return database;
+  const local = localDatabasePath(database);
+  if (local !== undefined) {
+    if (existsSync(path.resolve(local))) return database;
+    return /^pglite:/i.test(database) ? 'pglite://memory' : ':memory:';
+  }
+  if (!/^postgres(ql)?:\/\//i.test(database)) return database;
+  // Looked up from the schema every database has, so that the flow's is not created by the look.
+  const driver = await openDriverWaiting(database, { schema: 'public', noWait: options.noWait, waitMs: options.waitMs ?? 0 });
+  try {
+    const schema = flow.schema ?? 'public';
+    const found = await driver.query(`SELECT to_regclass($1) IS NOT NULL AS found`, [`${driver.dialect.quote(schema)}.${driver.dialect.quote(storeNames(flow.target).commits)}`]);
+    return found[0]?.found === true ? database : 'pglite://memory';
+  } finally {
+    await driver.close();
+  }
 }
 
 export async function applySourceWith(driver: Driver, flow: Flow, options: SourceOptions = {}): Promise<SourceReport> {

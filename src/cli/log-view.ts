@@ -85,6 +85,8 @@ export function statusText(s: FlowStatus): string {
       ['last commit', c ? `${c.version} of ${n(s.commits)}: ${c.operation} at ${c.committedAt.replace(/\.\d+Z$/, 'Z')}, read ${plural(c.rowsRead, 'row')}, ${plural(c.keysChanged, 'key')} changed` : 'none'],
     );
   lines.push(['pending files', s.pendingFiles === undefined ? '(the source is not a folder)' : `${n(s.pendingFiles)}${s.pendingFiles ? ' (run `scd apply`)' : ''}`]);
+  if (s.changedFiles?.length)
+    lines.push(['changed files', `${n(s.changedFiles.length)}: ${s.changedFiles.join(', ')}, changed after ${s.changedFiles.length === 1 ? 'it was' : 'they were'} applied; never applied again (put new changes in a new file)`]);
   if (s.applied) lines.push(['quarantined', `${n(s.quarantined)}${s.quarantined ? ' (see `scd quarantine`)' : ''}`], ['event log', plural(s.events, 'event')]);
   const width = Math.max(...lines.map(([k]) => k.length));
   return lines.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join('\n') + '\n';

@@ -27,6 +27,7 @@ import { serveCommand } from '../serve/command.js';
 import { watch } from './watch.js';
 import { plural, renderTable } from './print.js';
 import { terminalText } from './terminal-text.js';
+import { connectionLost, lostReason } from '../dialects/connection-lost.js';
 
 type Format = OutputFormat | 'table';
 
@@ -125,6 +126,8 @@ function checkDatabaseExists(flow: Flow, db: string | undefined): void {
 function positiveInt(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected a commit version: 1, 2, ...');
+  // A number past 2^53 reads as another number: no target has that many commits.
+  if (!Number.isSafeInteger(n)) throw new InvalidArgumentError(`${value.trim()} is beyond any commit a target can have: expected a commit version: 1, 2, ... (\`scd log\` lists them)`);
   return n;
 }
 
@@ -224,7 +227,7 @@ export function buildProgram(): Command {
           process.stdout.write(
             opts.json
               ? JSON.stringify({ version: null, nothingNew: true, alreadyApplied: report.alreadyApplied, warnings: report.warnings }) + '\n'
-              : `nothing new to apply (${plural(report.alreadyApplied, 'file')} already applied)\n`,
+              : `${nothingNew(report)}\n`,
           );
         return;
       }
@@ -414,11 +417,23 @@ async function printDryRun(flow: Flow, opts: { db?: string; input?: string[]; ea
     const source = await applySource(flow, common);
     for (const w of source.result.warnings) process.stderr.write(`scd: warning: ${w}\n`);
     run = { ...source, result: source.result.results[0] };
-    nothing = `nothing new to apply (${plural(source.result.alreadyApplied, 'file')} already applied)`;
+    nothing = nothingNew(source.result);
   }
   if (opts.json) return void process.stdout.write(JSON.stringify({ dryRun: true, statements: run.statements, result: run.result ?? null }) + '\n');
   const statements = run.statements.map((s) => `${statementText(s)}\n\n`).join('');
   process.stdout.write(`${statements}dry run: nothing was changed; ${run.result ? `it would have made ${summary(run.result)}` : nothing}\n`);
+}
+
+/**
+ * What an apply that found nothing to apply says: how many files were applied before, and the
+ * files that changed after they were applied (each named in a warning line above it), which are
+ * never applied again.
+ */
+function nothingNew(report: { alreadyApplied: number; warnings: string[] }): string {
+  const applied = `${plural(report.alreadyApplied, 'file')} already applied`;
+  if (!report.warnings.length) return `nothing new to apply (${applied})`;
+  const changed = report.warnings.length === 1 ? '1 file changed after it was applied and is' : `${report.warnings.length} files changed after they were applied and are`;
+  return `nothing new to apply: ${changed} not applied again (see the warning above: put new changes in a new file); ${applied}`;
 }
 
 /** `apply` waits for a file another process holds, except with --no-wait. */
@@ -462,6 +477,11 @@ export async function main(argv: string[]): Promise<void> {
 export function reportError(e: unknown): number {
   if (e instanceof ScdError) {
     process.stderr.write(`scd: ${e.oneLine()}\n`);
+    return 1;
+  }
+  // The server went away (a restart, the session ended): nothing of scdkit's to fix.
+  if (connectionLost(e)) {
+    process.stderr.write(`scd: lost the connection to the database (${lostReason(e)}) (fix: run the command again once the server answers: each file is still applied exactly once)\n`);
     return 1;
   }
   if (e instanceof QueryError) {

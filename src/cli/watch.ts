@@ -1,6 +1,7 @@
 import { statSync } from 'node:fs';
 import { applySource } from '../api.js';
 import { FILE_WAIT_MS } from '../dialects/open-waiting.js';
+import { connectionLost, lostReason } from '../dialects/connection-lost.js';
 import { ScdError } from '../errors.js';
 import type { Flow } from '../flow/flow.js';
 import type { ApplyResult } from '../plan/apply.js';
@@ -23,6 +24,9 @@ export interface WatchOptions {
  * (other processes) open it freely. A round whose folder listing is the one of the last round
  * (same files, sizes and times, none too young then) opens nothing. A round that meets the file
  * held by another process waits up to 5 s, then says so once and tries again at the next round.
+ * A round that loses its connection to a database server (a restart, the session ended) keeps
+ * nothing of its commit (the server rolls it back): the watcher says so once, tries again every
+ * round, and says so once when the server answers again.
  */
 export async function watch(flow: Flow, options: WatchOptions): Promise<void> {
   const { intervalMs, each, progress, print } = options;
@@ -41,6 +45,7 @@ export async function watch(flow: Flow, options: WatchOptions): Promise<void> {
   const minAgeMs = Math.min(intervalMs, 1000);
   let settled: string | undefined;
   let busy = false;
+  let lost = false;
   process.stderr.write(`scd: watching ${flow.source?.path ?? '(no source.path)'} every ${intervalMs / 1000}s; Ctrl-C stops\n`);
   try {
     while (!stopping) {
@@ -52,10 +57,17 @@ export async function watch(flow: Flow, options: WatchOptions): Promise<void> {
           // Every file listed was old enough: until the listing changes there is nothing to do.
           settled = listing?.allOldEnough ? listing.signature : undefined;
           busy = false;
+          if (lost) process.stderr.write('scd: the database answers again; watching goes on\n');
+          lost = false;
         } catch (e) {
-          if (!(e instanceof ScdError && e.code === 'DB_IN_USE')) throw e;
-          if (!busy) process.stderr.write(`scd: ${e.oneLine()}; trying again every ${intervalMs / 1000}s\n`);
-          busy = true;
+          if (connectionLost(e)) {
+            if (!lost) process.stderr.write(`scd: lost the connection to the database (${lostReason(e)}); trying again every ${intervalMs / 1000}s (each file is still applied exactly once)\n`);
+            lost = true;
+          } else {
+            if (!(e instanceof ScdError && e.code === 'DB_IN_USE')) throw e;
+            if (!busy) process.stderr.write(`scd: ${e.oneLine()}; trying again every ${intervalMs / 1000}s\n`);
+            busy = true;
+          }
         }
       }
       if (stopping) break;

@@ -62,6 +62,12 @@ export interface Dialect {
    */
   nameKey(name: string): string;
   /**
+   * Why the engine cannot keep `name` as written as a table's or a column's name (PostgreSQL cuts
+   * it at 63 bytes, Delta refuses a space; a NUL on every engine), or undefined if it can
+   * (dialects/name-rules.ts).
+   */
+  nameProblem(name: string): string | undefined;
+  /**
    * Where defined, a condition that has the engine fetch the rows whose ids `subquery` gives, by
    * id (PostgreSQL: `ctid = ANY(ARRAY(…))`, a TID scan), where a join or `IN` by row id would read
    * every row of the table (a hash join over the target's ctids). DuckDB's join by row id reads

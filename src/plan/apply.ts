@@ -24,6 +24,7 @@ import { lockTargetWaited } from './lock-wait.js';
 import { freshSql, knownSql, slowLogSql, tiedKeysSql, tiesSql, validSql } from './new-events-sql.js';
 import { deriveModel, INTERNAL_PREFIX, type ColumnModel } from './model.js';
 import { checkColumnNames, checkNewTarget } from './name-clashes.js';
+import { checkFlowNames } from './name-limits.js';
 import { NO_CHANGES, recompute, type ChangeCounts } from './recompute.js';
 import { discardCommitScratch, withScratch } from './scratch.js';
 import { changedSettings, rebuildNeeded, semanticSettings } from './settings.js';
@@ -95,6 +96,7 @@ export async function applyCommit(driver: Driver, flow: Flow, spec: CommitSpec):
 async function commit(driver: Driver, flow: Flow, spec: CommitSpec): Promise<ApplyResult> {
   const started = Date.now();
   checkSpelling(flow);
+  checkFlowNames(flow, driver.dialect);
   await ensureCatalog(driver, storeNames(flow.target));
   return withScratch(driver, () => stageAndCommit(driver, flow, spec, started));
 }

@@ -22,6 +22,15 @@ const ADDED_FIELDS = ['startAtColumn', 'endAtColumn', 'isCurrentColumn', 'surrog
  */
 export function checkColumnNames(flow: Flow, model: ColumnModel, d: Dialect): void {
   const engine = d.name === 'duckdb' ? 'DuckDB, which ignores case in names' : d.name;
+  // A table source's columns are not staged from files, where their names are checked first.
+  for (const c of model.source) {
+    const problem = d.nameProblem(c.name);
+    if (problem)
+      throw new ScdError('SOURCE_INVALID', `source column ${JSON.stringify(c.name)} ${problem}; nothing was applied`, {
+        file: flow.origin,
+        fix: 'rename it in the source',
+      });
+  }
   const twice = firstClash(model.source.map((c) => c.name), d);
   if (twice)
     throw new ScdError('SOURCE_INVALID', `source columns "${twice[0]}" and "${twice[1]}" are one column to ${engine}`, {

@@ -19,6 +19,7 @@ import { deriveModel } from './model.js';
 import { changedSettings, semanticSettings } from './settings.js';
 import { checkEndSentinel, COMMIT, currentViewSql, HASH, OP, targetColumns } from './target.js';
 import { checkColumnNames } from './name-clashes.js';
+import { checkFlowNames } from './name-limits.js';
 import { reportDiskFull } from './disk-full.js';
 import { ensureFeedColumns, materializeFeed, writtenShape } from '../store/feed.js';
 import type { FlowRecord } from '../store/catalog.js';
@@ -43,6 +44,7 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
   const d = driver.dialect;
   const q = d.quote;
   checkSpelling(flow);
+  checkFlowNames(flow, driver.dialect);
   await ensureCatalog(driver, names);
   // A full disk undoes the rebuild whole, and says so in one line (disk-full.ts).
   return withScratch(driver, () => reportDiskFull(driver, flow, 'rebuild', () => driver.transaction(async () => {

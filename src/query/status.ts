@@ -26,6 +26,8 @@ export interface FlowStatus {
   lastCommit?: CommitResult;
   /** Files of source.path not applied yet (undefined for a table or query source). */
   pendingFiles?: number;
+  /** Files of source.path that changed after a commit applied them (never applied again). */
+  changedFiles?: string[];
   quarantined: number;
   /** Events kept in the event log (what a rebuild replays). */
   events: number;
@@ -36,7 +38,8 @@ export async function flowStatus(driver: Driver, flow: Flow): Promise<FlowStatus
   const q = driver.dialect.quote;
   const names = storeNames(flow.target);
   const record = await readFlowRecord(driver, names);
-  const base = { target: flow.target, engine: driver.dialect.name, database: driver.location, storedAs: flow.storedAs, pendingFiles: await pending(driver, flow) };
+  const files = await pending(driver, flow);
+  const base = { target: flow.target, engine: driver.dialect.name, database: driver.location, storedAs: flow.storedAs, pendingFiles: files?.pending, changedFiles: files?.changed };
   if (!record) return { ...base, applied: false, keys: flow.keys, rows: 0, distinctKeys: 0, currentRows: 0, commits: 0, quarantined: 0, events: 0 };
   const keys = record.model.keys.map((k) => k.name);
   const count = async (table: string) => ((await driver.columns(table)) ? `(SELECT count(*) FROM ${q(table)})` : '0');
@@ -90,7 +93,7 @@ export function statusBeforeDatabase(flow: Flow, database: string): FlowStatus {
  * Files of the landing folder not applied yet (undefined without one, or at an object-store URL
  * on an engine that reads none).
  */
-async function pending(driver: Driver, flow: Flow): Promise<number | undefined> {
+async function pending(driver: Driver, flow: Flow): Promise<{ pending: number; changed: string[] } | undefined> {
   const src = flow.source?.path;
   if (!src) return undefined;
   if (isObjectStoreUrl(src) ? !driver.dialect.capabilities.objectStoreInputs : !existsSync(src)) return undefined;

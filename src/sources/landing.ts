@@ -193,20 +193,28 @@ function landingFiles(driver: Driver, flow: Flow, src: string): Promise<Listed[]
  * under a name no record has counts as applied when a record whose name no file has has its size
  * and time (a folder moved with its files' times); `scd apply` decides by content.
  */
-export async function pendingCount(driver: Driver, flow: Flow, names: StoreNames, src: string): Promise<number> {
+export async function pendingCount(driver: Driver, flow: Flow, names: StoreNames, src: string): Promise<{ pending: number; changed: string[] }> {
   const candidates = named(src, await landingFiles(driver, flow, src));
-  if (!(await driver.columns(names.files))) return candidates.length;
+  if (!(await driver.columns(names.files))) return { pending: candidates.length, changed: [] };
   const applied = await recordedFiles(driver, names, src);
-  const byName = new Set(applied.map((r) => r.name));
+  const byName = new Map(applied.map((r) => [r.name, r]));
   const present = new Set(candidates.map((f) => f.name));
   const orphans = applied.filter((r) => !present.has(r.name));
-  return candidates.filter((f) => {
+  const pending = candidates.filter((f) => {
     if (byName.has(f.name)) return false;
     const at = orphans.findIndex((o) => sameStat(o, f));
     if (at < 0) return true;
     orphans.splice(at, 1);
     return false;
   }).length;
+  // An applied file whose size or time moved is changed only if its content did (as pendingFiles tells).
+  const remote = isObjectStoreUrl(src);
+  const touched = candidates.filter((f) => byName.has(f.name) && !sameStat(byName.get(f.name)!, f));
+  const hashes = touched.length ? await (remote ? hashesOf(driver) : localHashes)(touched.map((f) => f.path)) : new Map<string, string>();
+  const changed = touched
+    .filter((f) => hashes.get(f.path) !== byName.get(f.name)!.hash)
+    .map((f) => `${remote ? f.path : path.relative(process.cwd(), f.path) || f.path} (applied by commit ${byName.get(f.name)!.version})`);
+  return { pending, changed };
 }
 
 /** Each local file's SHA-256, one file at a time (a folder of thousands opens one at once). */

@@ -127,14 +127,28 @@ function classesSql(d: Dialect, table: string, columns: UntypedColumn[], textOf:
   return `SELECT ${classes.join(', ')} FROM (SELECT ${texts.join(', ')} FROM ${q(table)}${d.computeOnce}) x${d.computeOnce}`;
 }
 
-/** One value of each family in a column (the least of its first 40 characters), for messages. */
+/**
+ * One value of each family in a column (the least of its first 40 characters), for messages,
+ * spelled so that two families never read alike: a JSON string in quotes, a JSON number or
+ * boolean bare (the string "2" beside the number 1); a CSV's values, all text, each in quotes.
+ * Text that spells no other kind (class s) stands for the text family where there is some.
+ */
 async function samplesOf(driver: Driver, table: string, column: UntypedColumn): Promise<ColumnStats['samples']> {
   const rows = await driver.query(`SELECT k0 AS k, min(left(x0, 40)) AS t FROM (${classesSql(driver.dialect, table, [column], 'all')}) c WHERE k0 IS NOT NULL GROUP BY k0 ORDER BY k0`);
-  const samples: ColumnStats['samples'] = {};
+  const found: Partial<Record<Family, { text: string; plain: boolean }>> = {};
   for (const r of rows) {
     const family = FAMILY[String(r.k) as ValueClass];
-    const t = r.t === null || r.t === undefined ? undefined : String(r.t);
-    if (t !== undefined && (samples[family] === undefined || t < samples[family]!)) samples[family] = t;
+    if (r.t === null || r.t === undefined) continue;
+    const text = String(r.t);
+    const plain = String(r.k) === 's';
+    const was = found[family];
+    if (was === undefined || (plain && !was.plain) || (plain === was.plain && text < was.text)) found[family] = { text, plain };
+  }
+  const samples: ColumnStats['samples'] = {};
+  for (const family of FAMILIES) {
+    const f = found[family];
+    if (f === undefined) continue;
+    samples[family] = column.lexical === 'json' && family !== 'text' ? f.text : JSON.stringify(f.text);
   }
   return samples;
 }

@@ -101,8 +101,9 @@ export async function typeStagedColumns(
   return { columns, staged };
 }
 
+/** The samples as infer.ts spells them (a JSON string in quotes, a JSON number bare). */
 function samples(values: string[]): string {
-  return values.map((v) => JSON.stringify(v)).join(' and ');
+  return values.join(' and ');
 }
 
 /** Whether a stored type has a wider one that an input may propose (integers, decimals, dates). */

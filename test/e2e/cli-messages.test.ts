@@ -117,10 +117,77 @@ for (const engine of ENGINES) {
         expect(typed).toMatch(/which is (BIGINT|bigint)/);
         refusedInOneLine(await scd(['show', 'flow.yaml', ...p.db, '--key', 'account_id=1', '--key', 'account_id=2'], p.dir), /--key account_id is given twice \(account_id=1 and account_id=2\)/);
         refusedInOneLine(await scd(['quarantine', 'flow.yaml', ...p.db, '--commit', '99'], p.dir), /commit 99 is beyond the last commit \(commits are 1\.\.1\)/);
+        refusedInOneLine(await scd(['quarantine', 'flow.yaml', ...p.db, '--commit', '2147483648'], p.dir), /commit 2147483648 is beyond the last commit \(commits are 1\.\.1\)/);
+        // Past 2^53 a number reads as another: refused as given, never echoed as a rounded one.
+        for (const big of ['9223372036854775808', '99999999999999999999999']) {
+          const r = await scd(['quarantine', 'flow.yaml', ...p.db, '--commit', big], p.dir);
+          expect(r.code).toBe(1);
+          expect(r.stderr).toContain(`${big} is beyond any commit a target can have`);
+          expect(r.stderr).not.toMatch(/bug in scdkit|e\+|9223372036854776000|\n\s+at /);
+        }
         // The key as its type: 001 is the key 1.
         const shown = parseNdjson((await scdOk(['show', 'flow.yaml', ...p.db, '--key', 'account_id=001', '--format', 'ndjson'], p.dir)).stdout);
         expect(shown.map((r) => r.tier)).toEqual(['gold', 'silver', 'platinum']);
         await scdOk(['quarantine', 'flow.yaml', ...p.db, '--commit', '1'], p.dir);
+      } finally {
+        await p.close();
+      }
+    }, 300_000);
+
+    it('a key column with no kind most of its values have: the message quotes two values of different kinds, as written', async () => {
+      const p = await engine.project('kinds');
+      try {
+        const changes = path.join(p.dir, 'changes');
+        writeFileSync(path.join(changes, '001_initial.ndjson'), '{"account_id": 1, "seq": 1}\n{"account_id": "2", "seq": 2}\n{"account_id": true, "seq": 3}\n{"account_id": "12", "seq": 4}\n');
+        for (const f of ['002_upgrade_delete_new.ndjson', '003_late_and_duplicate.ndjson']) writeFileSync(path.join(changes, f), '');
+        const line = refusedInOneLine(await scd(['apply', 'flow.yaml', ...p.db], p.dir), /column "account_id" holds values of different kinds/);
+        expect(line).toContain('(e.g. "12" and 1)');
+      } finally {
+        await p.close();
+      }
+    }, 300_000);
+
+    it('the only file changed after it was applied: apply, its dry run and status name it and the fix; nothing pending', async () => {
+      const p = await engine.project('changed');
+      try {
+        await scdOk(['apply', 'flow.yaml', ...p.db], p.dir);
+        appendFileSync(path.join(p.dir, 'changes', '002_upgrade_delete_new.ndjson'), '{"account_id": 9007199254740993, "owner": "Zoë 😀", "tier": "gold", "op": "U", "seq": 99}\n');
+        for (const dry of [[], ['--dry-run']]) {
+          const r = await scdOk(['apply', 'flow.yaml', ...p.db, ...dry], p.dir);
+          expect(errorLines(r.stderr)).toEqual([
+            'scd: warning: changes/002_upgrade_delete_new.ndjson changed after commit 1 applied it; it is not applied again (fix: put new changes in a new file)',
+          ]);
+          expect(r.stdout.trimEnd().split('\n').at(-1)).toBe(
+            `${dry.length ? 'dry run: nothing was changed; ' : ''}nothing new to apply: 1 file changed after it was applied and is not applied again (see the warning above: put new changes in a new file); 2 files already applied`,
+          );
+        }
+        const status = (await scdOk(['status', 'flow.yaml', ...p.db], p.dir)).stdout;
+        expect(status).toMatch(/pending files\s+0\n/);
+        expect(status).toMatch(/changed files\s+1: changes\/002_upgrade_delete_new\.ndjson \(applied by commit 1\), changed after it was applied; never applied again \(put new changes in a new file\)\n/);
+      } finally {
+        await p.close();
+      }
+    }, 300_000);
+
+    it('a dry run on a database that is not there creates nothing: no file, no folder, no table in the schema', async () => {
+      const p = await engine.project('dry');
+      try {
+        const r = await scdOk(['apply', 'flow.yaml', ...p.db, '--dry-run'], p.dir);
+        expect(r.stdout).toContain('dry run: nothing was changed; it would have made commit 1: read 10 rows = 9 applied + 1 duplicate + 0 quarantined');
+        expect(existsSync(path.join(p.dir, 'accounts.duckdb'))).toBe(false);
+        expect(existsSync(path.join(p.dir, 'pgdata'))).toBe(false);
+        if (engine.name === 'postgres') {
+          const schema = /schema: (\S+)/.exec(readFileSync(path.join(p.dir, 'flow.yaml'), 'utf8'))![1]!;
+          const look = await PostgresDriver.connect(url!, { schema: 'public' });
+          try {
+            // The test's schema is made before the run (to be dropped after it): no table is in it.
+            expect(await look.query('SELECT tablename FROM pg_tables WHERE schemaname = $1', [schema])).toEqual([]);
+          } finally {
+            await look.close();
+          }
+        }
+        // The real apply after it is commit 1.
+        expect(JSON.parse((await scdOk(['apply', 'flow.yaml', ...p.db, '--json'], p.dir)).stdout).version).toBe(1);
       } finally {
         await p.close();
       }

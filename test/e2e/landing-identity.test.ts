@@ -136,7 +136,7 @@ describe.concurrent.each(ENGINES)('a landing file is its name in the folder and 
     // Changed after it was applied: a warning, never applied again.
     appendFileSync(path.join(dir, 'landing', '2025-01-02.ndjson'), `{"id":9,"ts":"2025-03-01T00:00:00Z","amount":1,"name":"late","note":null}\n`);
     const changed = await ok(['apply', 'flow.yaml'], dir, name);
-    expect(changed.stdout).toBe('nothing new to apply (2 files already applied)\n');
+    expect(changed.stdout).toBe('nothing new to apply: 1 file changed after it was applied and is not applied again (see the warning above: put new changes in a new file); 2 files already applied\n');
     expect(errorLines(changed.stderr)).toEqual([expect.stringMatching(/^scd: warning: landing\/2025-01-02\.ndjson changed after commit 1 applied it; it is not applied again/)]);
     expect(await exported(dir, name)).toBe(before);
   });

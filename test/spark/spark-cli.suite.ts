@@ -135,4 +135,19 @@ describe.skipIf(!sparkEngine)('bin/scd on Spark + Delta (SCD_TEST_SPARK_URL)', {
     const log = parseNdjson((await ok(['log', sparkFlow, '--json'], work.dir, onSpark)).stdout);
     expect(log).toHaveLength(3);
   });
+
+  it('a source column with a space, which a Delta table cannot have: one line before anything is written; DuckDB keeps it', async () => {
+    const dir = path.join(work.dir, 'space');
+    const flow = project(dir, `schema: ${schema}`).replace('flow.yaml', 'space.yaml');
+    writeFileSync(flow, `target: dim_spaced\nkeys: [id]\nsequenceBy: seq\nschema: ${schema}\n`);
+    writeFileSync(path.join(dir, 'spaced.ndjson'), '{"id": 1, "seq": "2025-03-01T10:00:00+01:00", "first name": "Zoë"}\n');
+    const r = await scd(['apply', flow, '--input', path.join(dir, 'spaced.ndjson'), '--db', url!], work.dir);
+    expect(r.code, r.stderr).toBe(1);
+    const lines = r.stderr.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('  '));
+    expect(lines).toEqual([
+      `scd: source column "first name" holds a space, which a Delta table's column names cannot hold (none of space , ; { } ( ) = tab or line break); nothing was applied (fix: rename it in the source)`,
+    ]);
+    const tables = parseNdjson((await ok(['log', flow, '--json'], work.dir, onSpark).catch(() => ({ stdout: '' }))).stdout);
+    expect(tables).toEqual([]);
+  });
 });

@@ -1,5 +1,6 @@
 import { canonicalDuckdbType } from './duckdb-type-names.js';
 import { decimalHolds, sqlString, sqlTables, temporaryScratch, type Dialect } from '../dialect.js';
+import { nulInName } from '../name-rules.js';
 
 const INTEGER_RANK: Record<string, number> = { TINYINT: 1, SMALLINT: 2, INTEGER: 3, BIGINT: 4, HUGEINT: 5 };
 const UNSIGNED_RANK: Record<string, number> = { UTINYINT: 1, USMALLINT: 2, UINTEGER: 3, UBIGINT: 4 };
@@ -20,6 +21,7 @@ export const duckdbDialect: Dialect = {
   // DuckDB binds a name to a table's own column before its virtual columns, case-insensitively.
   shadowsRowId: (column) => asciiLower(column) === 'rowid',
   nameKey: (name) => asciiLower(name),
+  nameProblem: nulInName,
   computeOnce: '',
   // Up to 16M rows: DuckDB sorts a larger insert within its memory limit alone, but not beside a
   // large commit's scratch (the 5 GB landing file's first insert of 31.9M rows ran out of memory

@@ -16,6 +16,7 @@ import { checkDuckDBExpression } from './duckdb-expression.js';
 import type { ExpressionProblem } from '../expression.js';
 import { sqlString } from '../dialect.js';
 import { acquireInstance, isWriteConflict, type SharedInstance } from './duckdb-instances.js';
+import { checkSourceKeys } from '../../files/source-keys.js';
 
 export class DuckDBDriver implements Driver {
   readonly dialect = duckdbDialect;
@@ -447,14 +448,18 @@ export class DuckDBDriver implements Driver {
     const label = file.label ?? file.path;
     try {
       if (file.format === 'csv') {
-        if (await this.stageCsvByLines(file, part, scratch, i)) return true;
-        return await stageSplitCsv(this, file, part, rejects, scratch, i);
+        const staged = (await this.stageCsvByLines(file, part, scratch, i)) || (await stageSplitCsv(this, file, part, rejects, scratch, i));
+        if (staged) await this.checkStagedNames(part);
+        return staged;
       }
       await this.run(`CREATE TEMP TABLE ${q(part)} AS SELECT *, $2::VARCHAR AS ${q(FILE_COLUMN)} FROM read_parquet($1)`, [file.path, label]);
+      await this.checkStagedNames(part);
       await this.withRowId(part, () => this.numberRows(part, LINE_COLUMN, 0));
       return true;
     } catch (e) {
       await this.run(`DROP TABLE IF EXISTS ${q(part)}`);
+      // A column name no table may keep is the source's to rename, not one unreadable record.
+      if (e instanceof ScdError && e.code === 'SOURCE_INVALID') throw e;
       // A full disk is no fault of the file: the apply stops (plan/disk-full.ts), never quarantines it.
       if (this.diskFull(e)) throw e;
       await this.run(`INSERT INTO ${q(rejects)} VALUES ($1, NULL, $2, $3)`, [label, unreadableReason(file, e), label]);
@@ -462,7 +467,13 @@ export class DuckDBDriver implements Driver {
     }
   }
 
-  diskFull(error: unknown): string | undefined {
+  /** A staged CSV's or Parquet's column names, checked as a JSON file's keys are (files/source-keys.ts). */
+  private async checkStagedNames(part: string): Promise<void> {
+    const names = ((await this.columns(part)) ?? []).map((c) => c.name).filter((n) => n !== FILE_COLUMN);
+    checkSourceKeys(names, this.dialect.nameKey, this.dialect.nameProblem);
+  }
+
+    diskFull(error: unknown): string | undefined {
     const text = [error, error instanceof Error ? error.cause : undefined].map((x) => (x instanceof Error ? x.message : String(x ?? ''))).join('\n');
     if (!/No space left on device/i.test(text)) return undefined;
     // A commit writes its new rows into the database file (and its WAL) before COMMIT, and what

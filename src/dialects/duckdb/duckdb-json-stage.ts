@@ -232,6 +232,6 @@ async function keysOf(db: SqlRunner, records: string, params: unknown[], numbere
     params,
   );
   const keys = rows.map((r) => String(r.k)).filter((k) => !numbered || (k !== LINE_COLUMN && k !== RAW_COLUMN));
-  checkSourceKeys(keys, duckdbDialect.nameKey);
+  checkSourceKeys(keys, duckdbDialect.nameKey, duckdbDialect.nameProblem);
   return keys;
 }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Dialect } from '../dialect.js';
 import { decimalHolds, sqlString, sqlTables, temporaryScratch } from '../dialect.js';
+import { postgresNameProblem } from '../name-rules.js';
 
 /**
  * PostgreSQL (13+) SQL text, shared by the `pg` and PGlite drivers.
@@ -113,6 +114,7 @@ export const postgresDialect: Dialect = {
   // CREATE TABLE refuses a column named like a system column (postgres-system-columns.ts).
   shadowsRowId: () => false,
   nameKey: (name) => name,
+  nameProblem: postgresNameProblem,
   computeOnce: ' OFFSET 0',
   rowNumberAsRead: 'row_number() OVER ()',
   columnsAmong: (table, among) =>

@@ -154,7 +154,7 @@ const COPY_LINE = '__scd_copy_line';
 /** records → part (the good ones, a column per key) and rejects (the others). */
 async function finish(host: StageHost, records: string, part: string, rejects: string, label: string, numbered: boolean, read: CheckedRecords): Promise<StagedJson> {
   const keys = read.keys;
-  checkSourceKeys(keys, d.nameKey);
+  checkSourceKeys(keys, d.nameKey, d.nameProblem);
   // A numbered copy's records carry where (and what) they were in the original file.
   const line = numbered ? `coalesce(CAST(b->>${sqlString(LINE_COLUMN)} AS bigint), line)` : 'line';
   const raw = numbered ? `coalesce(b->>${sqlString(RAW_COLUMN)}, raw)` : 'raw';

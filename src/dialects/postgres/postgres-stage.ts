@@ -149,7 +149,7 @@ async function stageCsv(host: StageHost, file: InputFile, part: string, rejects:
           (SELECT count(*) FROM ${q(lines)} WHERE n > 1 AND raw IS NULL) AS blank`))
           .map((r) => Math.abs(Number(r.d)) + Number(r.blank))[0]) === 0;
       if (placed) {
-        checkSourceKeys(header, d.nameKey);
+        checkSourceKeys(header, d.nameKey, d.nameProblem);
         await host.run(
           `CREATE TEMP TABLE ${q(part)} AS SELECT ${[
             ...header.map((h, k) => `r.${q(`c${k}`)} AS ${q(h)}`),
@@ -172,7 +172,7 @@ async function stageCsv(host: StageHost, file: InputFile, part: string, rejects:
   const split = await splitCsv(file.path, good, bad);
   await rejectLines(host, bad, rejects, label);
   if (!split.header.length) return { records: split.bad };
-  checkSourceKeys(split.header, d.nameKey);
+  checkSourceKeys(split.header, d.nameKey, d.nameProblem);
   await create(split.header, `"__scd_l" bigint, "__scd_r" text`);
   await host.copyFrom(`COPY ${q(rows)} FROM STDIN WITH (FORMAT csv${nulls(split.header)})`, { file: good });
   await host.run(

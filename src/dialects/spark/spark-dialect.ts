@@ -1,4 +1,5 @@
 import type { Dialect } from '../dialect.js';
+import { sparkNameProblem } from '../name-rules.js';
 
 /**
  * Spark SQL (4.0+: staging reads VARIANT; tested on 4.2 with Delta) text, for the Spark Connect engine. What differs
@@ -115,6 +116,7 @@ export const sparkDialect: Dialect = {
   shadowsRowId: () => false,
   // Spark resolves names without regard to case (spark.sql.caseSensitive is false by default).
   nameKey: (name) => name.toLowerCase(),
+  nameProblem: sparkNameProblem,
   computeOnce: '',
   rowNumberAsRead: 'row_number() OVER (ORDER BY monotonically_increasing_id())',
   quote,

@@ -67,7 +67,7 @@ export async function stageSparkFiles(db: SparkStatements, files: InputFile[], t
       const rows = `parquet.${q(at)}`;
       const described = await db.query(`DESCRIBE QUERY SELECT * FROM ${rows}`);
       const columns = described.map((r) => ({ name: String(r.col_name), type: String(r.data_type) }));
-      checkSourceKeys(columns.map((c) => c.name), sparkDialect.nameKey);
+      checkSourceKeys(columns.map((c) => c.name), sparkDialect.nameKey, sparkDialect.nameProblem);
       records += Number((await db.query(`SELECT count(*) AS n FROM ${rows}`))[0]!.n);
       parts.push({
         select: `SELECT ${columns.map((c) => q(c.name)).join(', ')}, ${label} AS ${q(FILE_COLUMN)}, CAST(${sparkDialect.rowNumberAsRead} AS BIGINT) AS ${q(LINE_COLUMN)}, CAST(NULL AS STRING) AS ${q(RAW_COLUMN)} FROM ${rows}`,
@@ -98,7 +98,7 @@ export async function stageSparkFiles(db: SparkStatements, files: InputFile[], t
       records += Number(header[0]!.n) - 1;
       // A UTF-8 BOM before the header is no part of its first name (as on DuckDB and PostgreSQL).
       const names = headerNames(csvFields(String(header[0]!.raw).replace(/^\uFEFF/, '')));
-      checkSourceKeys(names, sparkDialect.nameKey);
+      checkSourceKeys(names, sparkDialect.nameKey, sparkDialect.nameProblem);
       const schema = names.map((n, k) => `${q(`c${k}`)} STRING`).join(', ');
       // n: the record's fields, its commas outside quoted values plus one (RFC 4180: a quoted value
       // is a run of anything but a lone quote). A record of another count is quarantined, named
@@ -135,7 +135,7 @@ export async function stageSparkFiles(db: SparkStatements, files: InputFile[], t
     const numbered = !!file.numbered;
     const own = numbered ? new Set([LINE_COLUMN, RAW_COLUMN]) : new Set<string>();
     const names = keys.filter((k) => !own.has(k));
-    checkSourceKeys(names, sparkDialect.nameKey);
+    checkSourceKeys(names, sparkDialect.nameKey, sparkDialect.nameProblem);
     for (const n of names) lexical.set(n, 'json');
     // A JSON null is a value of no value: SQL NULL, as a missing field is (and as DuckDB and
     // PostgreSQL stage it), never the text null.
