@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { splitCsv } from '../../files/csv-records.js';
 import { MAX_RECORD_BYTES } from '../../files/text-records.js';
+import { checkSourceKeys } from '../../files/source-keys.js';
 import { FILE_COLUMN, LINE_COLUMN, RAW_COLUMN, type InputFile } from '../driver.js';
 import { duckdbDialect } from './duckdb-dialect.js';
 import type { SqlRunner } from './duckdb-json-stage.js';
@@ -33,6 +34,7 @@ export async function stageSplitCsv(db: CsvSplitHost, file: InputFile, part: str
     if (split.bad) await db.appendRejects(bad, label, rejects);
     return false;
   }
+  checkSourceKeys(split.header, duckdbDialect.nameKey, duckdbDialect.nameProblem);
   // The good file: the record's fields (all quoted, NULL an unquoted empty field), its line, its raw text.
   const fields = split.header.map((_, k) => `c${k}`);
   await db.run(

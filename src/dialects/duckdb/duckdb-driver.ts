@@ -431,6 +431,7 @@ export class DuckDBDriver implements Driver {
       await this.run(`DROP TABLE ${q(part)}`);
       return false;
     }
+    await this.checkStagedNames(part);
     await this.withRowId(part, async () => {
       await this.numberRows(part, LINE_COLUMN, 1);
       await this.skipNonRecordLines(part, scratch, i, blanks);
@@ -448,9 +449,8 @@ export class DuckDBDriver implements Driver {
     const label = file.label ?? file.path;
     try {
       if (file.format === 'csv') {
-        const staged = (await this.stageCsvByLines(file, part, scratch, i)) || (await stageSplitCsv(this, file, part, rejects, scratch, i));
-        if (staged) await this.checkStagedNames(part);
-        return staged;
+        if (await this.stageCsvByLines(file, part, scratch, i)) return true;
+        return await stageSplitCsv(this, file, part, rejects, scratch, i);
       }
       await this.run(`CREATE TEMP TABLE ${q(part)} AS SELECT *, $2::VARCHAR AS ${q(FILE_COLUMN)} FROM read_parquet($1)`, [file.path, label]);
       await this.checkStagedNames(part);
