@@ -78,19 +78,26 @@ const GIVEN = `${INTERNAL_PREFIX}given_reason`;
 interface Failure {
   file: string | null;
   line: number;
+  /** Why the first expression that failed on the record did. */
   reason: string;
+  /** Every expression field that failed on it. */
+  fields: string[];
 }
 
-/** The expressions as written, except on the records given: their flags NULL, their reasons given. */
+/**
+ * The expressions as written, except where a record is given as failing one: that flag NULL, and
+ * the record's reason the first given. (A record's fields are listed between bars: `|a|b|`.)
+ */
 function givenFailures(driver: Driver, failures: Failure[]): RecordEvaluation {
   const d = driver.dialect;
   const q = d.quote;
-  const rows = failures.map((f) => `(CAST(${f.file === null ? 'NULL' : sqlString(f.file)} AS ${d.types.text}), CAST(${f.line} AS ${d.types.int}), CAST(${sqlString(f.reason)} AS ${d.types.text}))`);
+  const text = (s: string | null) => `CAST(${s === null ? 'NULL' : sqlString(s)} AS ${d.types.text})`;
+  const rows = failures.map((f) => `(${text(f.file)}, CAST(${f.line} AS ${d.types.int}), ${text(f.reason)}, ${text(`|${f.fields.join('|')}|`)})`);
   return {
-    flag: (_, e) => `CASE WHEN f.reason IS NOT NULL THEN NULL ELSE coalesce(${spliced(e)}, false) END`,
+    flag: (field, e) => `CASE WHEN position(${sqlString(`|${field}|`)} IN coalesce(f.fields, '')) > 0 THEN NULL ELSE coalesce(${spliced(e)}, false) END`,
     reason: () => q(GIVEN),
     carried: `, f.reason AS ${q(GIVEN)}`,
-    join: `LEFT JOIN (VALUES ${rows.join(', ')}) AS f(file, line, reason) ON f.file IS NOT DISTINCT FROM t.${q(FILE_COLUMN)} AND f.line = t.${q(LINE_COLUMN)}`,
+    join: `LEFT JOIN (VALUES ${rows.join(', ')}) AS f(file, line, reason, fields) ON f.file IS NOT DISTINCT FROM t.${q(FILE_COLUMN)} AND f.line = t.${q(LINE_COLUMN)}`,
   };
 }
 
@@ -108,7 +115,7 @@ async function findFailingRecords(driver: Driver, flow: Flow, model: ColumnModel
   try {
     const total = Number((await driver.query(`SELECT count(*) AS n FROM ${q(TMP.numbered)}`))[0]!.n);
     const typed = typedStageSql(flow, model, d, staged);
-    const found = new Map<number, Failure & { field: string; expr: string }>();
+    const found = new Map<number, Failure & { expr: string }>();
     for (const [field, expr] of flowExpressions(flow)) {
       const probe = (lo: number, hi: number) =>
         attempt(driver, () =>
@@ -122,10 +129,12 @@ async function findFailingRecords(driver: Driver, flow: Flow, model: ColumnModel
         if (error === undefined) return;
         if (!isValueError(error)) throw error;
         if (lo === hi) {
-          if (!found.has(lo)) {
+          const known = found.get(lo);
+          if (known) known.fields.push(field);
+          else {
             const where = (await driver.query(`SELECT file, CAST(line AS ${d.types.int}) AS line FROM ${q(TMP.numbered)} WHERE n = ${lo}`))[0]!;
             const why = isDivisionByZero(error) ? divisionByZeroReason(field) : failedReason(field, expr, firstLine((error as Error & { reason?: string }).reason ?? String(error)));
-            found.set(lo, { file: where.file === null ? null : String(where.file), line: Number(where.line), reason: why, field, expr });
+            found.set(lo, { file: where.file === null ? null : String(where.file), line: Number(where.line), reason: why, fields: [field], expr });
           }
           if (found.size > MAX_FAILING_RECORDS) throw tooMany(flow, found);
           return;
@@ -142,11 +151,45 @@ async function findFailingRecords(driver: Driver, flow: Flow, model: ColumnModel
   }
 }
 
-function tooMany(flow: Flow, found: Map<number, Failure & { field: string; expr: string }>): ScdError {
+function tooMany(flow: Flow, found: Map<number, Failure & { expr: string }>): ScdError {
   const first = [...found.values()].sort((a, b) => String(a.file).localeCompare(String(b.file)) || a.line - b.line)[0]!;
-  return new ScdError('NOT_APPLIED', `${first.field} ${shown(first.expr)} fails on more than ${MAX_FAILING_RECORDS} records of this commit, first at ${first.file}:${first.line} (${first.reason}); nothing was applied`, {
+  return new ScdError('NOT_APPLIED', `${first.fields[0]} ${shown(first.expr)} fails on more than ${MAX_FAILING_RECORDS} records of this commit, first at ${first.file}:${first.line} (${first.reason}); nothing was applied`, {
     file: flow.origin,
-    field: first.field,
+    field: first.fields[0],
     fix: 'write the expression so it holds for the values the records carry (e.g. guard a division: d <> 0 AND 100 / d > 10)',
   });
+}
+
+/**
+ * Before a rebuild re-derives the log's operations: applyAsDeletes and applyAsTruncates evaluate
+ * on every logged event (one that fails stops the rebuild, naming it, before anything changes).
+ * A logged event was applied: it cannot be quarantined after the fact, and quietly reading a
+ * failure as "not a delete" would change history.
+ */
+export async function checkLogEvaluates(driver: Driver, flow: Flow, events: string, folded: string): Promise<void> {
+  const d = driver.dialect;
+  const q = d.quote;
+  const list: Array<[string, string]> = [];
+  if (flow.applyAsTruncates) list.push(['applyAsTruncates', flow.applyAsTruncates]);
+  if (flow.applyAsDeletes) list.push(['applyAsDeletes', flow.applyAsDeletes]);
+  for (const [field, expr] of list) {
+    let why: string | undefined;
+    if (typeof driver.recordSafeExpression === 'function') {
+      const safe = await driver.recordSafeExpression(expr);
+      const row = (await driver.query(`SELECT ${safe.dividedByZero} AS z FROM ${q(events)} WHERE NOT (${folded}) AND ${safe.value} IS NULL LIMIT 1`))[0];
+      if (row) why = row.z === true ? 'division by zero' : 'its values cannot be evaluated';
+    } else {
+      const error = await attempt(driver, () =>
+        driver.query(`SELECT count(CASE WHEN coalesce(${spliced(expr)}, false) THEN 1 END) AS n FROM ${q(events)} WHERE NOT (${folded})`).then(() => undefined),
+      );
+      if (error !== undefined && !isValueError(error)) throw error;
+      if (error !== undefined) why = isDivisionByZero(error) ? 'division by zero' : firstLine((error as Error & { reason?: string }).reason ?? String(error));
+    }
+    if (why)
+      throw new ScdError('NOT_APPLIED', `${field} ${shown(expr)} fails on a logged event (${why}); nothing was rebuilt`, {
+        file: flow.origin,
+        field,
+        fix: 'write the expression so it holds for every logged record (e.g. guard a division: d <> 0 AND 100 / d > 10)',
+      });
+  }
 }

@@ -13,7 +13,7 @@ import { FILE_COLUMN, LINE_COLUMN, RAW_COLUMN } from '../driver.js';
 import { duckdbDialect } from './duckdb-dialect.js';
 import { checkDuckDBExpression } from './duckdb-expression.js';
 import { spliced, type ExpressionProblem } from '../expression.js';
-import { zeroDivisionGuarded } from './duckdb-record-evaluation.js';
+import { recordSafeForm } from './duckdb-record-evaluation.js';
 import { sqlString } from '../dialect.js';
 import { acquireInstance, isWriteConflict, type SharedInstance } from './duckdb-instances.js';
 
@@ -188,7 +188,7 @@ export class DuckDBDriver implements Driver {
   }
 
   async recordSafeExpression(expr: string): Promise<RecordSafeExpression> {
-    const guarded = await zeroDivisionGuarded(this, expr);
+    const guarded = await recordSafeForm(this, expr);
     return { value: `TRY(coalesce(${guarded}, false))`, dividedByZero: `(TRY(coalesce(${spliced(expr)}, false)) IS NOT NULL)` };
   }
 

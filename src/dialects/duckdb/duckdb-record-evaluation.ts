@@ -10,6 +10,11 @@ import { spliced } from '../expression.js';
  * silently; the guarded expression makes every zero divisor fail the record too, so every engine
  * tells a division by zero alike. The unguarded expression tells which failure it was: if it holds
  * a value where the guarded one failed, the record divided by zero.
+ *
+ * DuckDB evaluates both sides of AND and OR on every record, where PostgreSQL stops at the first
+ * side that decides; so a guard written first (`d <> 0 AND 100 / d > 10`) would not guard. Each
+ * AND and OR is made to stop there too: its later sides are only evaluated where the earlier ones
+ * leave the result open (a CASE evaluates a branch only for the records that take it).
  */
 
 /** The functions whose second argument is a divisor. */
@@ -22,27 +27,46 @@ const DIVISOR = '__scd_divisor';
  */
 const GUARD = `SELECT CASE WHEN "${DIVISOR}" = 0 THEN CAST('division by zero ' || CAST("${DIVISOR}" AS VARCHAR) AS UTINYINT) ELSE "${DIVISOR}" END`;
 
+/** `a AND b` that evaluates b only where a is not false; `a OR b`, only where a is not true. */
+const AND = `SELECT CASE WHEN NOT coalesce("__scd_a", true) THEN false ELSE "__scd_a" AND "__scd_b" END`;
+const OR = `SELECT CASE WHEN coalesce("__scd_a", false) THEN true ELSE "__scd_a" OR "__scd_b" END`;
+
 type Node = Record<string, unknown>;
 
-/** `expr` (checked: one boolean expression over the record) with each zero divisor made a failure. */
-export async function zeroDivisionGuarded(db: DuckDBQuery, expr: string): Promise<string> {
+/**
+ * `expr` (checked: one boolean expression over the record) with each zero divisor made a failure
+ * and each AND and OR stopping at the first side that decides.
+ */
+export async function recordSafeForm(db: DuckDBQuery, expr: string): Promise<string> {
   const item = await selectItem(db, `SELECT ${spliced(expr)}`);
   const guard = await selectItem(db, GUARD);
-  let divided = false;
+  const and = await selectItem(db, AND);
+  const or = await selectItem(db, OR);
+  let rewritten = false;
   const walk = (v: unknown): unknown => {
     if (Array.isArray(v)) return v.map(walk);
     if (v === null || typeof v !== 'object') return v;
     const n = { ...(v as Node) };
     for (const [k, child] of Object.entries(n)) n[k] = walk(child);
     if (n.class === 'FUNCTION' && DIVISIONS.has(String(n.function_name).toLowerCase()) && Array.isArray(n.children) && n.children.length === 2) {
-      divided = true;
+      rewritten = true;
       const divisor = n.children[1];
-      n.children = [n.children[0], substitute(guard, divisor)];
+      n.children = [n.children[0], substitute(guard, { [DIVISOR]: divisor })];
+    }
+    if (n.class === 'CONJUNCTION' && Array.isArray(n.children) && n.children.length >= 2) {
+      rewritten = true;
+      const template = n.type === 'CONJUNCTION_AND' ? and : n.type === 'CONJUNCTION_OR' ? or : undefined;
+      if (!template) return n;
+      // a AND b AND c: a AND (b AND c), each level stopping where its first side decides.
+      const [first, ...rest] = n.children as unknown[];
+      const second = rest.length === 1 ? rest[0] : walkConjunction(template, rest, n);
+      return substitute(template, { __scd_a: first, __scd_b: second });
     }
     return n;
   };
   const guarded = walk(item.node) as Node;
-  if (!divided) return expr;
+  // Nothing to guard: the expression as written.
+  if (!rewritten) return expr;
   guarded.alias = '';
   item.tree.statements[0]!.node.select_list = [guarded];
   const row = (await db.query(`SELECT json_deserialize_sql(CAST($1 AS JSON)) AS sql`, [JSON.stringify(item.tree)]))[0]!;
@@ -51,16 +75,24 @@ export async function zeroDivisionGuarded(db: DuckDBQuery, expr: string): Promis
   return sql.slice('SELECT '.length);
 }
 
-/** The guard template with its stand-in replaced by the divisor. */
-function substitute(guard: { node: Node }, divisor: unknown): unknown {
+/** The later sides of an n-ary AND or OR as one of the same kind, stopping alike. */
+function walkConjunction(template: { node: Node }, sides: unknown[], conjunction: Node): unknown {
+  const [first, ...rest] = sides;
+  const second = rest.length === 1 ? rest[0] : walkConjunction(template, rest, conjunction);
+  return substitute(template, { __scd_a: first, __scd_b: second });
+}
+
+/** A template with its stand-in columns replaced by the nodes given. */
+function substitute(template: { node: Node }, nodes: Record<string, unknown>): unknown {
   const walk = (v: unknown): unknown => {
     if (Array.isArray(v)) return v.map(walk);
     if (v === null || typeof v !== 'object') return v;
     const n = v as Node;
-    if (n.class === 'COLUMN_REF' && Array.isArray(n.column_names) && n.column_names.length === 1 && n.column_names[0] === DIVISOR) return divisor;
+    if (n.class === 'COLUMN_REF' && Array.isArray(n.column_names) && n.column_names.length === 1 && String(n.column_names[0]) in nodes) return nodes[String(n.column_names[0])];
     return Object.fromEntries(Object.entries(n).map(([k, c]) => [k, walk(c)]));
   };
-  return walk(guard.node);
+  const node = walk(template.node) as Node;
+  return { ...node, alias: '' };
 }
 
 interface Tree {
