@@ -128,6 +128,7 @@ const REMOTE_SCENARIOS = new Set([
   'tuple-sequence',
   'quarantine',
   'scd1-overwrite-and-deletes',
+  'division-by-zero',
 ]);
 
 /** Every scenario on one engine (on a remote one, REMOTE_SCENARIOS, one commit per file only). */
