@@ -91,11 +91,11 @@ export function batchSql(
     ...(flow.applyAsDeletes ? [[DELETES, 'applyAsDeletes', flow.applyAsDeletes] as [string, string, string]] : []),
     ...expectations.map(([name, e], i): [string, string, string] => [expectationColumn(i), `expect.${name}.sql`, e.sql]),
   ];
-  const failed = flags.length ? `CASE ${flags.map(([col, field, expr]) => `WHEN ${q(col)} IS NULL THEN ${evaluation.reason(field, expr)}`).join(' ')} END` : 'NULL';
+  const failed = `CASE ${flags.map(([col, field, expr]) => `WHEN ${q(col)} IS NULL THEN ${evaluation.reason(field, expr)}`).join(' ')} END`;
   const cond = (col: string, expr: string | undefined) => (expr ? `coalesce(${q(col)}, false)` : 'false');
   const op = `CASE WHEN ${cond(TRUNCATES, flow.applyAsTruncates)} THEN ${OP_TRUNCATE} WHEN ${cond(DELETES, flow.applyAsDeletes)} THEN ${OP_DELETE} ELSE ${OP_UPSERT} END`;
   const reason = [
-    `WHEN ${q(FAILED)} IS NOT NULL THEN ${q(FAILED)}`,
+    ...(flags.length ? [`WHEN ${q(FAILED)} IS NOT NULL THEN ${q(FAILED)}`] : []),
     ...model.seq.map((s) => `WHEN ${q(s.name)} IS NULL THEN 'sequence column ${text(s.name)} is null'`),
     ...model.keys.map((k) => `WHEN ${q(OP)} <> ${OP_TRUNCATE} AND ${q(k.name)} IS NULL THEN 'key column ${text(k.name)} is null'`),
     ...tooOld,
@@ -105,9 +105,13 @@ export function batchSql(
   ];
   const drops = expectations.flatMap(([, e], i) => (e.action === 'drop' ? [`NOT coalesce(${q(expectationColumn(i))}, true)`] : []));
   // Expressions (deletes, truncates, expectations) see the columns with the flow's types.
+  // Without expressions there is nothing to flag: the records are upserts as they are.
+  const flagged = flags.length
+    ? `e AS (SELECT t.*${flags.map(([col, field, expr]) => `, ${evaluation.flag(field, expr)} AS ${q(col)}`).join('')}${evaluation.carried} FROM t${evaluation.join ? ' ' + evaluation.join : ''}),
+c AS (SELECT *, ${op} AS ${q(OP)}, ${failed} AS ${q(FAILED)} FROM e)`
+    : `c AS (SELECT *, ${op} AS ${q(OP)} FROM t)`;
   return d.scratch(TMP.batch, `WITH t AS (${typedStageSql(flow, model, d, staged)}),
-e AS (SELECT t.*${flags.map(([col, field, expr]) => `, ${evaluation.flag(field, expr)} AS ${q(col)}`).join('')}${evaluation.carried} FROM t${evaluation.join ? ' ' + evaluation.join : ''}),
-c AS (SELECT *, ${op} AS ${q(OP)}, ${failed} AS ${q(FAILED)} FROM e)
+${flagged}
 SELECT ${eventProjection(model, d).join(', ')}, ${q(FILE_COLUMN)}, ${q(LINE_COLUMN)},
   ${expectations.map((_, i) => q(expectationColumn(i)) + ', ').join('')}${drops.length ? drops.join(' OR ') : 'false'} AS ${q(DROP)},
   CASE WHEN ${q(FIT)} IS NOT NULL THEN ${q(FIT)} ${reason.join(' ')} END AS ${q(REASON)}

@@ -39,9 +39,9 @@ type Node = Record<string, unknown>;
  */
 export async function recordSafeForm(db: DuckDBQuery, expr: string): Promise<string> {
   const item = await selectItem(db, `SELECT ${spliced(expr)}`);
-  const guard = await selectItem(db, GUARD);
-  const and = await selectItem(db, AND);
-  const or = await selectItem(db, OR);
+  const guard = await template(db, GUARD);
+  const and = await template(db, AND);
+  const or = await template(db, OR);
   let rewritten = false;
   const walk = (v: unknown): unknown => {
     if (Array.isArray(v)) return v.map(walk);
@@ -93,6 +93,15 @@ function substitute(template: { node: Node }, nodes: Record<string, unknown>): u
   };
   const node = walk(template.node) as Node;
   return { ...node, alias: '' };
+}
+
+/** The templates' parse trees, the same for every database: parsed once per process. */
+const templates = new Map<string, { tree: Tree; node: Node }>();
+
+async function template(db: DuckDBQuery, select: string): Promise<{ tree: Tree; node: Node }> {
+  let parsed = templates.get(select);
+  if (!parsed) templates.set(select, (parsed = await selectItem(db, select)));
+  return parsed;
 }
 
 interface Tree {
