@@ -6,7 +6,7 @@ import { firstLine, ScdError } from '../errors.js';
 import type { Flow } from '../flow/flow.js';
 import { TMP } from '../store/names.js';
 import type { StagedColumn } from '../typing/cast.js';
-import { AS_WRITTEN, batchSql, typedStageSql, type RecordEvaluation } from './events-sql.js';
+import { AS_WRITTEN, batchSql, REASON, typedStageSql, type RecordEvaluation } from './events-sql.js';
 import { flowExpressions, shown, spliced } from './expression.js';
 import { INTERNAL_PREFIX, type ColumnModel } from './model.js';
 
@@ -38,7 +38,10 @@ export async function mapBatch(driver: Driver, flow: Flow, model: ColumnModel, s
   const list = flowExpressions(flow);
   if (!list.length) return run(AS_WRITTEN);
   const safe = await recordSafeEvaluation(driver, flow);
-  if (safe) return run(safe);
+  if (safe) {
+    await run(safe);
+    return checkFailureCount(driver, flow);
+  }
   const error = await attempt(driver, () => run(AS_WRITTEN));
   if (error === undefined) return;
   if (!isValueError(error)) throw error;
@@ -136,7 +139,8 @@ async function findFailingRecords(driver: Driver, flow: Flow, model: ColumnModel
             const why = isDivisionByZero(error) ? divisionByZeroReason(field) : failedReason(field, expr, firstLine((error as Error & { reason?: string }).reason ?? String(error)));
             found.set(lo, { file: where.file === null ? null : String(where.file), line: Number(where.line), reason: why, fields: [field], expr });
           }
-          if (found.size > MAX_FAILING_RECORDS) throw tooMany(flow, found);
+          // Each expression's records are found in file and line order: name the first found.
+          if (found.size > MAX_FAILING_RECORDS) throw tooMany(flow, [...found.values()][0]!);
           return;
         }
         const mid = Math.floor((lo + hi) / 2);
@@ -151,8 +155,27 @@ async function findFailingRecords(driver: Driver, flow: Flow, model: ColumnModel
   }
 }
 
-function tooMany(flow: Flow, found: Map<number, Failure & { expr: string }>): ScdError {
-  const first = [...found.values()].sort((a, b) => String(a.file).localeCompare(String(b.file)) || a.line - b.line)[0]!;
+/**
+ * Where every failing record was flagged in the statement (record-safe evaluation), the same limit
+ * as where they are found one by one: more than MAX_FAILING_RECORDS stop the run. (Their reasons
+ * are scdkit's own, told by how they begin.)
+ */
+async function checkFailureCount(driver: Driver, flow: Flow): Promise<void> {
+  const d = driver.dialect;
+  const q = d.quote;
+  const begins = (prefix: string) => `left(${q(REASON)}, ${prefix.length}) = ${sqlString(prefix)}`;
+  const byField = flowExpressions(flow).map(([field, expr]) => [field, expr, `(${q(REASON)} = ${sqlString(divisionByZeroReason(field))} OR ${begins(failedReason(field, expr))})`] as const);
+  const failing = `(${byField.map(([, , cond]) => cond).join(' OR ')})`;
+  const count = Number((await driver.query(`SELECT count(*) AS n FROM ${q(TMP.batch)} WHERE ${failing}`))[0]!.n);
+  if (count <= MAX_FAILING_RECORDS) return;
+  const first = (await driver.query(
+    `SELECT ${q(FILE_COLUMN)} AS file, CAST(${q(LINE_COLUMN)} AS ${d.types.int}) AS line, ${q(REASON)} AS reason FROM ${q(TMP.batch)} WHERE ${failing} ORDER BY 1, 2 LIMIT 1`,
+  ))[0]!;
+  const [field, expr] = byField.find(([field, expr]) => String(first.reason) === divisionByZeroReason(field) || String(first.reason).startsWith(failedReason(field, expr)))!;
+  throw tooMany(flow, { file: first.file === null ? null : String(first.file), line: Number(first.line), reason: String(first.reason), fields: [field], expr });
+}
+
+function tooMany(flow: Flow, first: Failure & { expr: string }): ScdError {
   return new ScdError('NOT_APPLIED', `${first.fields[0]} ${shown(first.expr)} fails on more than ${MAX_FAILING_RECORDS} records of this commit, first at ${first.file}:${first.line} (${first.reason}); nothing was applied`, {
     file: flow.origin,
     field: first.fields[0],

@@ -117,6 +117,24 @@ describe.concurrent('a flow expression that fails on a record quarantines that r
       ]);
     });
 
+    it(`${db.name}: more than 100 records an expression fails on stop the run in one line; 100 are quarantined`, async ({ expect }) => {
+      const dir = mkdir(tmp.dir, `many-${db.name}`);
+      const flow = flowOf(db, dir, {});
+      const zeros = (n: number, from: number) =>
+        Array.from({ length: n }, (_, i) => `{"id":${from + i},"seq":"2026-03-01T10:00:00Z","d":"0.00","code":"1","name":"n${i}"}`).join('\n') + '\n';
+      const many = path.join(dir, 'many.ndjson');
+      writeFileSync(many, '{"id":1,"seq":"2026-03-01T10:00:00Z","d":"50.00","code":"1","name":"ok"}\n' + zeros(101, 100));
+      const r = await scd(['apply', flow, '--input', many], dir);
+      expect(r.code).not.toBe(0);
+      expect(r.stderr.split('\n').filter((l) => l.startsWith('scd:'))).toEqual([
+        expect.stringContaining(`applyAsDeletes "100 / d > 10" fails on more than 100 records of this commit, first at ${many}:2 (division by zero in applyAsDeletes); nothing was applied`),
+      ]);
+      const hundred = path.join(dir, 'hundred.ndjson');
+      writeFileSync(hundred, '{"id":1,"seq":"2026-03-01T10:00:00Z","d":"50.00","code":"1","name":"ok"}\n' + zeros(100, 100));
+      const [applied] = parseNdjson((await scdOk(['apply', flow, '--input', hundred, '--json'], dir)).stdout);
+      expect([applied!.eventsApplied, applied!.quarantined]).toEqual([1, 100]);
+    });
+
     it(`${db.name}: apply --watch quarantines the record and goes on`, async ({ expect }) => {
       const dir = mkdir(tmp.dir, `watch-${db.name}`);
       const landing = mkdir(dir, 'landing');
