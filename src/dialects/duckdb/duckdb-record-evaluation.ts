@@ -59,7 +59,7 @@ export async function recordSafeForm(db: DuckDBQuery, expr: string): Promise<str
       if (!template) return n;
       // a AND b AND c: a AND (b AND c), each level stopping where its first side decides.
       const [first, ...rest] = n.children as unknown[];
-      const second = rest.length === 1 ? rest[0] : walkConjunction(template, rest, n);
+      const second = rest.length === 1 ? rest[0] : conjunctionOf(template, rest);
       return substitute(template, { __scd_a: first, __scd_b: second });
     }
     return n;
@@ -76,9 +76,9 @@ export async function recordSafeForm(db: DuckDBQuery, expr: string): Promise<str
 }
 
 /** The later sides of an n-ary AND or OR as one of the same kind, stopping alike. */
-function walkConjunction(template: { node: Node }, sides: unknown[], conjunction: Node): unknown {
+function conjunctionOf(template: { node: Node }, sides: unknown[]): unknown {
   const [first, ...rest] = sides;
-  const second = rest.length === 1 ? rest[0] : walkConjunction(template, rest, conjunction);
+  const second = rest.length === 1 ? rest[0] : conjunctionOf(template, rest);
   return substitute(template, { __scd_a: first, __scd_b: second });
 }
 
