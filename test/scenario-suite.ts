@@ -148,6 +148,7 @@ const REMOTE_SCENARIOS = new Set([
   'time-fraction-truncated',
   'leap-second-quarantined',
   'exponent-integer-quarantined',
+  'division-by-zero',
 ]);
 
 /** Every scenario on one engine (on a remote one, REMOTE_SCENARIOS, one commit per file only). */

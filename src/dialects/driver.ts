@@ -41,6 +41,14 @@ export interface TableVersion {
   operation?: string;
 }
 
+/** A flow expression as a record-safe evaluation (Driver.recordSafeExpression): two SQL expressions over the record. */
+export interface RecordSafeExpression {
+  /** True or false, never null where it evaluates; NULL where it failed on the record. */
+  value: string;
+  /** Where value is NULL: true when the failure was a division by zero. */
+  dividedByZero: string;
+}
+
 /**
  * Executes SQL on one engine: connect, run, transaction, lock, bulk load (docs/DESIGN.md "Dialects and drivers").
  * Every method sends each SQL string as exactly ONE statement (a prepared statement, the extended
@@ -66,6 +74,18 @@ export interface Driver {
    * is. Runs nothing of the expression and leaves nothing behind, also inside a transaction.
    */
   checkExpression(expr: string, columns: ColumnInfo[]): Promise<ExpressionProblem | undefined>;
+  /**
+   * Where the engine aborts a whole transaction on a failed statement (DuckDB): how a checked flow
+   * expression is evaluated so that a value it cannot take fails that record alone, inside the
+   * one set-based statement. Engines without it run the expression as written, and find the
+   * records it fails on when the statement fails (plan/record-failures.ts).
+   */
+  recordSafeExpression?(expr: string): Promise<RecordSafeExpression>;
+  /**
+   * Run fn; on failure undo its statements (a savepoint inside a transaction) and return the
+   * error, the transaction going on. Where defined; an engine without transactions needs none.
+   */
+  attempt?(fn: () => Promise<void>): Promise<unknown | undefined>;
   transaction<T>(fn: () => Promise<T>, options?: TransactionOptions): Promise<T>;
   /**
    * Where defined (an engine whose materialized scratch may be recomputed from what it read, after

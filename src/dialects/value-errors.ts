@@ -21,3 +21,11 @@ export function isValueError(e: unknown): boolean {
     /^\[(CAST_INVALID_INPUT|CAST_OVERFLOW|DIVIDE_BY_ZERO|ARITHMETIC_OVERFLOW|NUMERIC_VALUE_OUT_OF_RANGE|INVALID_FORMAT|DATETIME_OVERFLOW)[\].]/.test(reason)
   );
 }
+
+/** Whether an engine refused a statement because it divided by zero (SQLSTATE 22012; Spark's DIVIDE_BY_ZERO). */
+export function isDivisionByZero(e: unknown): boolean {
+  if (!(e instanceof QueryError)) return false;
+  const state = sqlState(e);
+  if (state !== undefined) return state === '22012';
+  return /^\[DIVIDE_BY_ZERO[\].]/.test(e.reason) || /SQLSTATE:\s*22012/.test(e.reason);
+}

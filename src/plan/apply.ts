@@ -14,9 +14,10 @@ import type { StagedColumn } from '../typing/cast.js';
 import type { LexicalColumns } from '../typing/lexical.js';
 import { sourceColumnsOf, stagingColumnsOf, typeStagedColumns } from '../typing/staged-types.js';
 import { reportDiskFull } from './disk-full.js';
-import { appendEventsSql, batchSql, DROP, logColumns, quarantineSql, REASON } from './events-sql.js';
+import { appendEventsSql, DROP, logColumns, quarantineSql, REASON } from './events-sql.js';
 import { evolveModel } from './evolve.js';
 import { countExpectations } from './expectations.js';
+import { mapBatch } from './record-failures.js';
 import { checkExpressions, checkSpelling } from './expression.js';
 import { orderByFirstApplied, type RecordKeys } from './first-applied-order.js';
 import { keysSql, SIMPLE, SLOW } from './keys-sql.js';
@@ -221,13 +222,13 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
         ? stagedColumnsNow(spec.prepare ? await driver.columns(TMP.stage) : stagedTable, stagedAs)
         : new Map<string, StagedColumn>();
     const compactedBefore = record?.compactedBefore;
-    await driver.run(batchSql(flow, model, d, stagedNow, compactedBefore), compactedBefore === undefined ? [] : [compactedBefore]);
+    await mapBatch(driver, flow, model, stagedNow, compactedBefore);
     if (orderLater) {
       const ordered = await orderByFirstApplied(driver, spec.recordKeys!, staged);
       if (ordered) {
         model = deriveModel(flow, ordered);
         await driver.dropTemporary([TMP.batch]);
-        await driver.run(batchSql(flow, model, d, stagedNow));
+        await mapBatch(driver, flow, model, stagedNow);
       }
       await createTarget();
       await pinReads();

@@ -40,12 +40,45 @@ export const expectationColumn = (i: number) => `${INTERNAL_PREFIX}x${i}`;
 export const DROP = `${INTERNAL_PREFIX}drop`;
 
 
+/** The boolean columns of a batch that hold a record's applyAsDeletes and applyAsTruncates (NULL: failed on it). */
+const DELETES = `${INTERNAL_PREFIX}deletes`;
+const TRUNCATES = `${INTERNAL_PREFIX}truncates`;
+/** Why a flow expression failed on the record, if one did. */
+const FAILED = `${INTERNAL_PREFIX}failed`;
+
+/**
+ * How a batch evaluates each flow expression on a record (plan/record-failures.ts): a flag that is
+ * true or false where it evaluates and NULL where the expression failed on the record's values.
+ */
+export interface RecordEvaluation {
+  /** SQL of the flag of the expression `expr` of flow field `field`, over the typed record (alias t). */
+  flag(field: string, expr: string): string;
+  /** SQL of why a record whose flag is NULL is quarantined. */
+  reason(field: string, expr: string): string;
+  /** A FROM item the flags read beside the record (joined to t), or ''. */
+  join: string;
+  /** Select items read from the join, which the reasons name (each `, expr AS name`), or ''. */
+  carried: string;
+}
+
+/** Every expression run as written: one that fails stops the statement. */
+export const AS_WRITTEN: RecordEvaluation = { flag: (_, e) => `coalesce(${spliced(e)}, false)`, reason: () => 'NULL', join: '', carried: '' };
+
 /**
  * Staged source rows → typed events with an operation, a payload hash and, for records that
  * cannot become events, a quarantine reason (SEMANTICS §2, §6). Expectations are evaluated on the
- * source columns: a failed "quarantine" expectation is a reason, a failed "drop" one sets DROP.
+ * source columns: a failed "quarantine" expectation is a reason, a failed "drop" one sets DROP. A
+ * flow expression that fails on a record's values (its flag NULL) quarantines the record with why,
+ * whatever the expression's action; its expectation flag stays NULL (a "fail" one stops the run).
  */
-export function batchSql(flow: Flow, model: ColumnModel, d: Dialect, staged: ReadonlyMap<string, StagedColumn>, compactedBefore?: string): string {
+export function batchSql(
+  flow: Flow,
+  model: ColumnModel,
+  d: Dialect,
+  staged: ReadonlyMap<string, StagedColumn>,
+  compactedBefore?: string,
+  evaluation: RecordEvaluation = AS_WRITTEN,
+): string {
   const q = d.quote;
   // Events older than a compaction cannot be placed exactly any more: quarantined, never wrong.
   const tooOld =
@@ -53,8 +86,16 @@ export function batchSql(flow: Flow, model: ColumnModel, d: Dialect, staged: Rea
       ? []
       : [`WHEN ${q(model.seq[0]!.name)} < CAST($1 AS ${model.seq[0]!.type}) THEN 'older than the compaction watermark (' || $1 || ')'`];
   const expectations = Object.entries(flow.expect);
-  const checks = expectations.map(([, e], i) => `coalesce(${spliced(e.sql)}, false) AS ${q(expectationColumn(i))}`);
+  const flags: Array<[column: string, field: string, expr: string]> = [
+    ...(flow.applyAsTruncates ? [[TRUNCATES, 'applyAsTruncates', flow.applyAsTruncates] as [string, string, string]] : []),
+    ...(flow.applyAsDeletes ? [[DELETES, 'applyAsDeletes', flow.applyAsDeletes] as [string, string, string]] : []),
+    ...expectations.map(([name, e], i): [string, string, string] => [expectationColumn(i), `expect.${name}.sql`, e.sql]),
+  ];
+  const failed = `CASE ${flags.map(([col, field, expr]) => `WHEN ${q(col)} IS NULL THEN ${evaluation.reason(field, expr)}`).join(' ')} END`;
+  const cond = (col: string, expr: string | undefined) => (expr ? `coalesce(${q(col)}, false)` : 'false');
+  const op = `CASE WHEN ${cond(TRUNCATES, flow.applyAsTruncates)} THEN ${OP_TRUNCATE} WHEN ${cond(DELETES, flow.applyAsDeletes)} THEN ${OP_DELETE} ELSE ${OP_UPSERT} END`;
   const reason = [
+    ...(flags.length ? [`WHEN ${q(FAILED)} IS NOT NULL THEN ${q(FAILED)}`] : []),
     ...model.seq.map((s) => `WHEN ${q(s.name)} IS NULL THEN 'sequence column ${text(s.name)} is null'`),
     ...model.keys.map((k) => `WHEN ${q(OP)} <> ${OP_TRUNCATE} AND ${q(k.name)} IS NULL THEN 'key column ${text(k.name)} is null'`),
     ...tooOld,
@@ -62,10 +103,15 @@ export function batchSql(flow: Flow, model: ColumnModel, d: Dialect, staged: Rea
       e.action === 'quarantine' ? [`WHEN NOT ${q(expectationColumn(i))} THEN ${sqlString(expectationReason(name))}`] : [],
     ),
   ];
-  const drops = expectations.flatMap(([, e], i) => (e.action === 'drop' ? [`NOT ${q(expectationColumn(i))}`] : []));
+  const drops = expectations.flatMap(([, e], i) => (e.action === 'drop' ? [`NOT coalesce(${q(expectationColumn(i))}, true)`] : []));
   // Expressions (deletes, truncates, expectations) see the columns with the flow's types.
+  // Without expressions there is nothing to flag: the records are upserts as they are.
+  const flagged = flags.length
+    ? `e AS (SELECT t.*${flags.map(([col, field, expr]) => `, ${evaluation.flag(field, expr)} AS ${q(col)}`).join('')}${evaluation.carried} FROM t${evaluation.join ? ' ' + evaluation.join : ''}),
+c AS (SELECT *, ${op} AS ${q(OP)}, ${failed} AS ${q(FAILED)} FROM e)`
+    : `c AS (SELECT *, ${op} AS ${q(OP)} FROM t)`;
   return d.scratch(TMP.batch, `WITH t AS (${typedStageSql(flow, model, d, staged)}),
-c AS (SELECT *, ${opExpr(flow)} AS ${q(OP)}${checks.length ? ', ' + checks.join(', ') : ''} FROM t)
+${flagged}
 SELECT ${eventProjection(model, d).join(', ')}, ${q(FILE_COLUMN)}, ${q(LINE_COLUMN)},
   ${expectations.map((_, i) => q(expectationColumn(i)) + ', ').join('')}${drops.length ? drops.join(' OR ') : 'false'} AS ${q(DROP)},
   CASE WHEN ${q(FIT)} IS NOT NULL THEN ${q(FIT)} ${reason.join(' ')} END AS ${q(REASON)}

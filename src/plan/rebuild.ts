@@ -12,7 +12,8 @@ import { rebuiltStateSql } from './key-state-sql.js';
 import { keysSql } from './keys-sql.js';
 import { eventsSql, LOG_VIEW } from './walk-input-sql.js';
 import { createStateSql } from './key-state.js';
-import { logColumns, relogSelectSql, relogSql } from './events-sql.js';
+import { FOLDED_COMMIT, logColumns, relogSelectSql, relogSql } from './events-sql.js';
+import { checkLogEvaluates } from './record-failures.js';
 import { settleDebezium } from '../flow/debezium-positions.js';
 import { checkExpressions, checkSpelling } from './expression.js';
 import { deriveModel } from './model.js';
@@ -82,6 +83,7 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
       JSON.stringify(model.payload.map((c) => c.name)) !== JSON.stringify(record.model.payload.map((c) => c.name));
     if (logChanged) {
       progress('re-deriving the event log under the current flow');
+      await checkLogEvaluates(driver, flow, names.events, `${q(COMMIT)} = ${FOLDED_COMMIT}`);
       names = await relog(driver, flow, model, names);
     }
 

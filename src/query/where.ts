@@ -1,5 +1,5 @@
 import { QueryError, ScdError } from '../errors.js';
-import { isValueError } from '../dialects/value-errors.js';
+import { isDivisionByZero, isValueError } from '../dialects/value-errors.js';
 import type { ColumnInfo, Driver } from '../dialects/driver.js';
 import { spliced, type ExpressionProblem } from '../dialects/expression.js';
 import { spellingProblem } from '../plan/expression-spelling.js';
@@ -49,7 +49,9 @@ function refusal(expr: string, p: ExpressionProblem): ScdError {
 export function whereRefusal(e: unknown, expr: string): ScdError | undefined {
   if (!(e instanceof QueryError) || !isValueError(e)) return undefined;
   return new ScdError('USAGE', `--where ${shown(expr)} failed on the target's rows: ${e.reason.replace(/[\r\n]+/g, ' ')}`, {
-    fix: "compare each column with a value of its type, e.g. --where \"amount > 100\" or --where \"tier = 'gold'\"",
+    fix: isDivisionByZero(e)
+      ? 'guard the division, e.g. --where "d <> 0 AND 100 / d > 1"'
+      : "compare each column with a value of its type, e.g. --where \"amount > 100\" or --where \"tier = 'gold'\"",
     cause: e,
   });
 }

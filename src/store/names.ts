@@ -71,4 +71,6 @@ export const TMP = {
   materialized: '_scd_materialized',
   /** A rebuild's event log re-derived under the flow, before it replaces the log (Delta). */
   relogged: '_scd_relogged',
+  /** The staged records numbered in (file, line) order, while a commit finds the ones an expression fails on. */
+  numbered: '_scd_numbered',
 } as const;

@@ -151,3 +151,47 @@ describe.skipIf(!sparkEngine)('bin/scd on Spark + Delta (SCD_TEST_SPARK_URL)', {
     expect(tables).toEqual([]);
   });
 });
+
+describe.skipIf(!sparkEngine)('bin/scd on Spark: a flow expression that fails on one record quarantines it (SCD_TEST_SPARK_URL)', { timeout: 900_000 }, () => {
+  const work = tempDir('scdkit-spark-expr-');
+  afterAll(() => work.cleanup());
+  const LINES = [
+    '{"id":1,"seq":1,"d":5,"code":"7"}',
+    '{"id":2,"seq":1,"d":0,"code":"8"}',
+    '{"id":3,"seq":1,"d":4,"code":"abc"}',
+    '{"id":4,"seq":1,"d":20,"code":"12"}',
+  ];
+
+  it('"abc" and d = 0 quarantined with the reasons DuckDB gives; the other records land; action fail stops in one line', async () => {
+    const flowFor = (dir: string, extra: string, action: string) => {
+      const flow = path.join(dir, 'flow.yaml');
+      writeFileSync(
+        flow,
+        `target: ratio\nkeys: id\nsequenceBy: seq\napplyAsDeletes: "100 / d > 10"\nexpect:\n  code_ok: { sql: "CAST(code AS INTEGER) > 0", action: ${action} }\n${extra}\n`,
+      );
+      writeFileSync(path.join(dir, 'changes.ndjson'), LINES.join('\n') + '\n');
+      return flow;
+    };
+    const { mkdirSync } = await import('node:fs');
+    for (const d of ['spark', 'duckdb', 'fail']) mkdirSync(path.join(work.dir, d));
+    const sparkFlow = flowFor(path.join(work.dir, 'spark'), `schema: ${freshSchema()}`, 'quarantine');
+    const duckFlow = flowFor(path.join(work.dir, 'duckdb'), 'database: scd.duckdb', 'quarantine');
+    const onSpark = { SCD_DATABASE_URL: url };
+    const spark = JSON.parse((await ok(['apply', sparkFlow, '--input', path.join(work.dir, 'spark', 'changes.ndjson'), '--json'], work.dir, onSpark)).stdout);
+    expect(spark).toMatchObject({ rowsRead: 4, eventsApplied: 2, quarantined: 2 });
+    const reasons = async (flow: string, env: NodeJS.ProcessEnv = {}) =>
+      parseNdjson((await ok(['quarantine', flow, '--format', 'ndjson'], work.dir, env)).stdout)
+        .map((q) => [q.line, String(q.reason).replace(/: .*$/, '')])
+        .sort((a, b) => Number(a[0]) - Number(b[0]));
+    await ok(['apply', duckFlow, '--input', path.join(work.dir, 'duckdb', 'changes.ndjson')], work.dir);
+    expect(await reasons(sparkFlow, onSpark)).toEqual([
+      [2, 'division by zero in applyAsDeletes'],
+      [3, 'expect.code_ok.sql "CAST(code AS INTEGER) > 0" failed on this record'],
+    ]);
+    expect(await reasons(sparkFlow, onSpark)).toEqual(await reasons(duckFlow));
+    const failFlow = flowFor(path.join(work.dir, 'fail'), `schema: ${freshSchema()}`, 'fail');
+    const failed = await scd(['apply', failFlow, '--input', path.join(work.dir, 'fail', 'changes.ndjson')], work.dir, onSpark);
+    expect(failed.code).not.toBe(0);
+    expect(failed.stderr.split('\n').filter((l) => l.startsWith('scd:'))).toEqual([expect.stringMatching(/expectation "code_ok" .* could not be evaluated on the record at .*changes\.ndjson:3/)]);
+  });
+});

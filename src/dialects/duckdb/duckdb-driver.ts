@@ -9,11 +9,12 @@ import type { Lexical } from '../../typing/lexical.js';
 import { countLines } from '../../files/blank-lines.js';
 import type { DuckDBConnection, DuckDBPreparedStatement } from '@duckdb/node-api';
 import { QueryError, ScdError, firstLine } from '../../errors.js';
-import { informationSchemaTables, targetHeld, targetInUse, type ColumnInfo, type Driver, type InputFile, type Row, type StagedFiles, type TransactionOptions } from '../driver.js';
+import { informationSchemaTables, targetHeld, targetInUse, type ColumnInfo, type Driver, type InputFile, type RecordSafeExpression, type Row, type StagedFiles, type TransactionOptions } from '../driver.js';
 import { FILE_COLUMN, LINE_COLUMN, RAW_COLUMN } from '../driver.js';
 import { duckdbDialect } from './duckdb-dialect.js';
 import { checkDuckDBExpression } from './duckdb-expression.js';
-import type { ExpressionProblem } from '../expression.js';
+import { spliced, type ExpressionProblem } from '../expression.js';
+import { recordSafeForm } from './duckdb-record-evaluation.js';
 import { sqlString } from '../dialect.js';
 import { acquireInstance, isWriteConflict, type SharedInstance } from './duckdb-instances.js';
 import { checkSourceKeys } from '../../files/source-keys.js';
@@ -186,6 +187,11 @@ export class DuckDBDriver implements Driver {
 
   async checkExpression(expr: string, columns: ColumnInfo[]): Promise<ExpressionProblem | undefined> {
     return checkDuckDBExpression(this, expr, columns);
+  }
+
+  async recordSafeExpression(expr: string): Promise<RecordSafeExpression> {
+    const guarded = await recordSafeForm(this, expr);
+    return { value: `TRY(coalesce(${guarded}, false))`, dividedByZero: `(TRY(coalesce(${spliced(expr)}, false)) IS NOT NULL)` };
   }
 
   async transaction<T>(fn: () => Promise<T>, options: TransactionOptions = {}): Promise<T> {
