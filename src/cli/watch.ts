@@ -13,11 +13,13 @@ export interface WatchOptions {
   each: boolean;
   progress?: (m: string) => void;
   print: (r: ApplyResult) => void;
+  /** Aborting it stops the watcher as SIGINT does (a commit in progress finishes first). */
+  signal?: AbortSignal;
 }
 
 /**
  * `scd apply --watch`: apply new files of the flow's source.path as they land, until SIGINT or
- * SIGTERM; a commit in progress always finishes.
+ * SIGTERM (or `signal` is aborted); a commit in progress always finishes.
  *
  * The database is opened for each round that may have something to apply and closed after it: a
  * DuckDB file is held by one process at a time, so between rounds `scd export`, `log`, `serve`
@@ -40,6 +42,8 @@ export async function watch(flow: Flow, options: WatchOptions): Promise<void> {
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
+  options.signal?.addEventListener('abort', stop);
+  if (options.signal?.aborted) stopping = true;
   const warned = new Set<string>();
   // Files must be at least this old: a writer may still be writing a newer one.
   const minAgeMs = Math.min(intervalMs, 1000);
@@ -79,6 +83,7 @@ export async function watch(flow: Flow, options: WatchOptions): Promise<void> {
   } finally {
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);
+    options.signal?.removeEventListener('abort', stop);
   }
   process.stderr.write('scd: stopped\n');
 }

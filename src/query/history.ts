@@ -13,6 +13,7 @@ import { targetColumnsOf, targetQuery } from './export.js';
 import { readRows, type RowQuery } from './output.js';
 import { sqlString } from '../dialects/dialect.js';
 import { CDF_COLUMNS, feedSql, writtenShape } from '../store/feed.js';
+import { TIES_COLUMN, versionTiesSql } from './version-ties.js';
 
 /** The commit log's columns, in order, with the type each has on this engine. */
 function commitColumns(d: Driver['dialect']): ColumnInfo[] {
@@ -158,7 +159,10 @@ export async function asOfQuery(driver: Driver, flow: Flow, at: string): Promise
   };
 }
 
-/** Every version of one key, oldest first, each with the columns that changed from the previous. */
+/**
+ * Every version of one key, oldest first, each with the columns that changed from the previous
+ * (`_changed`) and how many of the key's events tied in its span (`_ties`, versionTiesSql).
+ */
 export async function keyHistoryQuery(driver: Driver, flow: Flow, key: Record<string, string>): Promise<RowQuery> {
   const model = await modelOf(driver, flow);
   const d = driver.dialect;
@@ -182,10 +186,12 @@ export async function keyHistoryQuery(driver: Driver, flow: Flow, key: Record<st
     .map((c) => `CASE WHEN ${q(c.name)} IS DISTINCT FROM lag(${q(c.name)}) OVER (ORDER BY ${order}) THEN ${sqlString(c.name)} END`);
   const changed = `CASE WHEN row_number() OVER (ORDER BY ${order}) = 1 THEN '(first)' ELSE ${diffs.length ? `concat_ws(', ', ${diffs.join(', ')})` : "''"} END`;
   const list = base.columns.map((c) => q(c.name)).join(', ');
+  const versions = `(SELECT ${list}, ${changed} AS ${q('_changed')} FROM ${q(flow.target)}
+      WHERE ${model.keys.map((k, i) => `${q(k.name)} = CAST($${i + 1} AS ${k.type})`).join(' AND ')}) kh`;
+  const withChanged = [...base.columns, { name: '_changed', type: d.types.text }];
   return {
-    columns: [...base.columns, { name: '_changed', type: d.types.text }],
-    from: `(SELECT ${list}, ${changed} AS ${q('_changed')} FROM ${q(flow.target)}
-      WHERE ${model.keys.map((k, i) => `${q(k.name)} = CAST($${i + 1} AS ${k.type})`).join(' AND ')}) kh`,
+    columns: [...withChanged, { name: TIES_COLUMN, type: d.types.int }],
+    from: versionTiesSql(d, flow, model, versions, withChanged, order),
     params: values,
     orderBy: base.orderBy,
   };

@@ -1,4 +1,4 @@
-import type { Driver } from '../dialects/driver.js';
+import type { ColumnInfo, Driver } from '../dialects/driver.js';
 import { ScdError } from '../errors.js';
 import { PROCESSING_TIME_COLUMN, type Flow } from '../flow/flow.js';
 import { TMP } from '../store/names.js';
@@ -29,6 +29,7 @@ export async function stampProcessingTime(driver: Driver, flow: Flow, at: Date =
     });
   const value = flow.processingGrain === 'date' ? dateIn(flow.timeZone, at) : at.toISOString();
   const type = flow.processingGrain === 'date' ? d.types.date : d.types.timestamptz;
+  if (!d.capabilities.temporaryTables) return restage(driver, flow, staged, found, value, type, lexical);
   // A quoted constant: DuckDB parses a bare non-text DEFAULT in ADD COLUMN as several statements.
   if (!found) {
     await driver.run(`ALTER TABLE ${q(TMP.stage)} ADD COLUMN ${q(column)} ${type} DEFAULT '${value}'`);
@@ -40,6 +41,26 @@ export async function stampProcessingTime(driver: Driver, flow: Flow, at: Date =
   const literal = how === 'json' ? `'"${value}"'` : `'${value}'`;
   const missing = how === 'json' ? `${q(found.name)} IS NULL OR ${d.toText(q(found.name))} = 'null'` : `${q(found.name)} IS NULL`;
   await driver.run(`UPDATE ${q(TMP.stage)} SET ${q(found.name)} = CAST(${literal} AS ${found.type}) WHERE ${missing}`);
+}
+
+/**
+ * The same stamping where the staged rows are a scratch relation that takes no ALTER or UPDATE
+ * (Spark: a cached view): the staged relation is moved aside and made anew from it, the
+ * processing column added, or its missing values filled, in the one SELECT.
+ */
+async function restage(driver: Driver, flow: Flow, staged: ColumnInfo[], found: ColumnInfo | undefined, value: string, type: string, lexical: LexicalColumns): Promise<void> {
+  const d = driver.dialect;
+  const q = d.quote;
+  const unstamped = `${TMP.stage}_unstamped`;
+  await driver.run(d.moveScratch(TMP.stage, unstamped));
+  const columns = staged.map((c) => {
+    if (c !== found) return q(c.name);
+    const json = lexical.get(c.name) === 'json';
+    const missing = json ? `${q(c.name)} IS NULL OR ${d.toText(q(c.name))} = 'null'` : `${q(c.name)} IS NULL`;
+    return `CASE WHEN ${missing} THEN CAST(${json ? `'"${value}"'` : `'${value}'`} AS ${c.type}) ELSE ${q(c.name)} END AS ${q(c.name)}`;
+  });
+  if (!found) columns.push(`CAST('${value}' AS ${type}) AS ${q(flow.processingColumn)}`);
+  await driver.run(d.scratch(TMP.stage, `SELECT ${columns.join(', ')} FROM ${q(unstamped)}`));
 }
 
 /** The calendar date of an instant in a time zone, as YYYY-MM-DD. */

@@ -104,11 +104,11 @@ for (const engine of engines) {
     it('show: every version of one key, oldest first, with the columns that changed', async () => {
       const h = await keyHistory(driver, flow, { customer_id: '501' });
       expect(h).toEqual([
-        { ...customerRow(CUSTOMER_TARGET[0]!), _changed: '(first)' },
-        { ...customerRow(CUSTOMER_TARGET[1]!), _changed: 'city, effective_date' },
-        { ...customerRow(CUSTOMER_TARGET[2]!), _changed: 'customer_name, effective_date' },
+        { ...customerRow(CUSTOMER_TARGET[0]!), _changed: '(first)', _ties: 0 },
+        { ...customerRow(CUSTOMER_TARGET[1]!), _changed: 'city, effective_date', _ties: 0 },
+        { ...customerRow(CUSTOMER_TARGET[2]!), _changed: 'customer_name, effective_date', _ties: 0 },
       ]);
-      expect(await keyHistory(driver, flow, { customer_id: '502' })).toEqual([{ ...customerRow(CUSTOMER_TARGET[3]!), _changed: '(first)' }]);
+      expect(await keyHistory(driver, flow, { customer_id: '502' })).toEqual([{ ...customerRow(CUSTOMER_TARGET[3]!), _changed: '(first)', _ties: 0 }]);
       expect(await keyHistory(driver, flow, { customer_id: '777' })).toEqual([]);
       await expect(keyHistory(driver, flow, { id: '501' })).rejects.toThrow(/not a key/);
     });

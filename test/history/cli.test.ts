@@ -127,9 +127,9 @@ describe.concurrent('history commands through bin/scd', () => {
 
     const show = await scdOk(['show', p.flowFile, '--key', 'customer_id=501', '--format', 'ndjson'], p.dir);
     expect(parseNdjson(show.stdout)).toEqual([
-      { ...customerRow(CUSTOMER_TARGET[0]!), _changed: '(first)' },
-      { ...customerRow(CUSTOMER_TARGET[1]!), _changed: 'city, effective_date' },
-      { ...customerRow(CUSTOMER_TARGET[2]!), _changed: 'customer_name, effective_date' },
+      { ...customerRow(CUSTOMER_TARGET[0]!), _changed: '(first)', _ties: 0 },
+      { ...customerRow(CUSTOMER_TARGET[1]!), _changed: 'city, effective_date', _ties: 0 },
+      { ...customerRow(CUSTOMER_TARGET[2]!), _changed: 'customer_name, effective_date', _ties: 0 },
     ]);
   });
 

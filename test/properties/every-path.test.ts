@@ -9,7 +9,9 @@
  *   (`scd apply FLOW`);
  * - `landing --each`: every batch lands first, then one apply commits each file (`scd apply FLOW --each`);
  * - `rows`: the library's rows (`applyRows`), as JS values (BigInt, -0, Date, ±Infinity);
- * - `scd --input DIR --each` (DuckDB): the CLI's own command, in-process, on a database file.
+ * - `scd --input DIR --each` (DuckDB): the CLI's own command, in-process, on a database file;
+ * - `scd apply --watch` (DuckDB): the watcher, in-process, each batch landing once the one before
+ *   is committed, stopped after the last.
  * After its last commit each path's target is rebuilt from its log (`rebuild`). Every commit's
  * counts, the target before the rebuild and after it (read back exactly, as NDJSON) and its
  * column order (the first applied record's, as written; records may write their keys in any
@@ -29,6 +31,7 @@ import {
   applyRows,
   applySourceWith,
   defineFlow,
+  loadFlowFile,
   rebuild,
   resolveInputs,
   targetQuery,
@@ -42,6 +45,7 @@ import { engines, type TestEngine } from '../engines.js';
 import { fcParams, KINDS, PROPERTY_TIMEOUT_MS } from './arbitraries.js';
 import { Model, type Counts } from './model.js';
 import { scdInProcess } from './scd-in-process.js';
+import { watch } from '../../src/cli/watch.js';
 import { canonOn, canonRow, describeWide, parseJsonExact, sortedRows, wideScenarioArb, type WideRecord, type WideScenario } from './wide-values.js';
 
 const RUNS = 3;
@@ -141,8 +145,59 @@ function pathsOf(engine: TestEngine): Paths {
         return results;
       }),
   };
-  if (engine.name === 'duckdb') paths['scd apply --input DIR --each'] = cliEach;
+  if (engine.name === 'duckdb') {
+    paths['scd apply --input DIR --each'] = cliEach;
+    paths['scd apply --watch'] = cliWatch;
+  }
   return paths;
+}
+
+/** How long a watcher may take over one case before the path is reported as stuck. */
+const WATCH_LIMIT_MS = 120_000;
+
+/**
+ * `scd apply FLOW --watch` (its watcher, in-process, on a DuckDB file): each batch lands in the
+ * source folder only once the watcher has committed the one before, so one file is one commit as
+ * on the other paths; after the last commit the watcher is stopped (as Ctrl-C stops it), then
+ * `scd export --out`, `scd rebuild`, `scd export --out`.
+ */
+async function cliWatch(sc: WideScenario, dir: string): Promise<PathRun> {
+  const land = path.join(dir, 'watch-land');
+  mkdirSync(land);
+  const flowFile = path.join(dir, 'watch-flow.json');
+  writeFileSync(flowFile, JSON.stringify({ ...sc.flow, database: path.join(dir, 'watch.duckdb'), source: { path: land } }));
+  const counts: Counts[] = [];
+  const stop = new AbortController();
+  let landed = 0;
+  const landNext = () => {
+    writeFileSync(path.join(land, `b${String(landed).padStart(3, '0')}.ndjson`), fileOf(sc.batches[landed]!));
+    landed++;
+  };
+  landNext();
+  const stuck = setTimeout(() => stop.abort(), WATCH_LIMIT_MS);
+  try {
+    await watch(loadFlowFile(flowFile), {
+      intervalMs: 20,
+      each: false,
+      signal: stop.signal,
+      print: (r) => {
+        counts.push(countsOf(r));
+        if (landed < sc.batches.length) landNext();
+        else stop.abort();
+      },
+    });
+  } finally {
+    clearTimeout(stuck);
+  }
+  if (counts.length < sc.batches.length) throw new Error(`the watcher committed ${counts.length} of ${sc.batches.length} batches in ${WATCH_LIMIT_MS / 1000} s`);
+  const scd = async (...args: string[]) => {
+    const r = await scdInProcess(args);
+    if (r.code !== 0) throw new Error(`scd ${args.join(' ')}: exit ${r.code}: ${r.stderr.trim()}`);
+  };
+  await scd('export', flowFile, '--out', path.join(dir, 'watch-before.ndjson'));
+  await scd('rebuild', flowFile, '--json');
+  await scd('export', flowFile, '--out', path.join(dir, 'watch-after.ndjson'));
+  return { counts, before: readNdjson(path.join(dir, 'watch-before.ndjson'), sc), after: readNdjson(path.join(dir, 'watch-after.ndjson'), sc) };
 }
 
 /** `scd apply FLOW --input DIR --each`, `scd rebuild`, `scd export --out`, in-process on a DuckDB file. */

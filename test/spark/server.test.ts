@@ -19,6 +19,7 @@ import './spark-dialect.suite.js';
 import './spark-driver.suite.js';
 import './spark-statements.suite.js';
 import './spark-cli.suite.js';
+import './spark-articles.suite.js';
 import './spark-lease.suite.js';
 import './spark-history.suite.js';
 import './spark-sources.suite.js';

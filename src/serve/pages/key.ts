@@ -1,5 +1,6 @@
 import type { Driver } from '../../dialects/driver.js';
 import { changesQuery, keyHistoryQuery } from '../../query/history.js';
+import { TIES_COLUMN } from '../../query/version-ties.js';
 import { readRows, selectOf, type RowQuery } from '../../query/output.js';
 import { storeNames } from '../../store/names.js';
 import { CLOSE_TYPE } from '../../store/feed.js';
@@ -93,7 +94,7 @@ async function keyVersions(ctx: PageContext, key: Record<string, string>): Promi
 async function historyPage(ctx: PageContext, key: Record<string, string>, history: Page & { query: RowQuery }): Promise<PageResult> {
   const { flow, driver, record } = ctx;
   const scd2 = flow.storedAs === 'scd2';
-  const columns = history.query.columns.map((c) => c.name).filter((n) => n !== CHANGED && n !== OPEN);
+  const columns = history.query.columns.map((c) => c.name).filter((n) => n !== CHANGED && n !== OPEN && n !== TIES_COLUMN);
   const made = await commitsOfVersions(driver, ctx, key);
   const identity = (row: Record<string, unknown>) => (scd2 ? JSON.stringify(row[flow.startAtColumn] ?? null) : '');
   const changedOf = (row: Record<string, unknown>) => (row[CHANGED] === '(first)' ? [] : String(row[CHANGED] ?? '').split(', ').filter(Boolean));
