@@ -119,7 +119,12 @@ export async function stageSparkFiles(db: SparkStatements, files: InputFile[], t
     // JSON lines (and JSON documents' elements): each record a map of its values as VARIANT.
     const objects = `_scd_objects_${i}`;
     // Each line parsed once here; a line that is no object is parsed again for its reason only.
-    await db.run(`CACHE TABLE ${q(objects)} AS SELECT line, raw, from_json(raw, 'MAP<STRING,VARIANT>') AS m FROM ${q(lines)}`);
+    // from_json keeps a member name that appears twice as two entries (element_at would read the
+    // first); rebuilt under the session's LAST_WIN policy, the name keeps its first place and its
+    // last value, as on the other engines (decision 0202).
+    await db.run(`CACHE TABLE ${q(objects)} AS SELECT line, raw,
+        CASE WHEN size(m) = size(array_distinct(map_keys(m))) THEN m ELSE map_from_arrays(map_keys(m), map_values(m)) END AS m
+      FROM (SELECT line, raw, from_json(raw, 'MAP<STRING,VARIANT>') AS m FROM ${q(lines)})`);
     // How many records, then the columns in order of first appearance: by line, then by place in
     // the record (one query: the file's views go with it).
     const place = `STRUCT<l: BIGINT, p: INT>`;
