@@ -98,8 +98,9 @@ export class SparkDriver implements Driver {
       // up front chooses its joins as well.
       await client.execute(`SET spark.sql.adaptive.enabled = false`);
       // A member name that appears twice in a JSON record keeps its last value, as on every engine
-      // (docs/TYPES.md): a record read into a map (JSON lines) or a variant (a .json document)
-      // would otherwise stop the statement.
+      // (docs/decisions/0202-a-repeated-member-keeps-its-last-value.md): the map a JSON line's
+      // entries are rebuilt into (spark-stage.ts) and the variant of a .json document would
+      // otherwise stop the statement.
       await client.execute(`SET spark.sql.mapKeyDedupPolicy = LAST_WIN`);
       await client.execute(`SET spark.sql.variant.allowDuplicateKeys = true`);
       await client.execute(`CREATE DATABASE IF NOT EXISTS ${sparkSchemaName(schema)}`);
