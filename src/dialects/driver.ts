@@ -209,10 +209,10 @@ export function targetHeld(target: string, location: string, until?: string): st
   return `waiting for target "${target}" in ${location}: another scdkit commit is changing it${until ? ` (${until})` : ''}`;
 }
 
-/** The stored tables of the current schema, from the SQL standard's information schema (DuckDB, PostgreSQL). */
+/** The stored tables of the current schema, from the SQL standard's information schema (DuckDB, PostgreSQL), by name (the same answer every time). */
 export async function informationSchemaTables(driver: Pick<Driver, 'query'>): Promise<Array<{ name: string; view: boolean }>> {
   const rows = await driver.query(
-    `SELECT table_name AS name, table_type AS kind FROM information_schema.tables WHERE table_catalog = current_database() AND table_schema = current_schema()`,
+    `SELECT table_name AS name, table_type AS kind FROM information_schema.tables WHERE table_catalog = current_database() AND table_schema = current_schema() ORDER BY table_name`,
   );
   return rows.map((r) => ({ name: String(r.name), view: /view/i.test(String(r.kind)) }));
 }

@@ -83,6 +83,12 @@ export interface CommitSpec {
   afterRecord?(driver: Driver, version: number): Promise<void>;
   /** Where each record orders its own keys (JSON): the keys of a new target's first applied record (first-applied-order.ts). */
   recordKeys?: RecordKeys;
+  /**
+   * Once the commit has ended, applied or not: remove what staging made outside the database
+   * (files an engine may read again at any point of the commit, as Spark re-reads a file behind a
+   * view whose cache it dropped).
+   */
+  release?(): void;
   progress?: Progress;
 }
 
@@ -99,7 +105,11 @@ async function commit(driver: Driver, flow: Flow, spec: CommitSpec): Promise<App
   checkSpelling(flow);
   checkFlowNames(flow, driver.dialect);
   await ensureCatalog(driver, storeNames(flow.target));
-  return withScratch(driver, () => stageAndCommit(driver, flow, spec, started));
+  try {
+    return await withScratch(driver, () => stageAndCommit(driver, flow, spec, started));
+  } finally {
+    spec.release?.();
+  }
 }
 
 /**

@@ -37,7 +37,13 @@ export function filesCommit(driver: Driver, flow: Flow, files: InputFile[], opti
   const { record = [], renamed = [] } = options;
   const names = storeNames(flow.target);
   checkInputsReadable(driver, flow, files);
-  const stage = (drv: Driver) => stageInputs(drv, flow, files);
+  const staged: Array<() => void> = [];
+  const stage = async (drv: Driver) => {
+    const inputs = await stageInputs(drv, flow, files);
+    if (inputs.release) staged.push(inputs.release);
+    return inputs;
+  };
+  const release = () => staged.splice(0).forEach((done) => done());
   const landing: Pick<CommitSpec, 'claim' | 'finish'> = {
     claim: record.length ? (drv) => claimFiles(drv, names, record, flow.origin) : undefined,
     finish:
@@ -56,13 +62,14 @@ export function filesCommit(driver: Driver, flow: Flow, files: InputFile[], opti
         fix: 'apply them one by one, oldest first (--each), or land them in source.path and run scd apply FLOW',
       });
     const [file] = orderSnapshots(flow, files);
-    return { inputs, ...snapshotSpec(flow, driver, file!, () => stage(driver)), ...landing };
+    return { inputs, ...snapshotSpec(flow, driver, file!, () => stage(driver)), ...landing, release };
   }
   return {
     inputs,
     stage,
     recordKeys: flow.source?.format === 'debezium' ? undefined : (drv, firsts) => firstRecordKeys(drv, files, firsts),
     ...landing,
+    release,
   };
 }
 

@@ -25,7 +25,10 @@ export async function stageInputs(driver: Driver, flow: Flow, files: InputFile[]
   // An existing target's stored model decides which positions its rows carry.
   const record = await readFlowRecord(driver, storeNames(flow.target));
   const positions = record ? POSITION_COLUMNS.filter((c) => record.model.source.some((s) => s.name === c)) : undefined;
+  // The flattened rows live until the commit ends (StagedInputs.release): an engine may read them
+  // again at any point of the commit.
   const dir = mkdtempSync(path.join(tmpdir(), 'scdkit-dbz-'));
+  const release = () => rmSync(dir, { recursive: true, force: true });
   try {
     let skipped = 0;
     let bads = 0;
@@ -42,9 +45,10 @@ export async function stageInputs(driver: Driver, flow: Flow, files: InputFile[]
     }
     const staged = await driver.stageFiles(flat, TMP.stage, TMP.rejects);
     for (const b of bad) await driver.appendRejects(b.path, b.label!, TMP.rejects);
-    return { lexical: staged.lexical, records: staged.records + bads, skipped };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
+    return { lexical: staged.lexical, records: staged.records + bads, skipped, release };
+  } catch (e) {
+    release();
+    throw e;
   }
 }
 
@@ -53,6 +57,8 @@ export { LINE_COLUMN };
 /** What a commit's staging read (StagedFiles), and the records it skipped by design (tombstones). */
 export interface StagedInputs extends StagedFiles {
   skipped: number;
+  /** Remove the files staging made for the engine to read, once the commit has ended. */
+  release?: () => void;
 }
 
 /** Each file once, however often it was named (a file named twice is read once). */

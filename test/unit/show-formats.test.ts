@@ -21,9 +21,9 @@ for (const engine of engines) {
         const csv = path.join(dir, 'show.csv');
         await writeRows(driver, await keyHistoryQuery(driver, flow, { id: '1' }), { format: 'csv', out: csv });
         expect(readFileSync(csv, 'utf8').trim().split('\n')).toEqual([
-          'id,city,name,ts,__START_AT,__END_AT,_changed',
-          '1,Pune,A,1,1,2,(first)',
-          '1,Delhi,A,2,2,,"city, ts"',
+          'id,city,name,ts,__START_AT,__END_AT,_changed,_ties',
+          '1,Pune,A,1,1,2,(first),0',
+          '1,Delhi,A,2,2,,"city, ts",0',
         ]);
         const pq = path.join(dir, 'show.parquet');
         await writeRows(driver, await keyHistoryQuery(driver, flow, { id: '1' }), { format: 'parquet', out: pq });

@@ -95,10 +95,15 @@ function substitute(template: { node: Node }, nodes: Record<string, unknown>): u
   return { ...node, alias: '' };
 }
 
-/** The templates' parse trees, the same for every database: parsed once per process. */
-const templates = new Map<string, { tree: Tree; node: Node }>();
+/**
+ * The templates' parse trees, parsed once per connection (the same for every database, but kept
+ * per connection so that what a connection is sent does not depend on what others parsed before).
+ */
+const templatesOf = new WeakMap<DuckDBQuery, Map<string, { tree: Tree; node: Node }>>();
 
 async function template(db: DuckDBQuery, select: string): Promise<{ tree: Tree; node: Node }> {
+  let templates = templatesOf.get(db);
+  if (!templates) templatesOf.set(db, (templates = new Map()));
   let parsed = templates.get(select);
   if (!parsed) templates.set(select, (parsed = await selectItem(db, select)));
   return parsed;

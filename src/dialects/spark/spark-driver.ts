@@ -136,6 +136,26 @@ export class SparkDriver implements Driver {
     await this.send(text, 'execute');
   }
 
+  /**
+   * Run fn and send what it left waiting, so that a statement failing on a record's value fails
+   * here, and return that failure (plan/record-failures.ts finds the records and runs fn again).
+   * Nothing was written: the views fn's statements made are dropped, since a CACHE TABLE whose
+   * query failed leaves its view behind, and fn's next run makes them anew.
+   */
+  async attempt(fn: () => Promise<void>): Promise<unknown | undefined> {
+    await this.flush();
+    const from = this.made.length;
+    try {
+      await fn();
+      await this.flush();
+      return undefined;
+    } catch (e) {
+      this.deferred.length = 0;
+      for (const view of new Set(this.made.slice(from))) await this.client.execute(`DROP VIEW IF EXISTS ${q(view)}`);
+      return e;
+    }
+  }
+
   async query(sql: string, params: unknown[] = []): Promise<Row[]> {
     if (this.releasing) await this.released();
     return this.send(bindParams(sql, params), 'query');
