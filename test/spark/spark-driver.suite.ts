@@ -421,10 +421,11 @@ describe.skipIf(!url)('Spark driver on a live server (SCD_TEST_SPARK_URL; skippe
 
   it('stages CSV values as the text written, with their lines', async () => {
     const file = path.join(dir, 'in.csv');
-    writeFileSync(file, 'id,"na,me",when\n1,"a, b",2025-01-01T00:00:00Z\n2,1.50,\n');
+    // A quoted header and a quoted value with a comma (a header with a comma is refused: Delta cannot name it).
+    writeFileSync(file, 'id,"name",when\n1,"a, b",2025-01-01T00:00:00Z\n2,1.50,\n');
     const staged = await a.stageFiles([{ path: file, format: 'csv' }], '_scd_stage', '_scd_rejects');
     expect(staged.records).toBe(2);
-    const rows = await a.query('SELECT id, `na,me` AS name, `when` AS w, __scd_line AS line FROM _scd_stage ORDER BY __scd_line');
+    const rows = await a.query('SELECT id, name, `when` AS w, __scd_line AS line FROM _scd_stage ORDER BY __scd_line');
     expect(rows).toEqual([
       { id: '1', name: 'a, b', w: '2025-01-01T00:00:00Z', line: '2' },
       { id: '2', name: '1.50', w: null, line: '3' },

@@ -226,20 +226,22 @@ export class PostgresDriver implements Driver {
 
   async columns(table: string): Promise<ColumnInfo[] | undefined> {
     const rows = await this.query(
-      `SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type, t.typtype = 'c' AS composite, t.typrelid AS rel
+      `SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type, t.typtype = 'c' AS composite
        FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
        WHERE a.attrelid = to_regclass($1) AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`,
       [this.dialect.quote(table)],
     );
-    for (const r of rows) if (r.composite && !structFields(String(r.type))) await this.registerComposite(String(r.type), Number(r.rel));
+    for (const r of rows) if (r.composite && !structFields(String(r.type))) await this.registerComposite(String(r.type));
     return rows.length ? rows.map((r) => ({ name: String(r.name), type: String(r.type) })) : undefined;
   }
 
-  /** A composite type found in the catalog (a tuple sequence made by another process): learn its fields. */
-  private async registerComposite(type: string, rel: number): Promise<void> {
+  /** A composite type found in the catalog (a tuple sequence made by another process): learn its fields.
+   *  Looked up by name, not by OID, so the statement is the same on every server (golden fixtures replay it). */
+  private async registerComposite(type: string): Promise<void> {
     const fields = await this.query(
-      `SELECT attname AS name, format_type(atttypid, atttypmod) AS type FROM pg_attribute WHERE attrelid = $1 AND attnum > 0 AND NOT attisdropped ORDER BY attnum`,
-      [rel],
+      `SELECT attname AS name, format_type(atttypid, atttypmod) AS type FROM pg_attribute
+       WHERE attrelid = (SELECT typrelid FROM pg_type WHERE oid = to_regtype($1)) AND attnum > 0 AND NOT attisdropped ORDER BY attnum`,
+      [type],
     );
     registerStruct(type, fields.map((f) => [String(f.name), String(f.type)]));
   }
