@@ -2,6 +2,58 @@ import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
+ * Two tiers (CONTRIBUTING.md, docs/decisions/0320-two-test-tiers.md):
+ *
+ * - `fast` (`npm test`): every test that runs inside the test process on the embedded engines
+ *   (DuckDB, PGlite) — unit tests, the golden SQL of every dialect replayed without a database, the
+ *   behavioural suite and the property tests with a quarter of their cases. No server is used even
+ *   when one is configured.
+ * - `engines` (`npm run test:engines`): the whole suite on every engine configured
+ *   (SCD_TEST_POSTGRES_URL, SCD_TEST_SPARK_URL), with the full property runs, plus what only this
+ *   tier runs (ENGINE_TIER_ONLY): tests that start `bin/scd` processes, a browser, crash loops, or
+ *   need a server by nature.
+ */
+const ENGINE_TIER_ONLY = [
+  // bin/scd as child processes (exit codes, the files and folders a command leaves, two processes).
+  'test/e2e/**',
+  'test/flows/current-values.test.ts',
+  'test/flows/inclusive-end.test.ts',
+  'test/flows/processing-date.test.ts',
+  'test/history/change-feed.test.ts',
+  'test/history/cli.test.ts',
+  'test/history/commit-counts.test.ts',
+  'test/history/commit-log.test.ts',
+  'test/history/exact-output.test.ts',
+  'test/history/output-options.test.ts',
+  'test/history/rebuild-zoned.test.ts',
+  'test/history/rebuild.test.ts',
+  'test/history/show-ties.test.ts',
+  'test/history/time-travel.test.ts',
+  'test/properties/scd-processes.test.ts',
+  'test/sources/bad-input.test.ts',
+  'test/sources/beyond-double.test.ts',
+  'test/sources/csv-quarantine.test.ts',
+  'test/sources/engines-agree.test.ts',
+  'test/sources/exact-json-numbers.test.ts',
+  'test/sources/json-array-file.test.ts',
+  'test/sources/landing.test.ts',
+  'test/sources/record-size-limit.test.ts',
+  // Crash loops: a process killed at every write.
+  'test/sources/crash.test.ts',
+  // scd serve and the browser that drives it.
+  'test/serve/applies-while-serving.test.ts',
+  'test/serve/browser.test.ts',
+  'test/serve/busy-file.test.ts',
+  'test/serve/cli.test.ts',
+  'test/serve/layout.test.ts',
+  // Servers: PostgreSQL, Spark Connect (and the fake servers of the Spark protocol tests).
+  'test/postgres/**',
+  'test/spark/server.test.ts',
+  'test/spark/protocol.test.ts',
+  'test/spark/spark-lease.test.ts',
+];
+
+/**
  * The Spark tests are one long file (test/spark/server.test.ts: one Spark session at a time); it
  * goes first, so that the rest of the suite runs beside it on the other worker. Left to vitest,
  * a fresh clone (no timings cached) orders files by size, and that small file would start last.
@@ -16,18 +68,36 @@ class SparkFirst extends BaseSequencer {
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
     // Each worker runs its files one after another in one process, without importing every module
     // anew for each file (vitest's per-file isolation): each test opens its own database (a fresh
     // file, :memory:, or a fresh schema of the shared PGlite or server) and puts back what it
-    // changes in process.env; what scdkit keeps per process (DuckDB instances) is per database.
-    // The suite without Spark took 320 s against 415 s isolated (docs/decisions/0066-tests-without-per-file-isolation.md).
+    // changes in process.env; what scdkit keeps per process (DuckDB instances) is per database
+    // (docs/decisions/0066-tests-without-per-file-isolation.md).
     isolate: false,
     // Both cores: the suite is mostly engine work, one worker per core.
     maxWorkers: 2,
     sequence: { sequencer: SparkFirst },
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'fast',
+          include: ['test/**/*.test.ts'],
+          exclude: ENGINE_TIER_ONLY,
+          // Empty: no server, whatever the shell says. FC_RUNS scales every property's cases.
+          env: { SCD_TEST_POSTGRES_URL: '', SCD_TEST_SPARK_URL: '', FC_RUNS: process.env.FC_RUNS ?? '0.25' },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'engines',
+          include: ['test/**/*.test.ts'],
+        },
+      },
+    ],
   },
 });
