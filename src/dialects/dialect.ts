@@ -35,12 +35,6 @@ export function quoteDotted(d: Pick<Dialect, 'quote'>, name: string): string {
     .join('.');
 }
 
-/** The SQL of a step the plan needs a capability for; a dialect without it is refused by name. */
-export function requireCapability(d: Dialect, capability: keyof DialectCapabilities, step: string): void {
-  if (!d.capabilities[capability])
-    throw new Error(`the ${d.name} dialect lacks ${capability}, which ${step} needs: give the plan another form of that step for it`);
-}
-
 export interface Dialect {
   readonly name: string;
   readonly capabilities: DialectCapabilities;

@@ -8,7 +8,6 @@ import { engineOfDatabase, type EngineName } from './engine-of.js';
 
 /** The engines by name, as a flow's database or a caller names them. */
 const DIALECTS: Record<string, Dialect> = { duckdb: duckdbDialect, postgres: postgresDialect, spark: sparkDialect };
-export type { EngineName } from './engine-of.js';
 
 export interface AsOfJoinOptions {
   /** The fact table (a table name; quoted for you). */

@@ -1,4 +1,4 @@
-import { tableFromIPC, makeVector, Type, type Data, type DataType, type Field, type RecordBatch } from 'apache-arrow';
+import { makeVector, Type, type Data, type DataType, type Field, type RecordBatch } from 'apache-arrow';
 import type { Row } from '../driver.js';
 
 /**
@@ -17,15 +17,9 @@ import type { Row } from '../driver.js';
  *   any other byte and '"' as \xHH).
  *
  * Values are read from the Arrow buffers directly where arrow's own getters lose precision
- * (timestamps to milliseconds, decimals and 64-bit integers to objects).
+ * (timestamps to milliseconds, decimals and 64-bit integers to objects). Appends the rows of one
+ * record batch to `out`.
  */
-export function rowsOfArrowIpc(ipc: Uint8Array): Row[] {
-  const rows: Row[] = [];
-  for (const batch of tableFromIPC(ipc).batches) appendRows(batch, rows);
-  return rows;
-}
-
-/** Append the rows of one record batch to `out`. */
 export function appendRows(batch: RecordBatch, out: Row[]): void {
   const fields = batch.schema.fields;
   const columns = fields.map((f, j) => ({ name: f.name, data: batch.data.children[j]!, read: reader(f.type) }));
