@@ -233,7 +233,6 @@ export interface StagedFiles {
   columns?: ColumnInfo[];
 }
 
-export { INTERNAL_COLUMN_PREFIX } from '../files/source-keys.js';
 /**
  * From this many records in a file, staging frees what it made to read them (the file's lines,
  * its parsed records, helper columns) as soon as it is done with them; below it they wait for the

@@ -1,5 +1,5 @@
 import { allEnded } from '../dialects/all-ended.js';
-import { INTERNAL_COLUMN_PREFIX } from '../dialects/driver.js';
+import { INTERNAL_COLUMN_PREFIX } from '../files/source-keys.js';
 import { commitLabel, dropUnfinishedCreation, interruptedBy, latestWrites, undoInterruptedCommit } from '../store/recovery.js';
 import { PINNED_TABLES } from '../store/names.js';
 import type { Dialect } from '../dialects/dialect.js';

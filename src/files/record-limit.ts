@@ -4,3 +4,6 @@
  * engines' line readers are given buffers sized from it. docs/TYPES.md states it.
  */
 export const MAX_RECORD_BYTES = 32 * 1024 * 1024;
+
+/** A record's reason when it is over the limit. */
+export const TOO_LARGE = `record larger than ${MAX_RECORD_BYTES >> 20} MiB`;

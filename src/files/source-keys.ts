@@ -1,6 +1,9 @@
 import { ScdError } from '../errors.js';
 
-/** scdkit's own columns in staged tables start with this; a source column may not. */
+/**
+ * scdkit's own columns start with this (in staged tables, scratch relations, the event log, the
+ * change feed); a source column may not. The one definition: every layer that names one imports it.
+ */
 export const INTERNAL_COLUMN_PREFIX = '__scd_';
 
 /**

@@ -2,11 +2,8 @@ import { isUtf8 } from 'node:buffer';
 import { closeSync, createWriteStream, openSync, readFileSync, readSync } from 'node:fs';
 import { ScdError } from '../errors.js';
 import { readJsonArray } from './json-array.js';
-import { MAX_RECORD_BYTES } from './record-limit.js';
+import { MAX_RECORD_BYTES, TOO_LARGE } from './record-limit.js';
 import { end, write } from './streams.js';
-
-export { MAX_RECORD_BYTES };
-
 
 /** How a JSON-lines file's lines end, when they all end alike; `mixed` otherwise. */
 export type Newline = '\n' | '\r\n' | '\r';
@@ -154,9 +151,6 @@ export async function normalizeJsonText(file: string, out: string): Promise<Norm
   }
   return { records, oversized };
 }
-
-/** A record's reason when it is over the limit. */
-export const TOO_LARGE = `record larger than ${MAX_RECORD_BYTES >> 20} MiB`;
 
 /** The bytes without a UTF-8 byte order mark (EF BB BF) at their start. */
 export function withoutByteOrderMark(bytes: Buffer): Buffer {

@@ -23,7 +23,8 @@ import { orderByFirstApplied, type RecordKeys } from './first-applied-order.js';
 import { keysSql, SIMPLE, SLOW } from './keys-sql.js';
 import { lockTargetWaited } from './lock-wait.js';
 import { freshSql, knownSql, slowLogSql, tiedKeysSql, tiesSql, validSql } from './new-events-sql.js';
-import { deriveModel, INTERNAL_PREFIX, type ColumnModel } from './model.js';
+import { deriveModel, type ColumnModel } from './model.js';
+import { INTERNAL_COLUMN_PREFIX } from '../files/source-keys.js';
 import { checkColumnNames, checkNewTarget } from './name-clashes.js';
 import { checkFlowNames } from './name-limits.js';
 import { NO_CHANGES, recompute, type ChangeCounts } from './recompute.js';
@@ -419,7 +420,7 @@ function stagedColumnsNow(columns: ColumnInfo[] | undefined, known: Map<string, 
 function keysWithNewsSql(d: Dialect, model: ColumnModel): string {
   const q = d.quote;
   // An outer alias no column may have (new-events-sql.ts freshSql).
-  const k = q(`${INTERNAL_PREFIX}k`);
+  const k = q(`${INTERNAL_COLUMN_PREFIX}k`);
   const on = model.keys.map((c) => `n.${q(c.name)} = ${k}.${q(c.name)}`).join(' AND ');
   return `SELECT count(*) AS n FROM ${q(TMP.keys)} ${k} WHERE NOT ${k}.${q(SLOW)} OR EXISTS (SELECT 1 FROM ${q(TMP.newEvents)} n WHERE ${on})`;
 }

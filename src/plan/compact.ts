@@ -9,7 +9,8 @@ import { storeNames, TMP, written } from '../store/names.js';
 import type { Progress } from './apply.js';
 import { withScratch } from './scratch.js';
 import { FOLDED_COMMIT } from './events-sql.js';
-import { INTERNAL_PREFIX, seqParts, sequenceType, type ColumnModel } from './model.js';
+import { seqParts, sequenceType, type ColumnModel } from './model.js';
+import { INTERNAL_COLUMN_PREFIX } from '../files/source-keys.js';
 import { reportDiskFull } from './disk-full.js';
 import { COMMIT, HASH, OP, OP_DELETE, OP_TRUNCATE, OP_UPSERT } from './target.js';
 import { walkSql } from './walk-sql.js';
@@ -17,9 +18,9 @@ import { greater } from './model.js';
 import { checkedSequenceValue } from './sequence-value.js';
 import { beginRecordedCommit } from './begin-recorded.js';
 
-const VS = `${INTERNAL_PREFIX}vs`;
-const VE = `${INTERNAL_PREFIX}ve`;
-const VD = `${INTERNAL_PREFIX}vd`;
+const VS = `${INTERNAL_COLUMN_PREFIX}vs`;
+const VE = `${INTERNAL_COLUMN_PREFIX}ve`;
+const VD = `${INTERNAL_COLUMN_PREFIX}vd`;
 
 export interface CompactResult extends CommitResult {
   /** Events folded away, and the events that now stand for them. */
@@ -150,7 +151,7 @@ export async function compact(driver: Driver, flow: Flow, given: string, progres
       const vsParts = model.seq.map((_, i) => part(VS, i));
       const veParts = model.seq.map((_, i) => part(VE, i));
       const inVersion = `NOT ${greater(vsParts, eParts)} AND (${veParts[0]} IS NULL OR ${greater(veParts, eParts)})`;
-      const lastPart = (i: number) => q(`${INTERNAL_PREFIX}ls${i}`);
+      const lastPart = (i: number) => q(`${INTERNAL_COLUMN_PREFIX}ls${i}`);
       const vk = [...K.map((k) => `v.${k}`), ...vsParts];
       // Where the engine has no DISTINCT ON, the numbering names every column it keeps.
       const versionColumns = d.capabilities.distinctOn ? undefined : ((await driver.columns(TMP.recomputed)) ?? []).map((c) => c.name);
@@ -159,7 +160,7 @@ export async function compact(driver: Driver, flow: Flow, given: string, progres
           TMP.stored,
           firstOfEachSql(d, {
             columns: [...(versionColumns?.map((c) => `v.${q(c)}`) ?? ['v.*']), ...eParts.map((e, i) => `${e} AS ${lastPart(i)}`)],
-            ...(versionColumns && { names: [...versionColumns, ...model.seq.map((_, i) => `${INTERNAL_PREFIX}ls${i}`)] }),
+            ...(versionColumns && { names: [...versionColumns, ...model.seq.map((_, i) => `${INTERNAL_COLUMN_PREFIX}ls${i}`)] }),
             from: `${q(TMP.recomputed)} v JOIN ${q(TMP.events)} e ON ${K.map((k) => `e.${k} = v.${k}`).join(' AND ')} AND e.${q(OP)} = ${OP_UPSERT} AND ${inVersion}
          WHERE NOT v.${q(VD)} AND (${moved})`,
             partition: vk,
@@ -202,7 +203,7 @@ export async function compact(driver: Driver, flow: Flow, given: string, progres
  */
 function foldMergeSql(d: Dialect, model: ColumnModel, log: string, columns: string[], folds: string[], old: string): string {
   const q = d.quote;
-  const side = q(`${INTERNAL_PREFIX}fold`);
+  const side = q(`${INTERNAL_COLUMN_PREFIX}fold`);
   const keyMatch = model.keys.map((c) => `l.${q(c.name)} = s.${q(c.name)}`).join(' AND ');
   const keysOnly = columns.map((c) => (model.keys.some((k) => q(k.name) === c) ? `k.${c}` : `NULL AS ${c}`)).join(', ');
   return `MERGE INTO ${log} l USING (

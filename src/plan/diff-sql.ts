@@ -1,7 +1,8 @@
 import type { Dialect } from '../dialects/dialect.js';
 import type { Flow } from '../flow/flow.js';
 import { TMP, written, type StoreNames } from '../store/names.js';
-import { INTERNAL_PREFIX, type ColumnModel } from './model.js';
+import { type ColumnModel } from './model.js';
+import { INTERNAL_COLUMN_PREFIX } from '../files/source-keys.js';
 import { currentCondition, flagIsCurrent, identityColumns, sentinelValue, targetColumns, targetRowId } from './target.js';
 import { SLOW } from './keys-sql.js';
 import { simpleDiffSql } from './simple-diff-sql.js';
@@ -203,8 +204,8 @@ const WALKED_ADDED_VIEW = '_scd_added_walked_view';
 /** The views of a commit, dropped (in this order) before the tables they read. */
 export const DIFF_VIEWS = [TMP.removed, TMP.added, WALKED_ADDED_VIEW];
 
-const UPDATE = `${INTERNAL_PREFIX}upd`;
-const UPDATE_OF_CURRENT = `${INTERNAL_PREFIX}updcur`;
+const UPDATE = `${INTERNAL_COLUMN_PREFIX}upd`;
+const UPDATE_OF_CURRENT = `${INTERNAL_COLUMN_PREFIX}updcur`;
 /** The row id of the stored row an added row replaces, and whether it only closes it. */
-const OF_ROW = `${INTERNAL_PREFIX}of_row`;
-const CLOSE = `${INTERNAL_PREFIX}close`;
+const OF_ROW = `${INTERNAL_COLUMN_PREFIX}of_row`;
+const CLOSE = `${INTERNAL_COLUMN_PREFIX}close`;

@@ -7,13 +7,14 @@ import { sourceColumnsOf } from '../typing/staged-types.js';
 import type { Flow } from '../flow/flow.js';
 import { TMP, written, type StoreNames } from '../store/names.js';
 import { spliced } from '../dialects/expression.js';
-import { INTERNAL_PREFIX, type ColumnModel } from './model.js';
+import { type ColumnModel } from './model.js';
+import { INTERNAL_COLUMN_PREFIX } from '../files/source-keys.js';
 import { COMMIT, HASH, OP, OP_DELETE, OP_TRUNCATE, OP_UPSERT } from './target.js';
 
-export const REASON = `${INTERNAL_PREFIX}reason`;
+export const REASON = `${INTERNAL_COLUMN_PREFIX}reason`;
 /** The commit number of events that compaction folded (their operation is kept as stored). */
 export const FOLDED_COMMIT = 0;
-const FIT = `${INTERNAL_PREFIX}fit`;
+const FIT = `${INTERNAL_COLUMN_PREFIX}fit`;
 
 /** The operation of a record, from the flow's expressions over its source columns (checked: plan/expression.ts). */
 export function opExpr(flow: Flow): string {
@@ -36,15 +37,15 @@ function eventProjection(model: ColumnModel, d: Dialect): string[] {
 export const expectationReason = (name: string) => `expectation "${name}" failed`;
 
 /** The boolean column of a batch that holds whether a record passed expectation i. */
-export const expectationColumn = (i: number) => `${INTERNAL_PREFIX}x${i}`;
-export const DROP = `${INTERNAL_PREFIX}drop`;
+export const expectationColumn = (i: number) => `${INTERNAL_COLUMN_PREFIX}x${i}`;
+export const DROP = `${INTERNAL_COLUMN_PREFIX}drop`;
 
 
 /** The boolean columns of a batch that hold a record's applyAsDeletes and applyAsTruncates (NULL: failed on it). */
-const DELETES = `${INTERNAL_PREFIX}deletes`;
-const TRUNCATES = `${INTERNAL_PREFIX}truncates`;
+const DELETES = `${INTERNAL_COLUMN_PREFIX}deletes`;
+const TRUNCATES = `${INTERNAL_COLUMN_PREFIX}truncates`;
 /** Why a flow expression failed on the record, if one did. */
-const FAILED = `${INTERNAL_PREFIX}failed`;
+const FAILED = `${INTERNAL_COLUMN_PREFIX}failed`;
 
 /**
  * How a batch evaluates each flow expression on a record (plan/record-failures.ts): a flag that is
@@ -132,7 +133,7 @@ export function typedStageSql(flow: Flow, model: ColumnModel, d: Dialect, staged
     const st = staged.get(c.name);
     if (st === undefined) return `CAST(NULL AS ${c.type}) AS ${q(c.name)}`;
     const { expr, exact } = castStaged(d, `s.${q(c.name)}`, st, c.type, flow.timeZone);
-    const cast = q(`${INTERNAL_PREFIX}cast${i}`);
+    const cast = q(`${INTERNAL_COLUMN_PREFIX}cast${i}`);
     casts.push(`${expr} AS ${cast}`);
     if (!exact)
       unfit.push(

@@ -1,7 +1,8 @@
 import { rowIdOf, type Dialect } from '../dialects/dialect.js';
 import type { Flow } from '../flow/flow.js';
 import { TMP, type StoreNames } from '../store/names.js';
-import { greater, INTERNAL_PREFIX, type ColumnModel } from './model.js';
+import { greater, type ColumnModel } from './model.js';
+import { INTERNAL_COLUMN_PREFIX } from '../files/source-keys.js';
 import { OP, OP_TRUNCATE } from './target.js';
 import { lastPart, LIVE, stateColumns } from './key-state.js';
 
@@ -15,11 +16,11 @@ import { lastPart, LIVE, stateColumns } from './key-state.js';
  *   log; so does every key when a batch holds a truncate.
  * Both kinds go through the same walk (walk-sql.ts) and the same diff.
  */
-export const SLOW = `${INTERNAL_PREFIX}slow`;
+export const SLOW = `${INTERNAL_COLUMN_PREFIX}slow`;
 /** A fast key with exactly one new event: its rows come from one join, without the walk. */
-export const SIMPLE = `${INTERNAL_PREFIX}simple`;
+export const SIMPLE = `${INTERNAL_COLUMN_PREFIX}simple`;
 /** TMP.keys: the row of the key state a known key had (only where the dialect fetches by row id). */
-export const STATE_ROW = `${INTERNAL_PREFIX}srow`;
+export const STATE_ROW = `${INTERNAL_COLUMN_PREFIX}srow`;
 
 /**
  * TMP.keys: the keys to recompute, each marked SLOW or not, with its last applied sequence.

@@ -6,10 +6,9 @@ import type { Flow } from '../flow/flow.js';
 import { closest } from '../flow/validate.js';
 import { sequenceOf } from '../flow/debezium-positions.js';
 import type { ColumnModel } from '../flow/column-model.js';
+import { INTERNAL_COLUMN_PREFIX } from '../files/source-keys.js';
 
 export type { ColumnModel } from '../flow/column-model.js';
-
-export const INTERNAL_PREFIX = '__scd_';
 
 /** Derive the model from the first staged input. */
 export function deriveModel(flow: Flow, staged: ColumnInfo[]): ColumnModel {
@@ -25,9 +24,9 @@ export function deriveModel(flow: Flow, staged: ColumnInfo[]): ColumnModel {
       fix: near ? `did you mean "${near}"?` : 'name a column the input has',
     });
   };
-  const internal = names.find((n) => n.toLowerCase().startsWith(INTERNAL_PREFIX));
+  const internal = names.find((n) => n.toLowerCase().startsWith(INTERNAL_COLUMN_PREFIX));
   if (internal)
-    throw new ScdError('SOURCE_INVALID', `source column "${internal}" uses the reserved prefix ${INTERNAL_PREFIX}`, {
+    throw new ScdError('SOURCE_INVALID', `source column "${internal}" uses the reserved prefix ${INTERNAL_COLUMN_PREFIX}`, {
       file: flow.origin,
       fix: 'rename it in the source, or drop it with exceptColumns',
     });
@@ -93,7 +92,7 @@ export function sequenceType(dialect: Dialect, model: ColumnModel): string {
 
 /** Internal names of the sequence parts inside the walk. */
 export function seqParts(model: ColumnModel): string[] {
-  return model.seq.map((_, i) => `${INTERNAL_PREFIX}s${i}`);
+  return model.seq.map((_, i) => `${INTERNAL_COLUMN_PREFIX}s${i}`);
 }
 
 /** `a > b` over tuples of sequence parts, left to right. */

@@ -2,7 +2,8 @@ import { rowIdOf, type Dialect } from '../dialects/dialect.js';
 import { firstOfEachSql } from '../dialects/first-of-each.js';
 import { TMP, type StoreNames } from '../store/names.js';
 import { DROP, logColumns, REASON } from './events-sql.js';
-import { INTERNAL_PREFIX, type ColumnModel } from './model.js';
+import { type ColumnModel } from './model.js';
+import { INTERNAL_COLUMN_PREFIX } from '../files/source-keys.js';
 import { HASH, OP, OP_TRUNCATE } from './target.js';
 import { keyJoin, SLOW } from './keys-sql.js';
 
@@ -55,7 +56,7 @@ export function freshSql(model: ColumnModel, d: Dialect, names: StoreNames, { tr
   const q = d.quote;
   // The outer alias is one no column may have: Spark reads `v.x` in a correlated subquery as the
   // field x of a column v of the inner table, where there is one.
-  const v = q(`${INTERNAL_PREFIX}v`);
+  const v = q(`${INTERNAL_COLUMN_PREFIX}v`);
   const cols = logColumns(model).map((c) => `${v}.${q(c)}`).join(', ');
   // Plain equalities only (hashable on every engine): slow keys are never null, truncates have none.
   const same = (other: string, withKeys = true) =>
@@ -102,7 +103,7 @@ export function knownSql(model: ColumnModel, d: Dialect): string {
 export function tiesSql(model: ColumnModel, d: Dialect, names: StoreNames, { truncates }: { truncates: boolean }): string {
   const q = d.quote;
   // An outer alias no column may have (freshSql).
-  const n = q(`${INTERNAL_PREFIX}n`);
+  const n = q(`${INTERNAL_COLUMN_PREFIX}n`);
   const at = [...model.keys.map((k) => k.name), ...model.seq.map((s) => s.name)].map(q).join(', ');
   const sameSeq = (a: string, b: string) => model.seq.map((c) => `${a}.${q(c.name)} = ${b}.${q(c.name)}`).join(' AND ');
   // A new truncate ties with a logged one or another new one at its sequence: the log as this

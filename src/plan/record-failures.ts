@@ -8,7 +8,8 @@ import { TMP } from '../store/names.js';
 import type { StagedColumn } from '../typing/cast.js';
 import { AS_WRITTEN, batchSql, REASON, typedStageSql, type RecordEvaluation } from './events-sql.js';
 import { flowExpressions, shown, spliced } from './expression.js';
-import { INTERNAL_PREFIX, type ColumnModel } from './model.js';
+import { type ColumnModel } from './model.js';
+import { INTERNAL_COLUMN_PREFIX } from '../files/source-keys.js';
 
 /**
  * A flow expression that fails on one record's values (a text that does not convert, a division
@@ -76,7 +77,7 @@ async function attempt(driver: Driver, fn: () => Promise<void>): Promise<unknown
 }
 
 /** The reason given for a record the expressions failed on, beside the record. */
-const GIVEN = `${INTERNAL_PREFIX}given_reason`;
+const GIVEN = `${INTERNAL_COLUMN_PREFIX}given_reason`;
 
 interface Failure {
   file: string | null;

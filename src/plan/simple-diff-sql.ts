@@ -1,7 +1,8 @@
 import type { Dialect } from '../dialects/dialect.js';
 import type { Flow } from '../flow/flow.js';
 import { TMP, type StoreNames } from '../store/names.js';
-import { INTERNAL_PREFIX, seqParts, type ColumnModel } from './model.js';
+import { seqParts, type ColumnModel } from './model.js';
+import { INTERNAL_COLUMN_PREFIX } from '../files/source-keys.js';
 import { currentCondition, OP, OP_UPSERT, rowIdOrNull, targetColumns, targetRowId } from './target.js';
 import { CURRENT, endPart, TOMB, versionsSelect } from './walk-sql.js';
 import { keyJoin, SIMPLE, SLOW } from './keys-sql.js';
@@ -25,7 +26,7 @@ export function simpleDiffSql(flow: Flow, model: ColumnModel, d: Dialect, names:
   const K = model.keys.map((k) => q(k.name));
   const S = seqParts(model).map(q);
   const E = model.seq.map((_, i) => q(endPart(i)));
-  const I = (name: string) => q(`${INTERNAL_PREFIX}${name}`);
+  const I = (name: string) => q(`${INTERNAL_COLUMN_PREFIX}${name}`);
   const start = liveStart(flow, model, d);
   const eff = (name: string) => (flow.ignoreNullUpdates ? `coalesce(n.${q(name)}, p.${q(name)})` : `n.${q(name)}`);
   const P = model.payload.map((c) => c.name);

@@ -4,11 +4,12 @@ import { ScdError } from '../errors.js';
 import type { Flow } from '../flow/flow.js';
 import { COMMIT, written, type StoreNames } from '../store/names.js';
 import { feedColumns } from '../store/feed.js';
-import { INTERNAL_PREFIX, sequenceType, type ColumnModel } from './model.js';
+import { sequenceType, type ColumnModel } from './model.js';
+import { INTERNAL_COLUMN_PREFIX } from '../files/source-keys.js';
 import { createStateSql } from './key-state.js';
 
-export const HASH = `${INTERNAL_PREFIX}hash`;
-export const OP = `${INTERNAL_PREFIX}op`;
+export const HASH = `${INTERNAL_COLUMN_PREFIX}hash`;
+export const OP = `${INTERNAL_COLUMN_PREFIX}op`;
 export { COMMIT };
 
 export const OP_UPSERT = 0;

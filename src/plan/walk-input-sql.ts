@@ -1,14 +1,15 @@
 import type { Dialect } from '../dialects/dialect.js';
 import type { Flow } from '../flow/flow.js';
 import { TMP, type StoreNames } from '../store/names.js';
-import { INTERNAL_PREFIX, seqParts, type ColumnModel } from './model.js';
+import { seqParts, type ColumnModel } from './model.js';
+import { INTERNAL_COLUMN_PREFIX } from '../files/source-keys.js';
 import { currentCondition, HASH, OP, OP_TRUNCATE, OP_UPSERT, rowIdOrNull, targetRowId } from './target.js';
 import { CURRENT } from './walk-sql.js';
 import { lastPart } from './key-state.js';
 import { keyJoin, SIMPLE, SLOW } from './keys-sql.js';
 
 /** TMP.stored: the stored row's row id (null where the target has none to read). */
-export const ROWID = `${INTERNAL_PREFIX}rowid`;
+export const ROWID = `${INTERNAL_COLUMN_PREFIX}rowid`;
 
 /**
  * TMP.stored: the stored rows the commit may change — every version of a slow key, the live

@@ -1,18 +1,19 @@
 import type { Dialect } from '../dialects/dialect.js';
 import type { Flow } from '../flow/flow.js';
-import { INTERNAL_PREFIX, seqParts, type ColumnModel } from './model.js';
+import { seqParts, type ColumnModel } from './model.js';
+import { INTERNAL_COLUMN_PREFIX } from '../files/source-keys.js';
 import { currentFlag, endValue, HASH, OP, previousColumns, sentinelValue, targetColumns } from './target.js';
 
-const I = `${INTERNAL_PREFIX}i`;
-const SEG = `${INTERNAL_PREFIX}seg`;
-const RN = `${INTERNAL_PREFIX}rn`;
-const B = `${INTERNAL_PREFIX}b`;
-const V = `${INTERNAL_PREFIX}v`;
-const TOMB = `${INTERNAL_PREFIX}tomb`;
-export const CURRENT = `${INTERNAL_PREFIX}current`;
-const endPart = (i: number) => `${INTERNAL_PREFIX}e${i}`;
-const startPart = (i: number) => `${INTERNAL_PREFIX}st${i}`;
-const NB = `${INTERNAL_PREFIX}nb`;
+const I = `${INTERNAL_COLUMN_PREFIX}i`;
+const SEG = `${INTERNAL_COLUMN_PREFIX}seg`;
+const RN = `${INTERNAL_COLUMN_PREFIX}rn`;
+const B = `${INTERNAL_COLUMN_PREFIX}b`;
+const V = `${INTERNAL_COLUMN_PREFIX}v`;
+const TOMB = `${INTERNAL_COLUMN_PREFIX}tomb`;
+export const CURRENT = `${INTERNAL_COLUMN_PREFIX}current`;
+const endPart = (i: number) => `${INTERNAL_COLUMN_PREFIX}e${i}`;
+const startPart = (i: number) => `${INTERNAL_COLUMN_PREFIX}st${i}`;
+const NB = `${INTERNAL_COLUMN_PREFIX}nb`;
 
 /**
  * The SEMANTICS §3 walk, set-based (docs/DESIGN.md "The walk in SQL"):
@@ -55,8 +56,8 @@ function previousValuesSql(flow: Flow, model: ColumnModel, d: Dialect, walked: s
   const q = d.quote;
   const prev = previousColumns(flow, model);
   const w = `OVER (PARTITION BY ${model.keys.map((k) => q(k.name)).join(', ')} ORDER BY ${q(flow.startAtColumn)})`;
-  const PE = q(`${INTERNAL_PREFIX}pe`);
-  const pv = (i: number) => q(`${INTERNAL_PREFIX}pv${i}`);
+  const PE = q(`${INTERNAL_COLUMN_PREFIX}pe`);
+  const pv = (i: number) => q(`${INTERNAL_COLUMN_PREFIX}pv${i}`);
   const lagged = `SELECT *, lag(${q(flow.endAtColumn)}) ${w} AS ${PE}${prev.map((p, i) => `, lag(${q(p.of)}) ${w} AS ${pv(i)}`).join('')} FROM ${q(walked)}`;
   const cols = targetColumns(flow, model, d).map((c) => {
     const i = prev.findIndex((p) => p.name === c.name);
@@ -100,7 +101,7 @@ function versionsSql(flow: Flow, model: ColumnModel, d: Dialect, events: string,
   } else {
     // No IGNORE NULLS: number the runs of each column by a running count of its non-nulls,
     // then take each run's first value.
-    const grp = (p: string) => q(`${INTERNAL_PREFIX}g_${p}`);
+    const grp = (p: string) => q(`${INTERNAL_COLUMN_PREFIX}g_${p}`);
     const counts = model.payload.map((p) => `count(${q(p.name)}) OVER (${segWin} ROWS UNBOUNDED PRECEDING) AS ${grp(p.name)}`);
     ctes.push(`sg AS (SELECT *${counts.length ? ', ' + counts.join(', ') : ''} FROM s)`);
     const eff = model.payload.map(
@@ -157,21 +158,21 @@ ${versionsSelect(flow, model, d, 'v')}`),
  * on every other; with no true row the order was total and the output is the walk's (apply.ts
  * walkKeys).
  */
-export const TIE = `${INTERNAL_PREFIX}tie`;
+export const TIE = `${INTERNAL_COLUMN_PREFIX}tie`;
 
 /** Whether the walk can mark its ties (its one-sort form: values taken as they are). */
 export const canMarkTies = (flow: Flow) => !flow.ignoreNullUpdates;
 
-const UPS = `${INTERNAL_PREFIX}ups`;
-const FIRST = `${INTERNAL_PREFIX}first`;
-const LAST = `${INTERNAL_PREFIX}last`;
+const UPS = `${INTERNAL_COLUMN_PREFIX}ups`;
+const FIRST = `${INTERNAL_COLUMN_PREFIX}first`;
+const LAST = `${INTERNAL_COLUMN_PREFIX}last`;
 
-const PART = `${INTERNAL_PREFIX}part`;
-const RAW_I = `${INTERNAL_PREFIX}ri`;
-const RAW_LAST = `${INTERNAL_PREFIX}rlast`;
-const RAW_TOMB = `${INTERNAL_PREFIX}rtomb`;
-const rawStart = (i: number) => `${INTERNAL_PREFIX}rs${i}`;
-const rawEnd = (i: number) => `${INTERNAL_PREFIX}re${i}`;
+const PART = `${INTERNAL_COLUMN_PREFIX}part`;
+const RAW_I = `${INTERNAL_COLUMN_PREFIX}ri`;
+const RAW_LAST = `${INTERNAL_COLUMN_PREFIX}rlast`;
+const RAW_TOMB = `${INTERNAL_COLUMN_PREFIX}rtomb`;
+const rawStart = (i: number) => `${INTERNAL_COLUMN_PREFIX}rs${i}`;
+const rawEnd = (i: number) => `${INTERNAL_COLUMN_PREFIX}re${i}`;
 
 /**
  * The walk when every event carries its values as they are (no ignoreNullUpdates), in one sort.
@@ -261,7 +262,7 @@ ${versionsSelect(flow, model, d, 'v', [...rawNames, ...(markTies ? [TIE] : [])],
   ];
 }
 
-const TIE_ORDER = `${INTERNAL_PREFIX}tie_order`;
+const TIE_ORDER = `${INTERNAL_COLUMN_PREFIX}tie_order`;
 
 /**
  * The events of `events` with TIE_ORDER: for a tied event (another event of its key shares its

@@ -1,7 +1,8 @@
 import type { ColumnInfo } from '../dialects/driver.js';
 import type { Dialect } from '../dialects/dialect.js';
 import type { Flow } from '../flow/flow.js';
-import { INTERNAL_PREFIX, type ColumnModel } from '../plan/model.js';
+import { type ColumnModel } from '../plan/model.js';
+import { INTERNAL_COLUMN_PREFIX } from '../files/source-keys.js';
 import { storeNames } from '../store/names.js';
 
 /** The column of `scd show` that marks tied versions: how many of the key's logged events tied in the version's span. */
@@ -23,7 +24,7 @@ export const TIES_COLUMN = '_ties';
  */
 export function versionTiesSql(d: Dialect, flow: Flow, model: ColumnModel, versions: string, columns: ColumnInfo[], orderBy: string): string {
   const q = d.quote;
-  const own = (name: string) => q(`${INTERNAL_PREFIX}${name}`);
+  const own = (name: string) => q(`${INTERNAL_COLUMN_PREFIX}${name}`);
   const list = columns.map((c) => q(c.name));
   const seq = model.seq.map((c) => c.name);
   const scd2 = flow.storedAs === 'scd2';

@@ -1,8 +1,5 @@
 import { createReadStream } from 'node:fs';
-import { MAX_RECORD_BYTES } from '../files/record-limit.js';
-import { TOO_LARGE } from '../files/text-records.js';
-
-export { MAX_RECORD_BYTES };
+import { MAX_RECORD_BYTES, TOO_LARGE } from '../files/record-limit.js';
 
 const strict = new TextDecoder('utf-8', { fatal: true });
 const lossy = new TextDecoder('utf-8');

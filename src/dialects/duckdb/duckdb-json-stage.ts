@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { checkSourceKeys } from '../../files/source-keys.js';
-import { checkText, MAX_RECORD_BYTES, normalizeJsonText } from '../../files/text-records.js';
+import { MAX_RECORD_BYTES } from '../../files/record-limit.js';
+import { checkText, normalizeJsonText } from '../../files/text-records.js';
 import { sqlString } from '../dialect.js';
 import type { ColumnInfo, InputFile, Row } from '../driver.js';
 import { FILE_COLUMN, LARGE_STAGE, LINE_COLUMN, RAW_COLUMN } from '../driver.js';
