@@ -18,9 +18,9 @@ import { greater } from './model.js';
 import { checkedSequenceValue } from './sequence-value.js';
 import { beginRecordedCommit } from './begin-recorded.js';
 
-const VS = `${INTERNAL_COLUMN_PREFIX}vs`;
-const VE = `${INTERNAL_COLUMN_PREFIX}ve`;
-const VD = `${INTERNAL_COLUMN_PREFIX}vd`;
+const VERSION_START = `${INTERNAL_COLUMN_PREFIX}vs`;
+const VERSION_END = `${INTERNAL_COLUMN_PREFIX}ve`;
+const VERSION_DELETED = `${INTERNAL_COLUMN_PREFIX}vd`;
 
 export interface CompactResult extends CommitResult {
   /** Events folded away, and the events that now stand for them. */
@@ -98,9 +98,9 @@ export async function compact(driver: Driver, flow: Flow, given: string, progres
       ...flow,
       storedAs: 'scd2',
       deletes: 'tombstone',
-      startAtColumn: VS,
-      endAtColumn: VE,
-      deletedColumn: VD,
+      startAtColumn: VERSION_START,
+      endAtColumn: VERSION_END,
+      deletedColumn: VERSION_DELETED,
       endSentinel: undefined,
       isCurrentColumn: undefined,
       isCurrentValues: undefined,
@@ -131,25 +131,25 @@ export async function compact(driver: Driver, flow: Flow, given: string, progres
       });
       return `${cols.join(', ')}, ${op}, ${d.rowHash(payload)}, ${FOLDED_COMMIT}`;
     };
-    const atStart = (_c: string, i: number) => part(VS, i);
+    const atStart = (_c: string, i: number) => part(VERSION_START, i);
     const logColumns = [...srcCols, OP, HASH, COMMIT].map(q);
     const list = logColumns.join(', ');
     // The folds: one upsert per version, one delete per deletion, and where a kept sequence
     // column moved inside a version, the upsert that restores it.
     const folds = [
-      `SELECT ${select(OP_UPSERT, atStart, true)} FROM ${q(TMP.recomputed)} v WHERE NOT v.${q(VD)}`,
-      `SELECT ${select(OP_DELETE, atStart, false)} FROM ${q(TMP.recomputed)} v WHERE v.${q(VD)}`,
+      `SELECT ${select(OP_UPSERT, atStart, true)} FROM ${q(TMP.recomputed)} v WHERE NOT v.${q(VERSION_DELETED)}`,
+      `SELECT ${select(OP_DELETE, atStart, false)} FROM ${q(TMP.recomputed)} v WHERE v.${q(VERSION_DELETED)}`,
     ];
     if (keptSeq.length) {
       const moved = model.seq
-        .map((c, i) => (keptSeq.includes(c) ? `v.${q(c.name)} IS DISTINCT FROM ${part(VS, i)}` : 'false'))
+        .map((c, i) => (keptSeq.includes(c) ? `v.${q(c.name)} IS DISTINCT FROM ${part(VERSION_START, i)}` : 'false'))
         .join(' OR ');
       // The restoring upsert goes at the whole sequence of the version's last event, found among
       // the folded events: with a tuple sequence, the start with only the kept part replaced could
       // come before the version's start (or after its end).
       const eParts = S.map((x) => `e.${q(x)}`);
-      const vsParts = model.seq.map((_, i) => part(VS, i));
-      const veParts = model.seq.map((_, i) => part(VE, i));
+      const vsParts = model.seq.map((_, i) => part(VERSION_START, i));
+      const veParts = model.seq.map((_, i) => part(VERSION_END, i));
       const inVersion = `NOT ${greater(vsParts, eParts)} AND (${veParts[0]} IS NULL OR ${greater(veParts, eParts)})`;
       const lastPart = (i: number) => q(`${INTERNAL_COLUMN_PREFIX}ls${i}`);
       const vk = [...K.map((k) => `v.${k}`), ...vsParts];
@@ -162,7 +162,7 @@ export async function compact(driver: Driver, flow: Flow, given: string, progres
             columns: [...(versionColumns?.map((c) => `v.${q(c)}`) ?? ['v.*']), ...eParts.map((e, i) => `${e} AS ${lastPart(i)}`)],
             ...(versionColumns && { names: [...versionColumns, ...model.seq.map((_, i) => `${INTERNAL_COLUMN_PREFIX}ls${i}`)] }),
             from: `${q(TMP.recomputed)} v JOIN ${q(TMP.events)} e ON ${K.map((k) => `e.${k} = v.${k}`).join(' AND ')} AND e.${q(OP)} = ${OP_UPSERT} AND ${inVersion}
-         WHERE NOT v.${q(VD)} AND (${moved})`,
+         WHERE NOT v.${q(VERSION_DELETED)} AND (${moved})`,
             partition: vk,
             order: eParts.map((e) => `${e} DESC`),
           }),

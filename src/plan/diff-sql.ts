@@ -8,7 +8,7 @@ import { SLOW } from './keys-sql.js';
 import { simpleDiffSql } from './simple-diff-sql.js';
 import { ROWID } from './walk-input-sql.js';
 import { CURRENT } from './walk-sql.js';
-import { CLOSE_TYPE, keptByReference, PRE_CURRENT, PRE_END, REF } from '../store/feed.js';
+import { CLOSE_TYPE, keptByReference, PRE_CURRENT, PRE_END, BY_REFERENCE } from '../store/feed.js';
 import type { TargetChange } from '../execute/target-change.js';
 
 /**
@@ -96,7 +96,7 @@ export function diffSql(flow: Flow, model: ColumnModel, d: Dialect, names: Store
     // Every key is simple: its one join is the whole diff (no walk, no stored rows compared).
     return {
       prepare: [simple.create],
-      feed: `INSERT INTO ${q(names.changes)} (${list}, _change_type, _commit_version, _commit_timestamp${pre ? `, ${q(PRE_END)}, ${q(PRE_CURRENT)}` : ''}, ${q(REF)})
+      feed: `INSERT INTO ${q(names.changes)} (${list}, _change_type, _commit_version, _commit_timestamp${pre ? `, ${q(PRE_END)}, ${q(PRE_CURRENT)}` : ''}, ${q(BY_REFERENCE)})
        SELECT ${cols.map((c) => `r.${q(c)}`).join(', ')}, r._change_type, ${ver}, ${ts}${noPre}${noRef} FROM (${simple.preimages}) r
        UNION ALL
        SELECT ${refList}, ${postType}, ${ver}, ${ts}${
@@ -129,7 +129,7 @@ export function diffSql(flow: Flow, model: ColumnModel, d: Dialect, names: Store
       d.scratch(TMP.added, `SELECT * FROM ${q(addedW)}${simple ? `\n       UNION ALL ${simple.added}` : ''}`, false),
     ],
     // A close is one row: the post-image with the pre-image's end and is-current (store/feed.ts).
-    feed: `INSERT INTO ${q(names.changes)} (${list}, _change_type, _commit_version, _commit_timestamp${pre ? `, ${q(PRE_END)}, ${q(PRE_CURRENT)}` : ''}, ${q(REF)})
+    feed: `INSERT INTO ${q(names.changes)} (${list}, _change_type, _commit_version, _commit_timestamp${pre ? `, ${q(PRE_END)}, ${q(PRE_CURRENT)}` : ''}, ${q(BY_REFERENCE)})
        SELECT ${cols.map((c) => `r.${q(c)}`).join(', ')}, CASE WHEN a.${q(id[0]!)} IS NOT NULL THEN 'update_preimage' ELSE 'delete' END, ${ver}, ${ts}${noPre}${noRef}
        FROM ${q(WALKED.removed)} r LEFT JOIN ${q(addedW)} a ON a.${upd} AND ${sameId('a', 'r')}${pre ? ` WHERE a.${q(CLOSE)} IS NOT TRUE` : ''}
        UNION ALL

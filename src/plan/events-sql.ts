@@ -14,7 +14,7 @@ import { COMMIT, HASH, OP, OP_DELETE, OP_TRUNCATE, OP_UPSERT } from './target.js
 export const REASON = `${INTERNAL_COLUMN_PREFIX}reason`;
 /** The commit number of events that compaction folded (their operation is kept as stored). */
 export const FOLDED_COMMIT = 0;
-const FIT = `${INTERNAL_COLUMN_PREFIX}fit`;
+const UNFIT_REASON = `${INTERNAL_COLUMN_PREFIX}fit`;
 
 /** The operation of a record, from the flow's expressions over its source columns (checked: plan/expression.ts). */
 export function opExpr(flow: Flow): string {
@@ -115,13 +115,14 @@ c AS (SELECT *, ${op} AS ${q(OP)}, ${failed} AS ${q(FAILED)} FROM e)`
 ${flagged}
 SELECT ${eventProjection(model, d).join(', ')}, ${q(FILE_COLUMN)}, ${q(LINE_COLUMN)},
   ${expectations.map((_, i) => q(expectationColumn(i)) + ', ').join('')}${drops.length ? drops.join(' OR ') : 'false'} AS ${q(DROP)},
-  CASE WHEN ${q(FIT)} IS NOT NULL THEN ${q(FIT)} ${reason.join(' ')} END AS ${q(REASON)}
+  CASE WHEN ${q(UNFIT_REASON)} IS NOT NULL THEN ${q(UNFIT_REASON)} ${reason.join(' ')} END AS ${q(REASON)}
 FROM c`);
 }
 
 /**
  * The staged records with every source column of the model cast to its type (missing ones
- * null), the file and line, and FIT: why a value does not fit its column, if one does not.
+ * null), the file and line, and UNFIT_REASON: why a value does not fit its column, if one does
+ * not.
  */
 export function typedStageSql(flow: Flow, model: ColumnModel, d: Dialect, staged: ReadonlyMap<string, StagedColumn>): string {
   const q = d.quote;
@@ -142,7 +143,7 @@ export function typedStageSql(flow: Flow, model: ColumnModel, d: Dialect, staged
     return `x.${cast} AS ${q(c.name)}`;
   });
   const fit = unfit.length ? `CASE ${unfit.join(' ')} END` : `CAST(NULL AS ${d.types.text})`;
-  return `SELECT ${[...typed, `x.${q(FILE_COLUMN)}`, `x.${q(LINE_COLUMN)}`].join(', ')}, ${fit} AS ${q(FIT)}
+  return `SELECT ${[...typed, `x.${q(FILE_COLUMN)}`, `x.${q(LINE_COLUMN)}`].join(', ')}, ${fit} AS ${q(UNFIT_REASON)}
 FROM (SELECT s.*${casts.length ? ', ' + casts.join(', ') : ''} FROM ${q(TMP.stage)} s${d.computeOnce}) x`;
 }
 

@@ -4,7 +4,7 @@ import { TMP, type StoreNames } from '../store/names.js';
 import { seqParts, type ColumnModel } from './model.js';
 import { INTERNAL_COLUMN_PREFIX } from '../files/source-keys.js';
 import { currentCondition, OP, OP_UPSERT, rowIdOrNull, targetColumns, targetRowId } from './target.js';
-import { CURRENT, endPart, TOMB, versionsSelect } from './walk-sql.js';
+import { CURRENT, endPart, TOMBSTONE, versionsSelect } from './walk-sql.js';
 import { keyJoin, SIMPLE, SLOW } from './keys-sql.js';
 import { liveStart, ROWID } from './walk-input-sql.js';
 
@@ -83,7 +83,7 @@ export function simpleDiffSql(flow: Flow, model: ColumnModel, d: Dialect, names:
       ...K,
       ...st.map((x, i) => `${x} AS ${S[i]}`),
       ...end.map((x, i) => `${x} AS ${E[i]}`),
-      `${tomb} AS ${q(TOMB)}`,
+      `${tomb} AS ${q(TOMBSTONE)}`,
       ...P.map((c) => `${I(`${payload}_${c}`)} AS ${q(c)}`),
       `${isUpdate} AS ${upd}`,
       `${isUpdate} AS ${updCur}`,

@@ -4,16 +4,23 @@ import { seqParts, type ColumnModel } from './model.js';
 import { INTERNAL_COLUMN_PREFIX } from '../files/source-keys.js';
 import { currentFlag, endValue, HASH, OP, previousColumns, sentinelValue, targetColumns } from './target.js';
 
-const I = `${INTERNAL_COLUMN_PREFIX}i`;
-const SEG = `${INTERNAL_COLUMN_PREFIX}seg`;
-const RN = `${INTERNAL_COLUMN_PREFIX}rn`;
-const B = `${INTERNAL_COLUMN_PREFIX}b`;
-const V = `${INTERNAL_COLUMN_PREFIX}v`;
-const TOMB = `${INTERNAL_COLUMN_PREFIX}tomb`;
+/** An event's place in its key's order (1, 2, …). */
+const EVENT_NUMBER = `${INTERNAL_COLUMN_PREFIX}i`;
+/** An event's segment: how many deletes and truncates of its key come before it. */
+const SEGMENT = `${INTERNAL_COLUMN_PREFIX}seg`;
+/** An event's place inside its segment (1, 2, …). */
+const NUMBER_IN_SEGMENT = `${INTERNAL_COLUMN_PREFIX}rn`;
+/** 1 where an event opens a version (or a delete closes one), else 0. */
+const BOUNDARY = `${INTERNAL_COLUMN_PREFIX}b`;
+/** The running count of boundaries: the number of the version an event belongs to (0: none). */
+const VERSION_NUMBER = `${INTERNAL_COLUMN_PREFIX}v`;
+/** Whether a version is a tombstone (its events are deletes). */
+const TOMBSTONE = `${INTERNAL_COLUMN_PREFIX}tomb`;
 export const CURRENT = `${INTERNAL_COLUMN_PREFIX}current`;
 const endPart = (i: number) => `${INTERNAL_COLUMN_PREFIX}e${i}`;
 const startPart = (i: number) => `${INTERNAL_COLUMN_PREFIX}st${i}`;
-const NB = `${INTERNAL_COLUMN_PREFIX}nb`;
+/** The next event's BOUNDARY (null after a key's last event). */
+const NEXT_BOUNDARY = `${INTERNAL_COLUMN_PREFIX}nb`;
 
 /**
  * The SEMANTICS §3 walk, set-based (docs/DESIGN.md "The walk in SQL"):
@@ -83,21 +90,21 @@ function versionsSql(flow: Flow, model: ColumnModel, d: Dialect, events: string,
   const byOrder = `PARTITION BY ${partK} ORDER BY ${(tieFree ? [...S, q(OP)] : [...S, q(OP), q(TIE_ORDER), q(HASH)]).join(', ')}`;
   if (markTies && !(tieFree && canMarkTies(flow))) throw new Error('the walk marks ties only in its one-sort form, ordered without payloads');
   if (!flow.ignoreNullUpdates) return oneSortWalk(flow, model, d, ev, into, byOrder, markTies);
-  const ordered = `SELECT *, row_number() OVER (${byOrder}) AS ${q(I)},
-    coalesce(sum(CASE WHEN ${q(OP)} > 0 THEN 1 ELSE 0 END) OVER (${byOrder} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS ${q(SEG)} FROM ev`;
+  const ordered = `SELECT *, row_number() OVER (${byOrder}) AS ${q(EVENT_NUMBER)},
+    coalesce(sum(CASE WHEN ${q(OP)} > 0 THEN 1 ELSE 0 END) OVER (${byOrder} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS ${q(SEGMENT)} FROM ev`;
   const segmented = `SELECT * FROM o`;
-  const segWin = `PARTITION BY ${partK}, ${q(SEG)} ORDER BY ${q(I)}`;
+  const segWin = `PARTITION BY ${partK}, ${q(SEGMENT)} ORDER BY ${q(EVENT_NUMBER)}`;
 
   // Effective payload values.
   let effective: string;
   const ctes: string[] = [];
   if (!flow.ignoreNullUpdates) {
-    effective = `SELECT *, row_number() OVER (${segWin}) AS ${q(RN)} FROM s`;
+    effective = `SELECT *, row_number() OVER (${segWin}) AS ${q(NUMBER_IN_SEGMENT)} FROM s`;
   } else if (d.capabilities.ignoreNullsInWindows) {
     const eff = model.payload.map(
       (p) => `last_value(${q(p.name)} IGNORE NULLS) OVER (${segWin} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS ${q(p.name)}`,
     );
-    effective = `SELECT ${[...K, ...S, q(OP), q(HASH), q(I), q(SEG)].join(', ')}${eff.length ? ', ' + eff.join(', ') : ''}, row_number() OVER (${segWin}) AS ${q(RN)} FROM s`;
+    effective = `SELECT ${[...K, ...S, q(OP), q(HASH), q(EVENT_NUMBER), q(SEGMENT)].join(', ')}${eff.length ? ', ' + eff.join(', ') : ''}, row_number() OVER (${segWin}) AS ${q(NUMBER_IN_SEGMENT)} FROM s`;
   } else {
     // No IGNORE NULLS: number the runs of each column by a running count of its non-nulls,
     // then take each run's first value.
@@ -105,37 +112,38 @@ function versionsSql(flow: Flow, model: ColumnModel, d: Dialect, events: string,
     const counts = model.payload.map((p) => `count(${q(p.name)}) OVER (${segWin} ROWS UNBOUNDED PRECEDING) AS ${grp(p.name)}`);
     ctes.push(`sg AS (SELECT *${counts.length ? ', ' + counts.join(', ') : ''} FROM s)`);
     const eff = model.payload.map(
-      (p) => `first_value(${q(p.name)}) OVER (PARTITION BY ${partK}, ${q(SEG)}, ${grp(p.name)} ORDER BY ${q(I)}) AS ${q(p.name)}`,
+      (p) => `first_value(${q(p.name)}) OVER (PARTITION BY ${partK}, ${q(SEGMENT)}, ${grp(p.name)} ORDER BY ${q(EVENT_NUMBER)}) AS ${q(p.name)}`,
     );
-    effective = `SELECT ${[...K, ...S, q(OP), q(HASH), q(I), q(SEG)].join(', ')}${eff.length ? ', ' + eff.join(', ') : ''}, row_number() OVER (${segWin}) AS ${q(RN)} FROM sg`;
+    effective = `SELECT ${[...K, ...S, q(OP), q(HASH), q(EVENT_NUMBER), q(SEGMENT)].join(', ')}${eff.length ? ', ' + eff.join(', ') : ''}, row_number() OVER (${segWin}) AS ${q(NUMBER_IN_SEGMENT)} FROM sg`;
   }
   const changed = model.tracked.length
     ? model.tracked.map((t) => `lag(${q(t)}) OVER (${segWin}) IS DISTINCT FROM ${q(t)}`).join(' OR ')
     : 'false';
-  const bounded = `SELECT *, CASE WHEN ${q(OP)} > 0 THEN CASE WHEN ${q(RN)} > 1 THEN 1 ELSE 0 END
-      WHEN ${q(RN)} = 1 THEN 1 WHEN ${changed} THEN 1 ELSE 0 END AS ${q(B)} FROM e`;
-  const byI = `PARTITION BY ${partK} ORDER BY ${q(I)}`;
+  const bounded = `SELECT *, CASE WHEN ${q(OP)} > 0 THEN CASE WHEN ${q(NUMBER_IN_SEGMENT)} > 1 THEN 1 ELSE 0 END
+      WHEN ${q(NUMBER_IN_SEGMENT)} = 1 THEN 1 WHEN ${changed} THEN 1 ELSE 0 END AS ${q(BOUNDARY)} FROM e`;
+  const byEventNumber = `PARTITION BY ${partK} ORDER BY ${q(EVENT_NUMBER)}`;
   let versions: string;
   if (d.capabilities.ignoreNullsInWindows) {
-    // One more pass: each row knows its version (V), where the version started (the last
-    // boundary's sequence so far) and what follows it. A version's last row (the next row opens
-    // another, or there is none) carries its values and its end (the next row's sequence). Every
-    // row of a version has the same kind (upserts, or deletes), so the last row tells a tombstone.
-    const numbered = `SELECT *, sum(${q(B)}) OVER (${byI} ROWS UNBOUNDED PRECEDING) AS ${q(V)}, lead(${q(B)}) OVER (${byI}) AS ${q(NB)},
-      ${S.map((s, i) => `last_value(CASE WHEN ${q(B)} = 1 THEN ${s} END IGNORE NULLS) OVER (${byI} ROWS UNBOUNDED PRECEDING) AS ${q(startPart(i))}`).join(', ')},
-      ${S.map((s, i) => `lead(${s}) OVER (${byI}) AS ${q(endPart(i))}`).join(', ')} FROM b`;
-    const last = `SELECT ${[...K, ...S.map((s, i) => `${q(startPart(i))} AS ${s}`), ...S.map((_, i) => q(endPart(i))), `${q(OP)} > 0 AS ${q(TOMB)}`, ...P].join(', ')}
-      FROM n WHERE ${q(V)} > 0 AND (${q(NB)} IS NULL OR ${q(NB)} = 1)`;
+    // One more pass: each row knows its version (VERSION_NUMBER), where the version started (the
+    // last boundary's sequence so far) and what follows it. A version's last row (the next row
+    // opens another, or there is none) carries its values and its end (the next row's sequence).
+    // Every row of a version has the same kind (upserts, or deletes), so the last row tells a
+    // tombstone.
+    const numbered = `SELECT *, sum(${q(BOUNDARY)}) OVER (${byEventNumber} ROWS UNBOUNDED PRECEDING) AS ${q(VERSION_NUMBER)}, lead(${q(BOUNDARY)}) OVER (${byEventNumber}) AS ${q(NEXT_BOUNDARY)},
+      ${S.map((s, i) => `last_value(CASE WHEN ${q(BOUNDARY)} = 1 THEN ${s} END IGNORE NULLS) OVER (${byEventNumber} ROWS UNBOUNDED PRECEDING) AS ${q(startPart(i))}`).join(', ')},
+      ${S.map((s, i) => `lead(${s}) OVER (${byEventNumber}) AS ${q(endPart(i))}`).join(', ')} FROM b`;
+    const last = `SELECT ${[...K, ...S.map((s, i) => `${q(startPart(i))} AS ${s}`), ...S.map((_, i) => q(endPart(i))), `${q(OP)} > 0 AS ${q(TOMBSTONE)}`, ...P].join(', ')}
+      FROM n WHERE ${q(VERSION_NUMBER)} > 0 AND (${q(NEXT_BOUNDARY)} IS NULL OR ${q(NEXT_BOUNDARY)} = 1)`;
     versions = `n AS (${numbered}),
 v AS (${last})`;
   } else {
-    const numbered = `SELECT *, sum(${q(B)}) OVER (${byI} ROWS UNBOUNDED PRECEDING) AS ${q(V)} FROM b`;
-    const grouped = `SELECT ${K.join(', ')}, ${q(V)},
-      ${S.map((s) => `${d.firstBy(s, q(I))} AS ${s}`).join(', ')},
-      ${d.firstBy(q(OP), q(I))} > 0 AS ${q(TOMB)}${P.length ? ',' : ''}
-      ${P.map((p) => `${d.lastBy(p, q(I))} AS ${p}`).join(', ')}
-    FROM n WHERE ${q(V)} > 0 GROUP BY ${K.join(', ')}, ${q(V)}`;
-    const ended = `SELECT *, ${S.map((s, i) => `lead(${s}) OVER (PARTITION BY ${partK} ORDER BY ${q(V)}) AS ${q(endPart(i))}`).join(', ')} FROM g`;
+    const numbered = `SELECT *, sum(${q(BOUNDARY)}) OVER (${byEventNumber} ROWS UNBOUNDED PRECEDING) AS ${q(VERSION_NUMBER)} FROM b`;
+    const grouped = `SELECT ${K.join(', ')}, ${q(VERSION_NUMBER)},
+      ${S.map((s) => `${d.firstBy(s, q(EVENT_NUMBER))} AS ${s}`).join(', ')},
+      ${d.firstBy(q(OP), q(EVENT_NUMBER))} > 0 AS ${q(TOMBSTONE)}${P.length ? ',' : ''}
+      ${P.map((p) => `${d.lastBy(p, q(EVENT_NUMBER))} AS ${p}`).join(', ')}
+    FROM n WHERE ${q(VERSION_NUMBER)} > 0 GROUP BY ${K.join(', ')}, ${q(VERSION_NUMBER)}`;
+    const ended = `SELECT *, ${S.map((s, i) => `lead(${s}) OVER (PARTITION BY ${partK} ORDER BY ${q(VERSION_NUMBER)}) AS ${q(endPart(i))}`).join(', ')} FROM g`;
     versions = `n AS (${numbered}),
 g AS (${grouped}),
 v AS (${ended})`;
@@ -163,14 +171,17 @@ export const TIE = `${INTERNAL_COLUMN_PREFIX}tie`;
 /** Whether the walk can mark its ties (its one-sort form: values taken as they are). */
 export const canMarkTies = (flow: Flow) => !flow.ignoreNullUpdates;
 
-const UPS = `${INTERNAL_COLUMN_PREFIX}ups`;
-const FIRST = `${INTERNAL_COLUMN_PREFIX}first`;
-const LAST = `${INTERNAL_COLUMN_PREFIX}last`;
+/** How many of its key's events up to an event (it included) are upserts. */
+const UPSERTS_SO_FAR = `${INTERNAL_COLUMN_PREFIX}ups`;
+/** Whether an event opens a version; whether it is its version's last (the next event opens one). */
+const FIRST_OF_VERSION = `${INTERNAL_COLUMN_PREFIX}first`;
+const LAST_OF_VERSION = `${INTERNAL_COLUMN_PREFIX}last`;
 
-const PART = `${INTERNAL_COLUMN_PREFIX}part`;
-const RAW_I = `${INTERNAL_COLUMN_PREFIX}ri`;
-const RAW_LAST = `${INTERNAL_COLUMN_PREFIX}rlast`;
-const RAW_TOMB = `${INTERNAL_COLUMN_PREFIX}rtomb`;
+/** An event of a version of several events, written as it is, to pair with the rest of its version. */
+const TO_PAIR = `${INTERNAL_COLUMN_PREFIX}part`;
+const RAW_EVENT_NUMBER = `${INTERNAL_COLUMN_PREFIX}ri`;
+const RAW_LAST_OF_VERSION = `${INTERNAL_COLUMN_PREFIX}rlast`;
+const RAW_TOMBSTONE = `${INTERNAL_COLUMN_PREFIX}rtomb`;
 const rawStart = (i: number) => `${INTERNAL_COLUMN_PREFIX}rs${i}`;
 const rawEnd = (i: number) => `${INTERNAL_COLUMN_PREFIX}re${i}`;
 
@@ -190,8 +201,8 @@ const rawEnd = (i: number) => `${INTERNAL_COLUMN_PREFIX}re${i}`;
  *   sequence of the event after its last (null when there is none).
  *
  * The window's output is read once, as it streams: the first statement writes the whole versions
- * and, as they are (PART, with the raw columns the pairing needs), the events of the others; the
- * next ones pair those few up in the walked table and remove them. Reading the window's output a
+ * and, as they are (TO_PAIR, with the raw columns the pairing needs), the events of the others;
+ * the next ones pair those few up in the walked table and remove them. Reading the window's output a
  * second time for them made the engine keep all of it (DuckDB: 7 s of a 21 s walk of 12.5M events).
  */
 function oneSortWalk(flow: Flow, model: ColumnModel, d: Dialect, ev: string, into: string, byOrder: string, markTies: boolean): string[] {
@@ -209,27 +220,27 @@ function oneSortWalk(flow: Flow, model: ColumnModel, d: Dialect, ev: string, int
   const nextOpens = `CASE WHEN ${nop} IS NULL THEN true WHEN ${nop} > 0 THEN ${q(OP)} = 0 ELSE (${q(OP)} > 0 OR ${differs('lead')}) END`;
   const ups = `count(CASE WHEN ${q(OP)} = 0 THEN 1 END) ${w.replace(/\)$/, ' ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)')}`;
   const tie = `coalesce(${S.map((s) => `lag(${s}) ${w} = ${s}`).join(' AND ')} AND ${lop} = ${q(OP)}, false)`;
-  const o = `SELECT ${[...K, ...S, q(OP), ...P].join(', ')}, row_number() ${w} AS ${q(I)},
+  const o = `SELECT ${[...K, ...S, q(OP), ...P].join(', ')}, row_number() ${w} AS ${q(EVENT_NUMBER)},
     ${S.map((s, i) => `lead(${s}) ${w} AS ${q(endPart(i))}`).join(', ')},
-    ${first} AS ${q(FIRST)}, ${nextOpens} AS ${q(LAST)}, ${ups} AS ${q(UPS)}${markTies ? `, ${tie} AS ${q(TIE)}` : ''}
+    ${first} AS ${q(FIRST_OF_VERSION)}, ${nextOpens} AS ${q(LAST_OF_VERSION)}, ${ups} AS ${q(UPSERTS_SO_FAR)}${markTies ? `, ${tie} AS ${q(TIE)}` : ''}
   FROM ev`;
   const cols = (start: string[]) =>
-    [...K, ...start.map((s, i) => `${s} AS ${S[i]}`), ...S.map((_, i) => q(endPart(i))), `${q(OP)} > 0 AS ${q(TOMB)}`, ...P].join(', ');
+    [...K, ...start.map((s, i) => `${s} AS ${S[i]}`), ...S.map((_, i) => q(endPart(i))), `${q(OP)} > 0 AS ${q(TOMBSTONE)}`, ...P].join(', ');
   // An event of a version of several events (in one, and first or last but not both).
-  const part = `((${q(OP)} = 0 OR ${q(UPS)} > 0) AND ${q(FIRST)} <> ${q(LAST)})`;
+  const part = `((${q(OP)} = 0 OR ${q(UPSERTS_SO_FAR)} > 0) AND ${q(FIRST_OF_VERSION)} <> ${q(LAST_OF_VERSION)})`;
   const raw = (x: string, as: string) => `CASE WHEN ${part} THEN ${x} END AS ${q(as)}`;
   const rawCols = [
-    `${part} AS ${q(PART)}`,
-    raw(q(I), RAW_I),
-    raw(q(LAST), RAW_LAST),
-    raw(`${q(OP)} > 0`, RAW_TOMB),
+    `${part} AS ${q(TO_PAIR)}`,
+    raw(q(EVENT_NUMBER), RAW_EVENT_NUMBER),
+    raw(q(LAST_OF_VERSION), RAW_LAST_OF_VERSION),
+    raw(`${q(OP)} > 0`, RAW_TOMBSTONE),
     ...S.map((s, i) => raw(s, rawStart(i))),
     ...S.map((_, i) => raw(q(endPart(i)), rawEnd(i))),
   ];
-  const rawNames = [PART, RAW_I, RAW_LAST, RAW_TOMB, ...S.map((_, i) => rawStart(i)), ...S.map((_, i) => rawEnd(i))];
+  const rawNames = [TO_PAIR, RAW_EVENT_NUMBER, RAW_LAST_OF_VERSION, RAW_TOMBSTONE, ...S.map((_, i) => rawStart(i)), ...S.map((_, i) => rawEnd(i))];
   // A tied event comes out too, marked: a version and a mark at once when it is one.
   const v = `SELECT ${cols(S)}, ${rawCols.join(', ')}${markTies ? `, ${q(TIE)}` : ''}
-  FROM o WHERE (${q(FIRST)} AND ${q(LAST)}) OR ${part}${markTies ? ` OR ${q(TIE)}` : ''}`;
+  FROM o WHERE (${q(FIRST_OF_VERSION)} AND ${q(LAST_OF_VERSION)}) OR ${part}${markTies ? ` OR ${q(TIE)}` : ''}`;
   // Where scratch cannot change in place, the walk's raw output is a relation of its own, and
   // the walked rows are the whole versions and the paired ones, made from it in one statement.
   const inPlace = d.capabilities.temporaryTables;
@@ -237,7 +248,7 @@ function oneSortWalk(flow: Flow, model: ColumnModel, d: Dialect, ev: string, int
   const walked = d.scratch(rawOut, `WITH ev AS (${ev}),
 o AS (${o}),
 v AS (${v})
-${versionsSelect(flow, model, d, 'v', [...rawNames, ...(markTies ? [TIE] : [])], [PART, ...(markTies ? [TIE] : [])])}`);
+${versionsSelect(flow, model, d, 'v', [...rawNames, ...(markTies ? [TIE] : [])], [TO_PAIR, ...(markTies ? [TIE] : [])])}`);
   // The pairs: each last event with the start of the first before it (events of one version are
   // next to each other in the key's order). Payload columns are named as in the target.
   const target = [...targetColumns(flow, model, d).map((c) => c.name), CURRENT].map(q);
@@ -245,19 +256,19 @@ ${versionsSelect(flow, model, d, 'v', [...rawNames, ...(markTies ? [TIE] : [])],
     ...K,
     ...S.map((s, i) => `${q(startPart(i))} AS ${s}`),
     ...S.map((_, i) => `${q(rawEnd(i))} AS ${q(endPart(i))}`),
-    `${q(RAW_TOMB)} AS ${q(TOMB)}`,
+    `${q(RAW_TOMBSTONE)} AS ${q(TOMBSTONE)}`,
     ...P,
-  ].join(', ')} FROM (SELECT *, ${S.map((_, i) => `lag(${q(rawStart(i))}) OVER (PARTITION BY ${K.join(', ')} ORDER BY ${q(RAW_I)}) AS ${q(startPart(i))}`).join(', ')}
-    FROM ${q(rawOut)} WHERE ${q(PART)}) x WHERE ${q(RAW_LAST)}`;
+  ].join(', ')} FROM (SELECT *, ${S.map((_, i) => `lag(${q(rawStart(i))}) OVER (PARTITION BY ${K.join(', ')} ORDER BY ${q(RAW_EVENT_NUMBER)}) AS ${q(startPart(i))}`).join(', ')}
+    FROM ${q(rawOut)} WHERE ${q(TO_PAIR)}) x WHERE ${q(RAW_LAST_OF_VERSION)}`;
   if (!inPlace) {
     if (markTies) throw new Error('the walk marks ties only where its output changes in place');
-    return [walked, d.scratch(into, `SELECT ${target.join(', ')} FROM ${q(rawOut)} WHERE NOT ${q(PART)}\nUNION ALL\n${versionsSelect(flow, model, d, `(${pairs}) p`)}`)];
+    return [walked, d.scratch(into, `SELECT ${target.join(', ')} FROM ${q(rawOut)} WHERE NOT ${q(TO_PAIR)}\nUNION ALL\n${versionsSelect(flow, model, d, `(${pairs}) p`)}`)];
   }
   return [
     walked,
     `INSERT INTO ${q(into)} (${target.join(', ')}) ${versionsSelect(flow, model, d, `(${pairs}) p`)}`,
     // A tied event stays (the walk is run again in the full order).
-    `DELETE FROM ${q(into)} WHERE ${q(PART)}${markTies ? ` AND NOT ${q(TIE)}` : ''}`,
+    `DELETE FROM ${q(into)} WHERE ${q(TO_PAIR)}${markTies ? ` AND NOT ${q(TIE)}` : ''}`,
     ...rawNames.map((c) => `ALTER TABLE ${q(into)} DROP COLUMN ${q(c)}`),
   ];
 }
@@ -282,7 +293,7 @@ function withTieOrder(model: ColumnModel, d: Dialect, events: string): string {
 
 /**
  * Target rows from walked versions: `from` has the key, the start's sequence parts, the end's
- * (endPart(i), null while open), TOMB and the payload. Drops what the flow does not keep
+ * (endPart(i), null while open), TOMBSTONE and the payload. Drops what the flow does not keep
  * (deletions unless tombstones, zero-length versions, closed versions of scd1), but for the rows
  * where a `keepAlso` column is true.
  */
@@ -290,16 +301,16 @@ export function versionsSelect(flow: Flow, model: ColumnModel, d: Dialect, from:
   const q = d.quote;
   const S = seqParts(model).map(q);
   const keep = [
-    flow.deletes === 'tombstone' && flow.storedAs === 'scd2' ? 'true' : `NOT ${q(TOMB)}`,
+    flow.deletes === 'tombstone' && flow.storedAs === 'scd2' ? 'true' : `NOT ${q(TOMBSTONE)}`,
     flow.storedAs === 'scd1'
       ? `${q(endPart(0))} IS NULL`
       : `(${q(endPart(0))} IS NULL OR NOT (${S.map((s, i) => `${s} = ${q(endPart(i))}`).join(' AND ')}))`,
   ];
-  return `SELECT ${projection(flow, model, d).join(', ')}, (${q(endPart(0))} IS NULL AND NOT ${q(TOMB)}) AS ${q(CURRENT)}${extra.map((c) => `, ${q(c)}`).join('')}
+  return `SELECT ${projection(flow, model, d).join(', ')}, (${q(endPart(0))} IS NULL AND NOT ${q(TOMBSTONE)}) AS ${q(CURRENT)}${extra.map((c) => `, ${q(c)}`).join('')}
 FROM ${from} WHERE ${keepAlso.length ? `(${keep.join(' AND ')}) OR ${keepAlso.map(q).join(' OR ')}` : keep.join(' AND ')}`;
 }
 
-export { TOMB, endPart };
+export { TOMBSTONE, endPart };
 
 /** Target columns from a walked version (columns of `v`), in target order. */
 function projection(flow: Flow, model: ColumnModel, d: Dialect): string[] {
@@ -330,11 +341,11 @@ function projection(flow: Flow, model: ColumnModel, d: Dialect): string[] {
     } else if (n === flow.isCurrentColumn) {
       out.push(`${currentFlag(flow, `${q(endPart(0))} IS NULL`)} AS ${q(n)}`);
     } else if (flow.deletes === 'tombstone' && n === flow.deletedColumn) {
-      out.push(`${q(TOMB)} AS ${q(n)}`);
+      out.push(`${q(TOMBSTONE)} AS ${q(n)}`);
     } else if (model.keys.some((k) => k.name === n)) {
       out.push(q(n));
     } else {
-      out.push(flow.deletes === 'tombstone' ? `CASE WHEN ${q(TOMB)} THEN NULL ELSE ${q(n)} END AS ${q(n)}` : q(n));
+      out.push(flow.deletes === 'tombstone' ? `CASE WHEN ${q(TOMBSTONE)} THEN NULL ELSE ${q(n)} END AS ${q(n)}` : q(n));
     }
   }
   return out;

@@ -16,10 +16,10 @@ import { commitVersions } from './engine-versions.js';
  * (or of a target that was scd1) gets them on its next write.
  *
  * A row a commit adds to the target (an insert, a close, an update's post-image) is stored **by
- * reference** (REF = true): its identity and the columns a close changes (end, is-current), and
- * null in every other column. Those other columns do not change while the row is in the target
- * (a close updates only the end and is-current in place; any other change removes the row and adds
- * another), and every removal is itself a feed row with the removed row's values in full (an
+ * reference** (BY_REFERENCE = true): its identity and the columns a close changes (end,
+ * is-current), and null in every other column. Those other columns do not change while the row is
+ * in the target (a close updates only the end and is-current in place; any other change removes
+ * the row and adds another), and every removal is itself a feed row with the removed row's values in full (an
  * update_preimage or a delete). So a reference written at commit c reads its values from the first
  * removal of its identity after c, or, if there is none, from the target. Writing the feed then
  * costs a few narrow columns per added row instead of a second copy of it.
@@ -27,7 +27,7 @@ import { commitVersions } from './engine-versions.js';
 export const CLOSE_TYPE = 'close';
 export const PRE_END = '__scd_pre_end';
 export const PRE_CURRENT = '__scd_pre_current';
-export const REF = '__scd_ref';
+export const BY_REFERENCE = '__scd_ref';
 /** The columns Delta Lake's change data feed adds to the target's. */
 export const CDF_COLUMNS = ['_change_type', '_commit_version', '_commit_timestamp'];
 /** The feed rows that hold a removed row's values in full. */
@@ -41,14 +41,17 @@ export function preColumns(endType: string, boolType: string): ColumnInfo[] {
   ];
 }
 
-/** The feed's own columns beyond the target's and Delta Lake's: the close columns (scd2), REF. */
+/**
+ * The feed's own columns beyond the target's and Delta Lake's: the close columns (scd2),
+ * BY_REFERENCE.
+ */
 export function feedColumns(flow: Flow, target: ColumnInfo[], boolType: string): ColumnInfo[] {
   const end = target.find((c) => c.name === flow.endAtColumn);
-  return [...(flow.storedAs === 'scd2' && end ? preColumns(end.type, boolType) : []), { name: REF, type: boolType }];
+  return [...(flow.storedAs === 'scd2' && end ? preColumns(end.type, boolType) : []), { name: BY_REFERENCE, type: boolType }];
 }
 
 /** Every column feedColumns may give: which of them a feed has is all ensureFeedColumns needs to know. */
-export const FEED_OWN_COLUMNS = [PRE_END, PRE_CURRENT, REF];
+export const FEED_OWN_COLUMNS = [PRE_END, PRE_CURRENT, BY_REFERENCE];
 
 /**
  * The feed gets the columns it lacks (a feed written before they existed). `has`: which of
@@ -86,26 +89,26 @@ export function keptByReference(id: string[], closing: Array<string | undefined>
 /** The stored rows, each with its values (a reference resolved), in the feed's stored shape. */
 function storedSql(q: (s: string) => string, names: StoreNames, shape: FeedShape, extra: string[], hasRef: boolean): string {
   const plain = `SELECT ${[...shape.cols, ...CDF_COLUMNS, ...extra].map(q).join(', ')} FROM ${q(names.changes)}`;
-  return hasRef ? `${plain} WHERE ${q(REF)} IS NULL\n    UNION ALL\n    ${resolvedSql(q, names, shape, extra)}` : plain;
+  return hasRef ? `${plain} WHERE ${q(BY_REFERENCE)} IS NULL\n    UNION ALL\n    ${resolvedSql(q, names, shape, extra)}` : plain;
 }
 
 /** The references, each with the values it stands for. */
 function resolvedSql(q: (s: string) => string, names: StoreNames, shape: FeedShape, extra: string[]): string {
   const kept = keptByReference(shape.id, [shape.endAt, shape.isCurrent]);
   const on = (a: string, b: string) => shape.id.map((c) => `${a}.${q(c)} = ${b}.${q(c)}`).join(' AND ');
-  const removal = (a: string) => `${a}.${q(REF)} IS NULL AND ${a}._change_type IN ${REMOVALS}`;
+  const removal = (a: string) => `${a}.${q(BY_REFERENCE)} IS NULL AND ${a}._change_type IN ${REMOVALS}`;
   const rid = shape.id.map((c) => `r.${q(c)}`).join(', ');
   // The first removal of each reference's identity after its commit.
   const next = `SELECT ${rid}, r._commit_version AS v, min(g._commit_version) AS gv
       FROM ${q(names.changes)} r JOIN ${q(names.changes)} g ON ${on('g', 'r')} AND g._commit_version > r._commit_version
-      WHERE r.${q(REF)} AND ${removal('g')} GROUP BY ${rid}, r._commit_version`;
+      WHERE r.${q(BY_REFERENCE)} AND ${removal('g')} GROUP BY ${rid}, r._commit_version`;
   const value = (c: string) => (kept.has(c) ? `r.${q(c)}` : `CASE WHEN m.gv IS NULL THEN t.${q(c)} ELSE g.${q(c)} END AS ${q(c)}`);
   return `SELECT ${[...shape.cols.map(value), ...[...CDF_COLUMNS, ...extra].map((c) => `r.${q(c)}`)].join(', ')}
     FROM ${q(names.changes)} r
     LEFT JOIN (${next}) m ON ${on('m', 'r')} AND m.v = r._commit_version
     LEFT JOIN ${q(names.changes)} g ON ${on('g', 'r')} AND g._commit_version = m.gv AND ${removal('g')}
     LEFT JOIN ${q(names.target)} t ON ${on('t', 'r')}
-    WHERE r.${q(REF)}`;
+    WHERE r.${q(BY_REFERENCE)}`;
 }
 
 /**
@@ -117,7 +120,7 @@ export async function feedSql(driver: Driver, names: StoreNames, shape: FeedShap
   const q = driver.dialect.quote;
   const feed = (await driver.columns(names.changes)) ?? [];
   const hasPre = feed.some((c) => c.name === PRE_END);
-  const hasRef = feed.some((c) => c.name === REF);
+  const hasRef = feed.some((c) => c.name === BY_REFERENCE);
   const stored = storedSql(q, names, shape, hasPre ? [PRE_END, PRE_CURRENT] : [], hasRef);
   if (!hasPre) return `(${stored}) feed`;
   const { cols, endAt, isCurrent, currentValues } = shape;
@@ -165,12 +168,12 @@ async function engineFeedSql(driver: Driver, names: StoreNames, shape: FeedShape
 export async function materializeFeed(driver: Driver, names: StoreNames, shape: FeedShape, tmp: string): Promise<void> {
   const q = driver.dialect.quote;
   const feed = (await driver.columns(names.changes)) ?? [];
-  if (!feed.some((c) => c.name === REF)) return;
+  if (!feed.some((c) => c.name === BY_REFERENCE)) return;
   const extra = [PRE_END, PRE_CURRENT].filter((c) => feed.some((f) => f.name === c));
   const list = [...shape.cols, ...CDF_COLUMNS, ...extra].map(q).join(', ');
   await driver.run(`DROP TABLE IF EXISTS ${q(tmp)}`);
   await driver.run(driver.dialect.scratch(tmp, `${resolvedSql(q, names, shape, extra)}`));
-  await driver.run(`DELETE FROM ${q(names.changes)} WHERE ${q(REF)}`);
+  await driver.run(`DELETE FROM ${q(names.changes)} WHERE ${q(BY_REFERENCE)}`);
   await driver.run(`INSERT INTO ${q(names.changes)} (${list}) SELECT ${list} FROM ${q(tmp)}`);
   await driver.run(`DROP TABLE ${q(tmp)}`);
 }
