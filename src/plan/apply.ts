@@ -30,7 +30,8 @@ import { checkFlowNames } from './name-limits.js';
 import { NO_CHANGES, recompute, type ChangeCounts } from './recompute.js';
 import { discardCommitScratch, withScratch } from './scratch.js';
 import { changedSettings, rebuildNeeded, semanticSettings } from './settings.js';
-import { checkEndSentinel, checkInclusiveEnd, COMMIT, createStoreSql, currentViewSql, OP, OP_TRUNCATE } from './target.js';
+import { checkEndSentinel, checkInclusiveEnd, createStoreSql, currentViewSql } from './target.js';
+import { COMMIT, OP, OP_TRUNCATE } from '../store/target-columns.js';
 
 export type ApplyResult = CommitResult;
 

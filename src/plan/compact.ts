@@ -9,14 +9,14 @@ import { storeNames, TMP, written } from '../store/names.js';
 import type { Progress } from './apply.js';
 import { withScratch } from './scratch.js';
 import { FOLDED_COMMIT } from './events-sql.js';
-import { seqParts, sequenceType, type ColumnModel } from './model.js';
+import { seqParts, type ColumnModel } from './model.js';
 import { INTERNAL_COLUMN_PREFIX } from '../files/source-keys.js';
 import { reportDiskFull } from './disk-full.js';
-import { COMMIT, HASH, OP, OP_DELETE, OP_TRUNCATE, OP_UPSERT } from './target.js';
 import { walkSql } from './walk-sql.js';
 import { greater } from './model.js';
 import { checkedSequenceValue } from './sequence-value.js';
 import { beginRecordedCommit } from './begin-recorded.js';
+import { COMMIT, HASH, OP, OP_DELETE, OP_TRUNCATE, OP_UPSERT, sequenceType } from '../store/target-columns.js';
 
 const VERSION_START = `${INTERNAL_COLUMN_PREFIX}vs`;
 const VERSION_END = `${INTERNAL_COLUMN_PREFIX}ve`;

@@ -3,13 +3,14 @@ import type { Flow } from '../flow/flow.js';
 import { TMP, written, type StoreNames } from '../store/names.js';
 import { type ColumnModel } from './model.js';
 import { INTERNAL_COLUMN_PREFIX } from '../files/source-keys.js';
-import { currentCondition, flagIsCurrent, identityColumns, sentinelValue, targetColumns, targetRowId } from './target.js';
+import { flagIsCurrent, identityColumns, targetColumns, targetRowId } from './target.js';
 import { SLOW } from './keys-sql.js';
 import { simpleDiffSql } from './simple-diff-sql.js';
 import { ROWID } from './walk-input-sql.js';
 import { CURRENT } from './walk-sql.js';
 import { CLOSE_TYPE, keptByReference, PRE_CURRENT, PRE_END, BY_REFERENCE } from '../store/feed.js';
 import type { TargetChange } from '../execute/target-change.js';
+import { currentCondition, sentinelValue } from '../store/target-columns.js';
 
 /**
  * Compare the recomputed rows (TMP.recomputed) with the stored rows they may replace (TMP.stored),

@@ -9,7 +9,7 @@ import { TMP, written, type StoreNames } from '../store/names.js';
 import { spliced } from '../dialects/expression.js';
 import { type ColumnModel } from './model.js';
 import { INTERNAL_COLUMN_PREFIX } from '../files/source-keys.js';
-import { COMMIT, HASH, OP, OP_DELETE, OP_TRUNCATE, OP_UPSERT } from './target.js';
+import { COMMIT, HASH, OP, OP_DELETE, OP_TRUNCATE, OP_UPSERT } from '../store/target-columns.js';
 
 export const REASON = `${INTERNAL_COLUMN_PREFIX}reason`;
 /** The commit number of events that compaction folded (their operation is kept as stored). */

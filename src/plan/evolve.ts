@@ -8,8 +8,9 @@ import { exactDigits, type Dialect } from '../dialects/dialect.js';
 import { exactDecimal, MAX_PRECISION, numberDigits } from '../typing/exact-numbers.js';
 import { sourceColumnsOf } from '../typing/staged-types.js';
 import { deriveModel, type ColumnModel } from './model.js';
-import { currentViewSql, HASH, OP, OP_TRUNCATE, targetColumns } from './target.js';
+import { currentViewSql, targetColumns } from './target.js';
 import { checkColumnNames } from './name-clashes.js';
+import { HASH, OP, OP_TRUNCATE } from '../store/target-columns.js';
 
 /**
  * Bring the stored model in line with a new input (SEMANTICS §6, issue "schema changes"):

@@ -3,12 +3,12 @@ import { firstOfEachSql } from '../dialects/first-of-each.js';
 import type { Flow } from '../flow/flow.js';
 import { TMP, written, type StoreNames } from '../store/names.js';
 import { seqParts, type ColumnModel } from './model.js';
-import { OP, OP_UPSERT } from './target.js';
 import { CURRENT } from './walk-sql.js';
 import { lastPart, stateColumns } from './key-state.js';
 import { stateInsertSql, type StateChange } from '../execute/state-change.js';
 import { keyJoin, SIMPLE, STATE_ROW, stateRowId, lastTruncateSql } from './keys-sql.js';
 import { LOG_VIEW } from './walk-input-sql.js';
+import { OP, OP_UPSERT } from '../store/target-columns.js';
 
 export interface StateOptions {
   /** The walk's input (TMP.events, or the log's view in a rebuild). */

@@ -3,8 +3,8 @@ import type { Flow } from '../flow/flow.js';
 import { TMP, type StoreNames } from '../store/names.js';
 import { greater, type ColumnModel } from './model.js';
 import { INTERNAL_COLUMN_PREFIX } from '../files/source-keys.js';
-import { OP, OP_TRUNCATE } from './target.js';
 import { lastPart, LIVE, stateColumns } from './key-state.js';
+import { OP, OP_TRUNCATE } from '../store/target-columns.js';
 
 /**
  * Cost that follows the batch (issue "performance"): a per-key state (the sequence of the key's

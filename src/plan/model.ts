@@ -1,7 +1,6 @@
 import { ScdError } from '../errors.js';
 import type { ColumnInfo } from '../dialects/driver.js';
 import { sourceColumnsOf } from '../typing/staged-types.js';
-import type { Dialect } from '../dialects/dialect.js';
 import type { Flow } from '../flow/flow.js';
 import { closest } from '../flow/validate.js';
 import { sequenceOf } from '../flow/debezium-positions.js';
@@ -83,11 +82,6 @@ export function reservedNames(flow: Flow): string[] {
   if (flow.deletes === 'tombstone') out.push(flow.deletedColumn);
   out.push(...Object.values(flow.previousValues ?? {}));
   return out;
-}
-
-/** The SQL type of __START_AT/__END_AT: the sequence's own type, or a struct of its parts. */
-export function sequenceType(dialect: Dialect, model: ColumnModel): string {
-  return model.seq.length === 1 ? model.seq[0]!.type : dialect.structType(model.seq.map((c) => [c.name, c.type]));
 }
 
 /** Internal names of the sequence parts inside the walk. */

@@ -4,8 +4,8 @@ import { TMP, type StoreNames } from '../store/names.js';
 import { DROP, logColumns, REASON } from './events-sql.js';
 import { type ColumnModel } from './model.js';
 import { INTERNAL_COLUMN_PREFIX } from '../files/source-keys.js';
-import { HASH, OP, OP_TRUNCATE } from './target.js';
 import { keyJoin, SLOW } from './keys-sql.js';
+import { HASH, OP, OP_TRUNCATE } from '../store/target-columns.js';
 
 /** An event's identity in the log: key, sequence, operation and payload hash. */
 const identity = (model: ColumnModel) => [...model.keys.map((k) => k.name), ...model.seq.map((s) => s.name), OP, HASH];

@@ -18,7 +18,7 @@ import { settleDebezium } from '../flow/debezium-positions.js';
 import { checkExpressions, checkSpelling } from './expression.js';
 import { deriveModel } from './model.js';
 import { changedSettings, semanticSettings } from './settings.js';
-import { checkEndSentinel, COMMIT, currentViewSql, HASH, OP, targetColumns } from './target.js';
+import { checkEndSentinel, currentViewSql, targetColumns } from './target.js';
 import { checkColumnNames } from './name-clashes.js';
 import { checkFlowNames } from './name-limits.js';
 import { reportDiskFull } from './disk-full.js';
@@ -26,6 +26,7 @@ import { ensureFeedColumns, materializeFeed, writtenShape } from '../store/feed.
 import type { FlowRecord } from '../store/catalog.js';
 import { executorFor } from '../execute/executor.js';
 import { beginRecordedCommit } from './begin-recorded.js';
+import { COMMIT, HASH, OP } from '../store/target-columns.js';
 
 /**
  * Recompute the whole target from the kept events under the flow as it is now (a full refresh):

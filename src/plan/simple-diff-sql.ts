@@ -3,10 +3,11 @@ import type { Flow } from '../flow/flow.js';
 import { TMP, type StoreNames } from '../store/names.js';
 import { seqParts, type ColumnModel } from './model.js';
 import { INTERNAL_COLUMN_PREFIX } from '../files/source-keys.js';
-import { currentCondition, OP, OP_UPSERT, rowIdOrNull, targetColumns, targetRowId } from './target.js';
+import { rowIdOrNull, targetColumns, targetRowId } from './target.js';
 import { CURRENT, endPart, TOMBSTONE, versionsSelect } from './walk-sql.js';
 import { keyJoin, SIMPLE, SLOW } from './keys-sql.js';
 import { liveStart, ROWID } from './walk-input-sql.js';
+import { currentCondition, OP, OP_UPSERT } from '../store/target-columns.js';
 
 /**
  * The diff of the SIMPLE keys (fast, one new event), without the walk: what the walk gives for a

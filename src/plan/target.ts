@@ -2,29 +2,11 @@ import { rowIdOf, type Dialect } from '../dialects/dialect.js';
 import type { ColumnInfo, Driver } from '../dialects/driver.js';
 import { ScdError } from '../errors.js';
 import type { Flow } from '../flow/flow.js';
-import { COMMIT, written, type StoreNames } from '../store/names.js';
+import { written, type StoreNames } from '../store/names.js';
 import { feedColumns } from '../store/feed.js';
-import { sequenceType, type ColumnModel } from './model.js';
-import { INTERNAL_COLUMN_PREFIX } from '../files/source-keys.js';
+import { COMMIT, currentCondition, dataColumns, HASH, OP, sequenceType } from '../store/target-columns.js';
+import type { ColumnModel } from '../flow/column-model.js';
 import { createStateSql } from './key-state.js';
-
-export const HASH = `${INTERNAL_COLUMN_PREFIX}hash`;
-export const OP = `${INTERNAL_COLUMN_PREFIX}op`;
-export { COMMIT };
-
-export const OP_UPSERT = 0;
-export const OP_DELETE = 1;
-export const OP_TRUNCATE = 2;
-
-/** Data columns of the target in source order: keys and payload interleaved as the source had them. */
-export function dataColumns(model: ColumnModel): ColumnInfo[] {
-  const all = [...model.keys, ...model.payload];
-  const order = (c: ColumnInfo) => {
-    const i = model.source.findIndex((s) => s.name === c.name);
-    return i < 0 ? Number.MAX_SAFE_INTEGER : i;
-  };
-  return all.sort((a, b) => order(a) - order(b));
-}
 
 /**
  * The current flag of a version whose end is `isOpen` (a SQL boolean): the boolean itself, or the
@@ -129,21 +111,6 @@ export function currentViewSql(flow: Flow, model: ColumnModel, d: Dialect, names
   // The target by the name a commit writes it by: a commit's pinned reads (Spark) are temporary
   // views, which no view that outlives the commit may name.
   return `CREATE OR REPLACE VIEW ${q(names.current)} AS SELECT * FROM ${written(names, 'target', q)} WHERE ${currentCondition(flow, model, d)}`;
-}
-
-/** A condition over target columns: the row is a live (current, not deleted) version. */
-export function currentCondition(flow: Flow, model: ColumnModel, d: Dialect, alias = ''): string {
-  const q = (c: string) => `${alias}${d.quote(c)}`;
-  if (flow.storedAs === 'scd1') return 'true';
-  const end = flow.endSentinel === undefined ? `${q(flow.endAtColumn)} IS NULL` : `${q(flow.endAtColumn)} = ${sentinelValue(flow, model, d)}`;
-  return flow.deletes === 'tombstone' ? `${end} AND NOT ${q(flow.deletedColumn)}` : end;
-}
-
-/** The end sentinel is flow configuration (not data); it is written as a checked, cast literal. */
-export function sentinelValue(flow: Flow, model: ColumnModel, d: Dialect): string {
-  const v = flow.endSentinel!;
-  const lit = typeof v === 'number' ? (Number.isFinite(v) ? String(v) : 'NULL') : `'${v.replace(/'/g, "''")}'`;
-  return `CAST(${lit} AS ${sequenceType(d, model)})`;
 }
 
 /**

@@ -3,10 +3,11 @@ import type { Flow } from '../flow/flow.js';
 import { TMP, type StoreNames } from '../store/names.js';
 import { seqParts, type ColumnModel } from './model.js';
 import { INTERNAL_COLUMN_PREFIX } from '../files/source-keys.js';
-import { currentCondition, HASH, OP, OP_TRUNCATE, OP_UPSERT, rowIdOrNull, targetRowId } from './target.js';
+import { rowIdOrNull, targetRowId } from './target.js';
 import { CURRENT } from './walk-sql.js';
 import { lastPart } from './key-state.js';
 import { keyJoin, SIMPLE, SLOW } from './keys-sql.js';
+import { currentCondition, HASH, OP, OP_TRUNCATE, OP_UPSERT } from '../store/target-columns.js';
 
 /** TMP.stored: the stored row's row id (null where the target has none to read). */
 export const ROWID = `${INTERNAL_COLUMN_PREFIX}rowid`;

@@ -2,7 +2,8 @@ import type { Dialect } from '../dialects/dialect.js';
 import type { Flow } from '../flow/flow.js';
 import { seqParts, type ColumnModel } from './model.js';
 import { INTERNAL_COLUMN_PREFIX } from '../files/source-keys.js';
-import { currentFlag, endValue, HASH, OP, previousColumns, sentinelValue, targetColumns } from './target.js';
+import { currentFlag, endValue, previousColumns, targetColumns } from './target.js';
+import { HASH, OP, sentinelValue } from '../store/target-columns.js';
 
 /** An event's place in its key's order (1, 2, …). */
 const EVENT_NUMBER = `${INTERNAL_COLUMN_PREFIX}i`;

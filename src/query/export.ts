@@ -4,8 +4,8 @@ import type { Flow } from '../flow/flow.js';
 import { readFlowRecord } from '../store/catalog.js';
 import { storeNames } from '../store/names.js';
 import { readRows, writeRows, type OutputOptions, type RowQuery } from './output.js';
-import { currentCondition } from '../plan/target.js';
 import { checkedWhere } from './where.js';
+import { currentCondition } from '../store/target-columns.js';
 
 /** Which of the target's rows an export keeps (`scd export --current --where …`). */
 export interface RowFilter {

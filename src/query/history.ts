@@ -1,7 +1,6 @@
 import { ScdError } from '../errors.js';
 import type { ColumnInfo, Driver } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
-import { sequenceType } from '../plan/model.js';
 import { checkedSequenceValue } from '../plan/sequence-value.js';
 import { readFlowRecord } from '../store/catalog.js';
 import { storeNames, type StoreNames } from '../store/names.js';
@@ -14,6 +13,7 @@ import { readRows, type RowQuery } from './output.js';
 import { sqlString } from '../dialects/dialect.js';
 import { CDF_COLUMNS, feedSql, writtenShape } from '../store/feed.js';
 import { TIES_COLUMN, versionTiesSql } from './version-ties.js';
+import { sequenceType } from '../store/target-columns.js';
 
 /** The commit log's columns, in order, with the type each has on this engine. */
 function commitColumns(d: Driver['dialect']): ColumnInfo[] {

@@ -1,7 +1,7 @@
 import type { ColumnInfo } from '../dialects/driver.js';
 import type { Dialect } from '../dialects/dialect.js';
 import type { Flow } from '../flow/flow.js';
-import { type ColumnModel } from '../plan/model.js';
+import type { ColumnModel } from '../flow/column-model.js';
 import { INTERNAL_COLUMN_PREFIX } from '../files/source-keys.js';
 import { storeNames } from '../store/names.js';
 

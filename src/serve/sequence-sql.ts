@@ -1,7 +1,7 @@
 import type { Dialect } from '../dialects/dialect.js';
 import type { Flow } from '../flow/flow.js';
-import type { ColumnModel } from '../plan/model.js';
-import { sentinelValue } from '../plan/target.js';
+import type { ColumnModel } from '../flow/column-model.js';
+import { sentinelValue } from '../store/target-columns.js';
 
 /**
  * A start or end column as the sequence's first part (a tuple sequence [ts_ms, lsn] is placed in

@@ -4,10 +4,10 @@ import type { Driver, InputFile } from '../dialects/driver.js';
 import { FILE_COLUMN, LINE_COLUMN } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
 import { castStaged, type StagedColumn } from '../typing/cast.js';
-import type { ColumnModel } from '../plan/model.js';
-import { currentCondition, dataColumns, OP } from '../plan/target.js';
+import type { ColumnModel } from '../flow/column-model.js';
 import { TMP, type StoreNames } from '../store/names.js';
 import type { CommitSpec } from '../plan/apply.js';
+import { currentCondition, dataColumns, OP } from '../store/target-columns.js';
 
 export const SNAPSHOT_VERSION = '_snapshot_version';
 export const SNAPSHOT_DELETED = '_snapshot_deleted';

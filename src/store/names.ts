@@ -1,6 +1,3 @@
-/** The column of the event log and the quarantine that holds the number of the scdkit commit that wrote the row. */
-export const COMMIT = '__scd_commit';
-
 /** Names of the engine's own tables for one flow (kept in the same database as the target). */
 export interface StoreNames {
   target: string;
