@@ -1,5 +1,4 @@
 import type { Dialect } from './dialect.js';
-import type { Lexical } from '../typing/lexical.js';
 import type { ExpressionProblem } from './expression.js';
 import { ScdError } from '../errors.js';
 
@@ -223,9 +222,18 @@ export async function hasRow(driver: Driver, table: string, where = 'true', para
   return Number(rows[0]!.n) > 0;
 }
 
+/**
+ * How a staged column holds its values before scdkit types them (typing/, docs/TYPES.md):
+ * - `json`: each value is a JSON value as written in the record (NDJSON, JSON arrays): its kind
+ *   (string, number, boolean, object/array) is known, its text is exact;
+ * - `text`: each value is text as written (CSV): a number, a time or a word is told by its shape.
+ * A staged column that is neither has the reader's own type (Parquet, tables) and is cast as such.
+ */
+export type Lexical = 'json' | 'text';
+
 /** What staging read: how its columns hold their values, and how many records it read. */
 export interface StagedFiles {
-  /** Columns whose values are JSON texts or plain texts that scdkit types (typing/lexical.ts). */
+  /** Columns whose values are JSON texts or plain texts that scdkit types (Lexical). */
   lexical: Map<string, Lexical>;
   /** Records read (staged + rejected), counted where they were read. */
   records: number;

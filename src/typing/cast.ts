@@ -1,6 +1,7 @@
 import { exactDigits, type Dialect } from '../dialects/dialect.js';
 import { microsecondText } from './time-fraction.js';
-import { DATE, INSTANT, INTEGER, MAX_DOUBLE, NUMBER, WALL_CLOCK, type Lexical, type ValueClass } from './lexical.js';
+import { DATE, INSTANT, INTEGER, MAX_DOUBLE, NUMBER, WALL_CLOCK, type ValueClass } from './lexical.js';
+import type { Lexical } from '../dialects/driver.js';
 
 /** A staged column as the cast sees it: the reader's type, and its lexical form if it has one. */
 export interface StagedColumn {

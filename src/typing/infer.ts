@@ -1,6 +1,7 @@
 import type { Dialect } from '../dialects/dialect.js';
 import type { Driver } from '../dialects/driver.js';
-import { CLASSES, jsonTextForClass, valueClass, type Lexical, type ValueClass } from './lexical.js';
+import { CLASSES, jsonTextForClass, valueClass, type ValueClass } from './lexical.js';
+import type { Lexical } from '../dialects/driver.js';
 
 /**
  * A column's type, decided by what its values say (docs/TYPES.md "Inferred types"):

@@ -1,15 +1,7 @@
 import type { Dialect } from '../dialects/dialect.js';
+import type { Lexical } from '../dialects/driver.js';
 
-/**
- * How a staged column holds its values before scdkit types them (docs/TYPES.md):
- * - `json`: each value is a JSON value as written in the record (NDJSON, JSON arrays): its kind
- *   (string, number, boolean, object/array) is known, its text is exact;
- * - `text`: each value is text as written (CSV): a number, a time or a word is told by its shape.
- * A staged column that is neither has the reader's own type (Parquet, tables) and is cast as such.
- */
-export type Lexical = 'json' | 'text';
-
-/** The lexical form of each staged column that has one. */
+/** The lexical form (dialects/driver.ts Lexical) of each staged column that has one. */
 export type LexicalColumns = ReadonlyMap<string, Lexical>;
 
 /** Integer syntax: an optional sign and digits. */

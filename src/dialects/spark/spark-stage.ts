@@ -4,8 +4,7 @@ import { isObjectStoreUrl } from '../../files/object-store.js';
 import { ScdError } from '../../errors.js';
 import { checkSourceKeys } from '../../files/source-keys.js';
 import { JSON_NUMBER } from '../../files/json-number.js';
-import type { Lexical } from '../../typing/lexical.js';
-import { FILE_COLUMN, LINE_COLUMN, RAW_COLUMN, type ColumnInfo, type InputFile, type Row, type StagedFiles } from '../driver.js';
+import { FILE_COLUMN, LINE_COLUMN, RAW_COLUMN, type ColumnInfo, type InputFile, type Lexical, type Row, type StagedFiles } from '../driver.js';
 import { sparkDialect, sparkString } from './spark-dialect.js';
 import { literalSparkPath } from './spark-paths.js';
 
