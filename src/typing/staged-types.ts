@@ -1,13 +1,23 @@
 import { ScdError } from '../errors.js';
 import type { ColumnInfo, Driver } from '../dialects/driver.js';
 import { FILE_COLUMN, LINE_COLUMN, RAW_COLUMN } from '../dialects/driver.js';
-import type { Flow } from '../flow/flow.js';
 import type { StagedColumn } from './cast.js';
 import { declaredType } from './declared.js';
 import { inferTypes, type UntypedColumn } from './infer.js';
 import type { LexicalColumns } from './lexical.js';
 import { exactDecimal, numberDigits } from './exact-numbers.js';
 import { exactDigits } from '../dialects/dialect.js';
+
+/**
+ * What typing reads of a flow (flow/flow.ts Flow has all of it): the types it declares, its keys
+ * and sequence, and where it came from, for messages.
+ */
+export interface TypingFlow {
+  columnTypes: Record<string, string>;
+  keys: string[];
+  sequenceBy: string[] | 'debezium';
+  origin: string;
+}
 
 /** The staged records' source columns, typed, and how each is held in the staged table. */
 export interface TypedStage {
@@ -40,7 +50,7 @@ const STAGING_COLUMNS = new Set([FILE_COLUMN, LINE_COLUMN, RAW_COLUMN]);
  */
 export async function typeStagedColumns(
   driver: Driver,
-  flow: Flow,
+  flow: TypingFlow,
   table: string,
   stagedColumns: ColumnInfo[],
   lexical: LexicalColumns,
