@@ -55,7 +55,7 @@ describe.concurrent('flow errors through scd', () => {
     if (existsSync(path.join(dir, 'scd.duckdb'))) expect(await tablesOf(path.join(dir, 'scd.duckdb'))).not.toContain('t');
   });
 
-  it('the issue\'s injections through scd apply (an E-string that closes the expression, a file read in a subquery): one line each; no table dropped, nothing created', async () => {
+  it('SQL injected into applyAsDeletes through scd apply (an E-string that closes the expression, a file read in a subquery): one line each; no table dropped, nothing created', async () => {
     const dir = folder(`target: victim\nkeys: [id]\nsequenceBy: ts\n`);
     expect((await scd(['apply', 'flow.yaml', '--input', 'in.ndjson'], dir)).code).toBe(0);
     const hostile = [

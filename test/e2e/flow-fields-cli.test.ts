@@ -1,7 +1,8 @@
 /**
- * Issue 21's flow fields through the CLI: a Databricks name in a flow file is one stderr line with
- * "did you mean" the flow field and how to write it; a processing-time flow applies files one
- * commit each, later files later versions; a previousValues flow's export has the column.
+ * Flow fields through the CLI (as the flow takes them: test/unit/flow-fields.test.ts): a
+ * Databricks name in a flow file is one stderr line with "did you mean" the flow field and how to
+ * write it; a processing-time flow applies files one commit each, later files later versions; a
+ * previousValues flow's export has the column.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -23,7 +24,7 @@ function folder(flowText: string, inputs: Record<string, Array<Record<string, un
   return dir;
 }
 
-describe.concurrent('issue 21 flow fields through scd', () => {
+describe.concurrent('flow fields through scd', () => {
   it('sequence_by (Databricks): one line, "did you mean sequenceBy", how to write it', async () => {
     const dir = folder('target: t\nkeys: [id]\nsequence_by: ts\n', { 'in.ndjson': [{ id: 1, ts: 1 }] });
     const r = await scd(['apply', 'flow.yaml', '--input', 'in.ndjson'], dir);

@@ -1,6 +1,7 @@
 /**
- * Flow fields of issue 21: "did you mean" for Databricks and dbt names, defineFlow's headline,
- * previousValues and sequenceBy { processingTime: true } as the flow takes them.
+ * Flow fields as a flow file and defineFlow take them: "did you mean" for Databricks and dbt
+ * names, defineFlow's headline, previousValues and sequenceBy { processingTime: true }
+ * (through the CLI: test/e2e/flow-fields-cli.test.ts).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -11,7 +12,7 @@ import { tempDir } from '../helpers.js';
 let tmp: { dir: string; cleanup: () => void };
 let n = 0;
 beforeAll(() => {
-  tmp = tempDir('scdkit-flow21-');
+  tmp = tempDir('scdkit-flow-fields-');
 });
 afterAll(() => tmp.cleanup());
 
