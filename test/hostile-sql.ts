@@ -7,10 +7,10 @@ import type { Driver } from '../src/index.js';
 
 /**
  * Expressions that break out of the SQL around them into statements of their own: a COMMIT that
- * ends the apply's transaction, then a DROP of the canary table `victim`. On the main branch
- * before issue 18, the first ran on DuckDB (DESCRIBE SELECT (expr) AS x FROM ... ran as four
- * statements), the second on a PostgreSQL server (SELECT * FROM (SELECT (expr) AS x ...) _scd_d
- * LIMIT 0 as a simple query).
+ * ends the apply's transaction, then a DROP of the canary table `victim`. Where a SQL string could
+ * hold several statements (docs/decisions/0029-every-sql-string-is-one-statement.md), the first
+ * ran on DuckDB (DESCRIBE SELECT (expr) AS x FROM ... ran as four statements), the second on a
+ * PostgreSQL server (SELECT * FROM (SELECT (expr) AS x ...) _scd_d LIMIT 0 as a simple query).
  */
 export const INJECTIONS = [
   `E'\\'' = 'a') AS x; COMMIT; DROP TABLE victim; DESCRIBE SELECT (E'\\'' = 'a'`,

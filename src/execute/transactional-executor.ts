@@ -43,8 +43,9 @@ function forgetKeysSql(d: Dialect, change: StateChange): string {
   const q = d.quote;
   const { state, keys, recomputed, byRow } = change;
   // By row id where the keys carry it (a fetch by id, not a join of the whole state). One key
-  // column: a plain IN (DuckDB decorrelates the EXISTS into a grouped join, twice as slow on a
-  // large state; docs/PERFORMANCE.md); keys of a recomputed key are never null.
+  // column: a plain IN (DuckDB decorrelates the EXISTS into a grouped join, slower on a large
+  // state: docs/decisions/0058-no-correlated-exists-in-a-large-delete.md); keys of a recomputed key
+  // are never null.
   if (byRow && d.fetchByRowId)
     return `DELETE FROM ${state} WHERE ${d.fetchByRowId(byRow.rowId, `SELECT k.${q(byRow.column)} FROM ${recomputed} k WHERE k.${q(byRow.column)} IS NOT NULL`)}`;
   if (keys.length === 1) return `DELETE FROM ${state} WHERE ${q(keys[0]!)} IN (SELECT k.${q(keys[0]!)} FROM ${recomputed} k)`;

@@ -47,9 +47,8 @@ const LARGE_COMMIT = 100_000;
 /**
  * From this many valid events a commit has the engine analyze its valid events and its keys
  * (Driver.analyzeTemporary; PostgreSQL, which never analyzes a temporary table by itself). Below
- * it the two statements are saved: onto a 1M-row target (PostgreSQL 15), the key list took as
- * long unanalyzed up to about 2,000 events, and about twice as long or more from 3,000 (50–195 ms
- * against 20–55 at 3,000–5,000; docs/decisions/0060-postgresql-analyzes-a-commits-temporary-tables.md).
+ * it the two statements are saved: up to about this many events an unanalyzed key list is as
+ * fast, and above it slower (the measurements: docs/decisions/0060-postgresql-analyzes-a-commits-temporary-tables.md).
  */
 const ANALYZED_FROM = 2_000;
 

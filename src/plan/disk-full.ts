@@ -8,7 +8,8 @@ import { storeNames } from '../store/names.js';
 /**
  * A commit that fills the disk is undone whole by the engine: DuckDB and PostgreSQL keep a
  * commit's writes out of the database until its COMMIT succeeds, and a COMMIT that cannot write
- * its log changes nothing (issue 18: the previous commit was intact after every disk-full run).
+ * its log changes nothing: the previous commit stays whole (docs/decisions/0039-a-full-disk-is-one-line.md;
+ * test/e2e/disk-full.test.ts fills a disk for real).
  * What a person needs then is one line: the disk is full, the commit the target is still at, and
  * what to free. Any other error passes through as it is.
  */

@@ -13,7 +13,7 @@ import { checkColumnNames } from './name-clashes.js';
 import { HASH, OP, OP_TRUNCATE } from '../store/target-columns.js';
 
 /**
- * Bring the stored model in line with a new input (SEMANTICS §6, issue "schema changes"):
+ * Bring the stored model in line with a new input (SEMANTICS §6):
  * - a new source column is refused, unless schemaEvolution is add-columns: then it is added to
  *   the event log, the target and the change feed (null in older versions);
  * - a payload column whose input type is wider than the stored one (integer → bigint → decimal)

@@ -7,7 +7,7 @@ import { lastPart, LIVE, stateColumns } from './key-state.js';
 import { OP, OP_TRUNCATE } from '../store/target-columns.js';
 
 /**
- * Cost that follows the batch (issue "performance"): a per-key state (the sequence of the key's
+ * Cost that follows the batch, not the target: a per-key state (the sequence of the key's
  * last event, and whether it is live) tells, for every key of a batch, whether all its new events
  * come after everything already applied to it.
  * - Such a FAST key never reads the event log: its events cannot be there yet, and its walk starts

@@ -8,8 +8,9 @@ import { reservedNames, type ColumnModel } from './model.js';
 import { targetColumns } from './target.js';
 
 /**
- * Names that would meet in one place, refused before any table is created or altered (issue 18,
- * item 7): otherwise the engine stops the commit halfway, in its own words ("already exists").
+ * Names that would meet in one place, refused before any table is created or altered
+ * (docs/decisions/0037-names-that-would-meet-are-refused.md): otherwise the engine stops the
+ * commit halfway, in its own words ("already exists").
  * Names meet as the engine compares them (Dialect.nameKey: DuckDB ignores case).
  */
 

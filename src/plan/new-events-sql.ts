@@ -85,7 +85,8 @@ export function knownSql(model: ColumnModel, d: Dialect): string {
   const q = d.quote;
   const same = (v: string) => identity(model).map((c) => `l.${q(c)} = ${v}.${q(c)}`).join(' AND ');
   // By row id from a plain join: a correlated EXISTS is decorrelated by DuckDB into a join on
-  // IS NOT DISTINCT FROM over a grouping of every valid event (0.39 s for 1M, against 0.1 s).
+  // IS NOT DISTINCT FROM over a grouping of every valid event, which costs several times more
+  // (docs/decisions/0058-no-correlated-exists-in-a-large-delete.md).
   // A source column that hides the row id (rowIdOf): by the events' identity, correlated.
   const rowId = rowIdOf(d, logColumns(model));
   return rowId

@@ -72,7 +72,8 @@ export async function recompute(driver: Driver, flow: Flow, model: ColumnModel, 
  * sequence and operation (a tie). Unless ties are likely (`mayTie`: this commit or an earlier one
  * counted some), the walk finds its ties itself where it can (walk-sql.ts TIE: one more lag in its
  * sort), and only a walk that found one runs again in the full order; that spares a grouping of
- * every event by key, sequence and operation (3.1 s of a 10M rebuild). Where ties are likely, or
+ * every event by key, sequence and operation (docs/decisions/0005-a-walk-without-payloads-checks-itself.md
+ * has its cost). Where ties are likely, or
  * the walk cannot mark them, one walk in the full order, which groups the events to find the tied
  * ones (walk-sql.ts withTieOrder).
  */

@@ -203,8 +203,8 @@ const rawEnd = (i: number) => `${INTERNAL_COLUMN_PREFIX}re${i}`;
  *
  * The window's output is read once, as it streams: the first statement writes the whole versions
  * and, as they are (TO_PAIR, with the raw columns the pairing needs), the events of the others;
- * the next ones pair those few up in the walked table and remove them. Reading the window's output a
- * second time for them made the engine keep all of it (DuckDB: 7 s of a 21 s walk of 12.5M events).
+ * the next ones pair those few up in the walked table and remove them. Reading the window's output
+ * a second time for them would make the engine keep all of it (docs/decisions/0053-the-walk-in-one-sort.md).
  */
 function oneSortWalk(flow: Flow, model: ColumnModel, d: Dialect, ev: string, into: string, byOrder: string, markTies: boolean): string[] {
   const q = d.quote;

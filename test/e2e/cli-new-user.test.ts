@@ -1,5 +1,5 @@
 /**
- * The CLI as a new user meets it (issue 21), through `bin/scd` on DuckDB files: `apply --watch`
+ * The CLI as a new user meets it, through `bin/scd` on DuckDB files: `apply --watch`
  * holds the database only while it applies, a reader meeting a writer waits, `log` prints the
  * commit schema of `apply --json`, one CSV format, export filters, the range of `changes`,
  * `apply --json` when nothing is new, output names, `status` and `init`.

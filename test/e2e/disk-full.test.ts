@@ -1,10 +1,11 @@
 /**
- * A disk that fills up during a commit (issue 18, item 8), for real: the database (a DuckDB file,
- * a PGlite data folder) lives on a tmpfs mounted in a private mount namespace of a child shell
- * (`unshare -m` as root, else `unshare -Urm`), so nothing is mounted outside it and the mount goes
- * with the child; after the first commit the tmpfs shrinks to 1 MB more than it holds. The commit
- * that does not fit is undone whole and said in one line: the disk is full, the commit the target
- * is still at, what to free. Once there is room, the next commit follows it without a gap.
+ * A disk that fills up during a commit (docs/decisions/0039-a-full-disk-is-one-line.md), for real:
+ * the database (a DuckDB file, a PGlite data folder) lives on a tmpfs mounted in a private mount
+ * namespace of a child shell (`unshare -m` as root, else `unshare -Urm`), so nothing is mounted
+ * outside it and the mount goes with the child; after the first commit the tmpfs shrinks to 1 MB
+ * more than it holds. The commit that does not fit is undone whole and said in one line: the disk
+ * is full, the commit the target is still at, what to free. Once there is room, the next commit
+ * follows it without a gap.
  *
  * The only skip: where this machine lets no process mount a tmpfs (a container without
  * CAP_SYS_ADMIN and without user namespaces); the mapping itself is tested everywhere in

@@ -1,5 +1,5 @@
 /**
- * Names that clash, through the CLI (issue 18, items 2 and 7): a clash is one stderr line with
+ * Names that clash, through the CLI (docs/decisions/0036 and 0037): a clash is one stderr line with
  * the fix and a non-zero exit, and the database file is as it was; a source column named rowid
  * is a plain column.
  */

@@ -1,9 +1,10 @@
 /**
- * One DuckDB file, many callers in one process (issue 18): every driver of the file shares one
- * instance, so each sees the others' commits, and the commits of a target are serialized: N
- * concurrent `apply()` calls give N commits, numbered 1..N, each batch applied exactly once, and
- * the target they would give applied one after another. The last driver to close closes the file
- * (another process can then open it).
+ * One DuckDB file, many callers in one process
+ * (docs/decisions/0032-one-duckdb-instance-per-file-per-process.md): every driver of the file
+ * shares one instance, so each sees the others' commits, and the commits of a target are
+ * serialized: N concurrent `apply()` calls give N commits, numbered 1..N, each batch applied
+ * exactly once, and the target they would give applied one after another. The last driver to close
+ * closes the file (another process can then open it).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';

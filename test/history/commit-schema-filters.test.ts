@@ -1,5 +1,5 @@
 /**
- * What the CLI's commands read, at the library level, on every engine (issue 21): the commit log
+ * What the CLI's commands read, at the library level, on every engine: the commit log
  * in the ApplyResult's schema, export's --current and --where filters (a --where checked like a
  * flow expression, refused in one line otherwise), the range of `changes`, and `status`.
  */

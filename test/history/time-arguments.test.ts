@@ -1,9 +1,10 @@
 /**
- * A time given by a person (as-of TIME, compact --before T) on every engine (issue 17 item 8):
- * one that does not parse, or that the calendar does not have, is a person's error (ScdError
- * USAGE), never a refused statement; the forms accepted compare exactly against the sequence's
- * type — a zone converted to UTC, a fraction cut (not rounded) to the column's precision, a
- * number floored for an integer sequence — on DuckDB and PostgreSQL alike.
+ * A time given by a person (as-of TIME, compact --before T) on every engine
+ * (docs/decisions/0020-a-time-argument-is-checked-before-sql.md): one that does not parse, or that
+ * the calendar does not have, is a person's error (ScdError USAGE), never a refused statement; the
+ * forms accepted compare exactly against the sequence's type — a zone converted to UTC, a fraction
+ * cut (not rounded) to the column's precision, a number floored for an integer sequence — on DuckDB
+ * and PostgreSQL alike.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyRows, asOfQuery, compact, defineFlow, latestVersion, readRows, ScdError, type Driver, type Flow } from '../../src/index.js';

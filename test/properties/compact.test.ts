@@ -1,7 +1,8 @@
 /**
- * Compaction (issue 4.7): folding the events older than T changes nothing — the target, a rebuild
- * after it, and the result of later events at or after T are those of the full event set; later
- * events older than T are quarantined, never applied wrongly.
+ * Compaction (docs/decisions/0014-compaction-folds-events-before-a-watermark.md): folding the
+ * events older than T changes nothing — the target, a rebuild after it, and the result of later
+ * events at or after T are those of the full event set; later events older than T are quarantined,
+ * never applied wrongly.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';

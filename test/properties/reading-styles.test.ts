@@ -1,5 +1,5 @@
 /**
- * Reading, as a property (issue 17): the same events written as files in several textual styles
+ * Reading, as a property: the same events written as files in several textual styles
  * (key order, spacing, number forms, the sequence as instants in mixed ISO-8601 forms, CRLF or LF,
  * one file or several), with random bad lines mixed
  * in (not objects, truncated objects, bytes that are not UTF-8, values of the wrong kind, missing

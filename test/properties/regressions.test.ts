@@ -346,7 +346,7 @@ for (const engine of engines) {
       }
     });
 
-    // Compaction (issue 4.7): a rebuild after compacting changes nothing (found by the compact
+    // Compaction (docs/decisions/0014): a rebuild after compacting changes nothing (found by the compact
     // property: a tuple sequence, scd1, and a payload column that is a sequence part).
     it('scd1, tuple sequence: rebuild after compaction keeps the latest event', async () => {
       const flow = defineFlow({

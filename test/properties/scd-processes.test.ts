@@ -6,8 +6,9 @@
  * the rebuild, must be the reference model's, read back exactly.
  *
  * DuckDB on a file; PostgreSQL on the server when SCD_TEST_POSTGRES_URL is set. Not on PGlite: each
- * process opens its PGlite folder anew, and one case took two minutes (PGlite walks the same paths
- * in-process in every-path.test.ts). Needs `npm run build` (bin/scd runs dist/).
+ * process opens its PGlite folder anew, which makes a case far too slow for the suite
+ * (docs/decisions/0035-a-pglite-folder-is-opened-once-per-process.md has the figure; PGlite walks
+ * the same paths in-process in every-path.test.ts). Needs `npm run build` (bin/scd runs dist/).
  */
 import fc from 'fast-check';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

@@ -1,9 +1,10 @@
 /**
- * The engines' reports of a full disk become one line (issue 18, item 8): the disk is full, the
- * commit the target is still at, and what to free. The reports are the engines' own, as they
- * arrive: DuckDB's "No space left on device" (while a commit writes, and when its COMMIT cannot
- * write the WAL), PostgreSQL's SQLSTATE 53100 ("could not extend file"). A full disk for real:
- * test/e2e/disk-full.test.ts. Any other error passes through untouched.
+ * The engines' reports of a full disk become one line
+ * (docs/decisions/0039-a-full-disk-is-one-line.md): the disk is full, the commit the target is
+ * still at, and what to free. The reports are the engines' own, as they arrive: DuckDB's "No space
+ * left on device" (while a commit writes, and when its COMMIT cannot write the WAL), PostgreSQL's
+ * SQLSTATE 53100 ("could not extend file"). A full disk for real: test/e2e/disk-full.test.ts. Any
+ * other error passes through untouched.
  */
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';

@@ -1,7 +1,8 @@
 /**
- * Names that meet where the engine would refuse them halfway through a commit (issue 18, item 7):
- * each is one ScdError line that names the clash and the fix, before anything changes. Where an
- * engine tells the names apart (PostgreSQL keeps case), the flow simply works there.
+ * Names that meet where the engine would refuse them halfway through a commit
+ * (docs/decisions/0037-names-that-would-meet-are-refused.md): each is one ScdError line that names
+ * the clash and the fix, before anything changes. Where an engine tells the names apart (PostgreSQL
+ * keeps case), the flow simply works there.
  */
 import { describe, expect, it } from 'vitest';
 import { applyRows, defineFlow, readTargetWith, rebuild, ScdError, type Driver, type FlowInput } from '../../src/index.js';

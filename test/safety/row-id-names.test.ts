@@ -1,9 +1,10 @@
 /**
- * A user's column may be named like an engine's row-id pseudo-column (issue 18, item 2). DuckDB
- * reads a table's own column named rowid (in any case) instead of its row id, which scdkit uses
- * to delete, close and number rows: a source with such a column lost events and closed the wrong
- * versions. Now every such commit gives exactly what the same source gives under another name.
- * PostgreSQL refuses a column named like one of its system columns (ctid, xmin, …): one line.
+ * A user's column may be named like an engine's row-id pseudo-column
+ * (docs/decisions/0036-a-users-column-never-shadows-a-row-handle.md). DuckDB reads a table's own
+ * column named rowid (in any case) instead of its row id, which scdkit uses to delete, close and
+ * number rows: a source with such a column lost events and closed the wrong versions. Now every
+ * such commit gives exactly what the same source gives under another name. PostgreSQL refuses a
+ * column named like one of its system columns (ctid, xmin, …): one line.
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -74,7 +75,7 @@ for (const engine of engines) {
           const flow = { target: 'dim', keys: 'id', sequenceBy: 'seq', applyAsDeletes: "op = 'D'", storedAs };
           const got = await run(engine, flow, batches(col));
           const want = await run(engine, flow, batches('other'));
-          // The issue's case: a commit of 2 events is 2 applied, and key 2 is there.
+          // The case that lost an event: a commit of 2 events is 2 applied, and key 2 is there.
           expect(got.results[0]!.eventsApplied).toBe(2);
           expect(got.results[0]!.duplicates).toBe(0);
           expect(got.results.map(counts)).toEqual(want.results.map(counts));

@@ -1,5 +1,5 @@
 /**
- * Bad and changed input (issue 3 §5–§7, SEMANTICS §6). No record is lost and none crashes a run.
+ * Bad and changed input (SEMANTICS §6). No record is lost and none crashes a run.
  *
  * 1. A corpus of malformed input: every record is accounted for (rows read = applied +
  *    duplicates + quarantined), each bad one is in the quarantine table with file, line and

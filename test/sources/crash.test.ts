@@ -1,5 +1,5 @@
 /**
- * Crash test (issue 3 §1, SEMANTICS §5): `node bin/scd apply FLOW` on a DuckDB file is killed with
+ * Crash test (SEMANTICS §5): `node bin/scd apply FLOW` on a DuckDB file is killed with
  * SIGKILL between files and inside a commit, then rerun until it finishes. Every file must be
  * applied exactly once: each file in exactly one commit, rows read summed over the commits equal
  * to the records of the folder, and the target equal to applying everything in a fresh database.

@@ -1,5 +1,5 @@
 /**
- * Debezium envelopes (issue 3 §2, SEMANTICS §2): realistic PostgreSQL and MySQL connector events in
+ * Debezium envelopes (SEMANTICS §2): realistic PostgreSQL and MySQL connector events in
  * fixtures/debezium/, with and without the Kafka Connect schema/payload wrapper. c/r/u upsert
  * `after`, d deletes the key of `before`, t truncates; the default sequence is source.ts_ms
  * with the connector's position as tie breaker ([ts_ms, lsn] for PostgreSQL, [ts_ms, file, pos]

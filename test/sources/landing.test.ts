@@ -1,5 +1,5 @@
 /**
- * Landing folders, exactly once (issue 3 §1): `source: { path: folder }` applies every file not
+ * Landing folders, exactly once (SEMANTICS §5): `source: { path: folder }` applies every file not
  * applied yet, in name order, as one commit, and records each file in the same transaction.
  */
 import { appendFileSync, utimesSync, writeFileSync } from 'node:fs';

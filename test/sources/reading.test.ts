@@ -1,5 +1,5 @@
 /**
- * Reading and typing (issue 17): every record counted, exactly as written; one bad record never
+ * Reading and typing: every record counted, exactly as written; one bad record never
  * harms the good ones. Each case was seen breaking; each must hold on every engine (each reader
  * stages records as written, docs/TYPES.md).
  */

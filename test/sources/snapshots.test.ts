@@ -1,11 +1,11 @@
 /**
- * Snapshot sources (issue 3 §3), like Databricks `apply_changes_from_snapshot` /
- * `create_auto_cdc_from_snapshot_flow`: each file is a full image of the source at a version;
- * new keys are inserted, changed keys get a new version, keys missing from a snapshot are
- * deleted, unchanged keys cost nothing (no change-feed rows). Snapshots apply in version order;
- * an older one is refused. Scenarios and expected targets written by hand, in the manner of the
- * Databricks documentation's snapshot examples (snapshot 1, 2, 3 with inserts, updates and
- * deletes by absence).
+ * Snapshot sources (docs/decisions/0015-snapshots-are-full-images.md), like Databricks
+ * `apply_changes_from_snapshot` / `create_auto_cdc_from_snapshot_flow`: each file is a full image
+ * of the source at a version; new keys are inserted, changed keys get a new version, keys missing
+ * from a snapshot are deleted, unchanged keys cost nothing (no change-feed rows). Snapshots apply
+ * in version order; an older one is refused. Scenarios and expected targets written by hand, in the
+ * manner of the Databricks documentation's snapshot examples (snapshot 1, 2, 3 with inserts,
+ * updates and deletes by absence).
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';

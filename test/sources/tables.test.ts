@@ -1,5 +1,5 @@
 /**
- * Table and query sources (issue 3 §4): `source: { table }` or `{ query }` in the same database.
+ * Table and query sources: `source: { table }` or `{ query }` in the same database.
  * With a watermark column only rows above the last applied value are read; without one every
  * row is read each time and rows already applied are duplicates.
  */

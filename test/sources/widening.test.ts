@@ -1,5 +1,6 @@
 /**
- * A widening never changes a committed value (issue 18 item 5, docs/TYPES.md "Integers and
+ * A widening never changes a committed value
+ * (docs/decisions/0026-a-widening-never-changes-a-committed-value.md, docs/TYPES.md "Integers and
  * fractions"). A BIGINT column meeting 1.5 used to become DOUBLE in the target, the event log, the
  * change feed and time travel: 9007199254740993 became …992 in `export --version 1`, and rebuild
  * could not bring it back. Now it becomes the decimal that holds both, on every engine; a declared

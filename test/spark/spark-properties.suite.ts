@@ -53,16 +53,16 @@ describe.skipIf(!sparkEngine)('the model on Spark + Delta (SCD_TEST_SPARK_URL)',
       20 * 60_000,
     );
 
-  // Found by this property (session 15): Spark's analyzed plan of a cached view lost a column its
-  // CTE made ("Resolved attribute(s) __scd_op missing from …", the key state's MERGE), every time.
-  // The session now inlines CTEs in commands (spark-driver.ts).
+  // Found by this property: Spark's analyzed plan of a cached view lost a column its CTE made
+  // ("Resolved attribute(s) __scd_op missing from …", the key state's MERGE), every time. scdkit's
+  // sessions inline CTEs in commands (spark-driver.ts; docs/decisions/0082-spark-sessions-inline-ctes-in-commands.md).
   it(
     'regression: a composite key, deletes and one tracked column (seed 527439674, path 1): the case whose MERGE Spark refused',
     async () => fc.assert(property(kind('scd2')), { seed: 527439674, path: '1', numRuns: 1, endOnFailure: true }),
     20 * 60_000,
   );
 
-  // Found by this property in CI (session 27): two truncates of one commit at one sequence tie, but
+  // Found by this property in CI: two truncates of one commit at one sequence tie, but
   // Spark counted them against the log as read at the commit's start, without the commit's own
   // events: 6 ties where the model counts 8 (new-events-sql.ts tiesSql).
   it(

@@ -1,9 +1,9 @@
 /**
  * A Spark commit's fixed cost is its round trips: every plan the client sends (statements of the
  * plan, the lease, reads pinned to the commit's start, the commit label, dropping the commit's
- * views), counted where the client starts each one. Issue 20's target is 20 a commit; the ceiling
- * here is today's count, so that a change that adds round trips fails and must say why
- * (docs/PERFORMANCE.md "Spark + Delta").
+ * views), counted where the client starts each one. A commit sends at most 20 (docs/PERFORMANCE.md
+ * "Spark + Delta" has today's counts, in order and with late events), so that a change that adds
+ * round trips beyond it fails and must say why.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyRows, defineFlow, readTargetWith, type Driver } from '../../src/index.js';
@@ -11,11 +11,11 @@ import { sparkEngine } from '../engines.js';
 import { planRefusal } from '../../src/dialects/spark/plan-refusals.js';
 
 /**
- * Today's counts (session 22): 17 in order, 19 with late events (16 and 18 in session 21, before
- * staging sent its scratch itself, to overlap the lease, instead of with the commit's next query;
- * 17 and 19 before a commit's lease ended with its record; session 15: 45 and 67, before the
- * commit's scratch waited and went with the next statement in one SQL script, scripts.ts).
- * Both within issue 20's target of 20.
+ * The ceilings: a commit's round trips stay within 20, in order and with late events. What
+ * lowered them to today's counts (docs/PERFORMANCE.md "Spark + Delta"): the commit's scratch sent
+ * with the next statement in one SQL script (scripts.ts; docs/decisions/0086-a-spark-commits-scratch-goes-in-sql-scripts.md)
+ * and the lease ended by the commit record (docs/decisions/0076-a-spark-lease-ends-with-the-commit-record.md);
+ * the records have the counts before and after.
  */
 const CEILING = 20;
 const LATE_CEILING = 20;

@@ -1,6 +1,7 @@
 /**
  * A time (or number) given for the sequence by a person (as-of TIME, compact --before T): the
- * forms accepted, how each is written for the engines, and the one-line refusals (issue 17 item 8).
+ * forms accepted, how each is written for the engines, and the one-line refusals
+ * (docs/decisions/0020-a-time-argument-is-checked-before-sql.md).
  */
 import { describe, expect, it } from 'vitest';
 import { ScdError } from '../../src/index.js';

@@ -24,8 +24,8 @@ export const duckdbDialect: Dialect = {
   nameProblem: nulInName,
   computeOnce: '',
   // Up to 16M rows: DuckDB sorts a larger insert within its memory limit alone, but not beside a
-  // large commit's scratch (the 5 GB landing file's first insert of 31.9M rows ran out of memory
-  // where 12.5M rows of the same shape fit: docs/decisions/0064-rows-in-key-order-on-duckdb.md).
+  // large commit's scratch (docs/decisions/0064-rows-in-key-order-on-duckdb.md: the insert that
+  // ran out of memory and the one that fit).
   keyOrderUpTo: 16_000_000,
   rowNumberAsRead: 'row_number() OVER ()',
   columnsAmong: (table, among) =>
@@ -52,7 +52,8 @@ export const duckdbDialect: Dialect = {
   decimal: (p, s) => `DECIMAL(${p},${s})`,
   matches: (expr, regex) => `regexp_full_match(${expr}, ${sqlString(regex)})`,
   // A JSON value as the engine writes it has no leading space: its first character tells its kind
-  // (compared as a code point: a third of the cost of comparing one-character strings).
+  // (compared as a code point, cheaper than comparing one-character strings:
+  // docs/decisions/0027-duckdb-json-reading-takes-the-cheap-test-first.md).
   jsonKind: (expr) =>
     `CASE ascii(CAST(${expr} AS VARCHAR)) WHEN 34 THEN 'string' WHEN 116 THEN 'boolean' WHEN 102 THEN 'boolean' WHEN 110 THEN 'null' WHEN 123 THEN 'object' WHEN 91 THEN 'array' ELSE 'number' END`,
   // A string's text is decoded; any other value's is its JSON text as staged, which a number keeps

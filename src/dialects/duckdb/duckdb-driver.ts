@@ -95,7 +95,8 @@ export class DuckDBDriver implements Driver {
     }
     driver.tempDirectory = String((await driver.query(`SELECT current_setting('temp_directory') AS t`))[0]?.t ?? '');
     // Memory DuckDB frees goes back to the system sooner (its allocator keeps up to 128 MiB /
-    // 512 MiB cached by default): the 5 GB landing file peaked at 2119 MiB without, 1985 with.
+    // 512 MiB cached by default): it decides whether a large landing file stays within the
+    // memory scdkit promises (docs/decisions/0054-duckdbs-memory-is-bounded.md has the figures).
     await driver.run(`SET allocator_flush_threshold = '16MiB'`);
     await driver.run(`SET allocator_bulk_deallocation_flush_threshold = '64MiB'`);
     // A join whose smaller side has up to this many keys filters the larger side's scan by them
@@ -347,7 +348,8 @@ export class DuckDBDriver implements Driver {
    * Number a freshly read table's rows in file order: record i gets line i + 1 + offset (a CSV's
    * header is line 1). Staging runs outside the commit's transaction, where DuckDB keeps insertion
    * order, so a new table's row ids are the records' order in the file. `row_number() OVER ()`
-   * gives the same numbers, but as a window over the whole read (0.5 s of a 1M-line file's 1.2 s).
+   * gives the same numbers, but as a window over the whole read, which DuckDB runs on one thread
+   * (docs/decisions/0007-line-numbers-are-physical-lines.md has what it cost).
    */
   private async numberRows(table: string, column: string, offset: number): Promise<void> {
     const q = this.dialect.quote;

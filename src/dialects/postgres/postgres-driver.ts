@@ -105,8 +105,8 @@ export class PostgresDriver implements Driver {
       // A '…' string means what it means on DuckDB: a backslash in it is a backslash.
       await driver.run(`SET standard_conforming_strings = on`);
       // No JIT compilation: the planner cannot know the size of the temporary tables an apply
-      // makes and reads once, so it compiled most statements, 0.2–0.7 s each, even those that
-      // read no row (docs/decisions/0059-postgresql-runs-without-jit.md).
+      // makes and reads once, so it compiled most statements, even those that read no row, and
+      // the compiling cost more than the statements (docs/decisions/0059-postgresql-runs-without-jit.md).
       await driver.run(`SET jit = off`);
       if (schema !== 'public') await driver.run(`CREATE SCHEMA IF NOT EXISTS ${postgresDialect.quote(schema)}`);
       await driver.run(`SET search_path TO ${postgresDialect.quote(schema)}`);
@@ -340,9 +340,9 @@ export class PostgresDriver implements Driver {
   /**
    * Autovacuum never analyzes a temporary table, and without statistics the planner guesses its
    * rows from its pages and a default selectivity for each filter: the joins of the batch's keys
-   * with the log, the target and its current rows hashed the large side (the target's 1M rows,
-   * 0.8 s to build) or sorted both for a merge join, 1.2–1.5 s more in all than hashing the keys
-   * (docs/decisions/0060-postgresql-analyzes-a-commits-temporary-tables.md). ANALYZE samples at most 30,000 rows.
+   * with the log, the target and its current rows hashed the large side or sorted both for a
+   * merge join, slower than hashing the keys (docs/decisions/0060-postgresql-analyzes-a-commits-temporary-tables.md
+   * has the figures). ANALYZE samples at most 30,000 rows.
    */
   async analyzeTemporary(table: string, columns?: string[]): Promise<void> {
     const q = this.dialect.quote;

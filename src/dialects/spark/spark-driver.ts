@@ -93,9 +93,9 @@ export class SparkDriver implements Driver {
       await client.execute(`SET spark.sql.legacy.inlineCTEInCommands = true`);
       // Adaptive execution re-describes the whole plan as text each time a stage ends (for the UI's
       // listeners, whether or not a UI runs), and a commit's scratch reads cached scratch whose
-      // plans the description repeats at every reference: that text was over half of a commit's
-      // time (docs/decisions/0088-no-adaptive-query-execution-in-scdkits-spark-sessions.md). Cached scratch has exact sizes, so the plan made
-      // up front chooses its joins as well.
+      // plans the description repeats at every reference: the server spent more time writing that
+      // text than doing the commit's work (docs/decisions/0088-no-adaptive-query-execution-in-scdkits-spark-sessions.md).
+      // Cached scratch has exact sizes, so the plan made up front chooses its joins as well.
       await client.execute(`SET spark.sql.adaptive.enabled = false`);
       // A member name that appears twice in a JSON record keeps its last value, as on every engine
       // (docs/decisions/0202-a-repeated-member-keeps-its-last-value.md): the map a JSON line's
@@ -427,8 +427,9 @@ export class SparkDriver implements Driver {
    * (PLAN_VALIDATION_FAILED_RULE_IN_BATCH, PushDownPredicates). The plain views (no cache) go
    * after the cached ones: every drop has Spark's cache manager look through the plan of each cached
    * view left, and a commit's late cached plans are its largest, so a plain view dropped while they
-   * are there costs up to 1.7 s, and after them nothing (docs/decisions/0095-a-commits-scratch-goes-before-its-record-on-delta.md). Only
-   * DROP VIEW: it never reaches a stored table of the same name.
+   * are there costs a look through each of them, and after them nothing (the figures:
+   * docs/decisions/0095-a-commits-scratch-goes-before-its-record-on-delta.md). Only DROP VIEW: it
+   * never reaches a stored table of the same name.
    */
   async discardScratch(tables: string[], views: string[]): Promise<void> {
     if (this.scratchGone) return this.released();
