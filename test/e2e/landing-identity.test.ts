@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDriver, type Driver } from '../../src/index.js';
 import { PostgresDriver } from '../../src/dialects/postgres/index.js';
 import { freshSchema } from '../engines.js';
-import { errorLines, parseNdjson, scd, scdOk, tempDir } from './fixtures/cli.js';
+import { errorLines, parseNdjson, scd, tempDir } from './fixtures/cli.js';
 
 const FLOW = `name: moved
 target: dim_moved

@@ -10,7 +10,7 @@
  * SCD_TEST_POSTGRES_URL is set, a PostgreSQL server.
  */
 import { spawn } from 'node:child_process';
-import { cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apply, loadFlowFile } from '../../src/index.js';

@@ -5,7 +5,7 @@
  * one line before anything is opened or changed, through bin/scd on DuckDB, PGlite and a
  * PostgreSQL server (when SCD_TEST_POSTGRES_URL is set). With `trusted: true` a query runs.
  */
-import { appendFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresDriver } from '../../src/dialects/postgres/index.js';

@@ -6,7 +6,7 @@
  * Then a rebuild, which must change nothing.
  */
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import { PostgresDriver } from '../../src/dialects/postgres/index.js';
 import { freshSchema } from '../engines.js';
 import { ndjson, writeFlowProject } from './fixtures/flow-projects.js';

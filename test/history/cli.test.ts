@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import { mkdirSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import { applyFiles, applyRows, loadFlowFile, openDriver, readTargetWith, resolveInputs, type Flow, type FlowInput } from '../../src/index.js';
 import { CUSTOMER_BATCHES, CUSTOMER_FLOW, CUSTOMER_TARGET, customerRow, writeProject } from './fixtures/customers.js';
 import { assertBuilt, parseNdjson, pickLog, scd, scdOk, tempDir, type Row } from './fixtures/history.js';

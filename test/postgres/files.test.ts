@@ -16,7 +16,7 @@ async function writeLarge(file: string, rows: number): Promise<void> {
   const out = createWriteStream(file);
   for (let i = 0; i < rows; i++) {
     const line = JSON.stringify({ id: i % 50_000, name: `customer ${i} with a longer name to make the line wide`, city: `city-${i % 97}`, seq: i }) + '\n';
-    if (!out.write(line)) await new Promise((r) => out.once('drain', r));
+    if (!out.write(line)) await new Promise<void>((r) => out.once('drain', r));
   }
   await new Promise<void>((r) => out.end(r));
 }

@@ -238,7 +238,7 @@ describe.skipIf(!url)('postgres: one apply at a time per target', () => {
       for (const r of runs) expect(r.code, r.stderr).toBe(0);
       const lines = runs.flatMap((r) => r.stdout.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as { version: number | null; inputs: string[] }));
       // A run that found every file taken prints one line with version null (nothing new).
-      const results = lines.filter((l) => l.version !== null);
+      const results = lines.filter((l): l is { version: number; inputs: string[] } => l.version !== null);
       for (const r of runs) expect(r.stdout.trim(), r.stderr).not.toBe('');
       expect(results.map((r) => r.version).sort((x, y) => x - y)).toEqual(results.map((_, i) => i + 1));
       expect(results.flatMap((r) => r.inputs).sort()).toHaveLength(FILES);

@@ -11,7 +11,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyRows, defineFlow, rebuild, ScdError, versionQuery, writeRows, changesQuery, type Driver, type Flow } from '../../src/index.js';
+import { defineFlow, rebuild, ScdError, versionQuery, writeRows, changesQuery, type Driver, type Flow } from '../../src/index.js';
 import { engines } from '../engines.js';
 import { assertBuilt, scd, tempDir } from './fixtures/util.js';
 

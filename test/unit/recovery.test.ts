@@ -5,7 +5,7 @@
  * writes under it. The Spark suite checks the same against a server (spark-maintenance.suite.ts).
  */
 import { describe, expect, it } from 'vitest';
-import type { Driver, TableVersion } from '../../src/index.js';
+import type { Driver, TableVersion } from '../../src/dialects/driver.js';
 import { sparkDialect } from '../../src/dialects/spark/spark-dialect.js';
 import { storeNames } from '../../src/store/names.js';
 import { commitLabel, dropUnfinishedCreation, interruptedBy, latestWrites, LOOK_BACK, undoInterruptedCommit, versionBefore } from '../../src/store/recovery.js';
