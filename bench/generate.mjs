@@ -127,7 +127,12 @@ export function landingSql(L) {
     FROM range(${L}) t(i)`;
 }
 
-/** Write the rows of a SELECT as NDJSON, atomically (tmp file, then rename). Returns the size in bytes. */
+/**
+ * Write the rows of a SELECT as NDJSON, atomically (tmp file, then rename). Returns the size in bytes.
+ * @param {string} select
+ * @param {string} file
+ * @param {{ threads?: number }} [options]
+ */
 export async function writeNdjson(select, file, { threads } = {}) {
   mkdirSync(path.dirname(file), { recursive: true });
   const tmp = `${file}.tmp`;
@@ -146,7 +151,10 @@ export async function writeNdjson(select, file, { threads } = {}) {
   return statSync(file).size;
 }
 
-/** The file of a data set, generated if missing (files are named by their parameters and GEN_VERSION). */
+/**
+ * The file of a data set, generated if missing (files are named by their parameters and GEN_VERSION).
+ * @param {(line: string) => void} [log]
+ */
 export async function ensureFile(dataDir, kind, params, log = () => {}) {
   let name, sql;
   if (kind === 'initial') {
@@ -172,6 +180,7 @@ export async function ensureFile(dataDir, kind, params, log = () => {}) {
  * The initial file split into files of `chunk` lines, in sequence order (every 2023 event before
  * every 2024 event), for an engine that sets up the initial dimension in several commits: each
  * key's events then arrive in order, one commit after the other. Returns the files, in order.
+ * @param {(line: string) => void} [log]
  */
 export async function ensureInitialChunks(dataDir, N, chunk, log = () => {}) {
   const dir = path.join(dataDir, `v${GEN_VERSION}`, `initial_n${sizeLabel(N)}_chunks_${sizeLabel(chunk)}`);

@@ -52,7 +52,7 @@ async function freePort() {
     srv.unref();
     srv.on('error', reject);
     srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
+      const { port } = /** @type {import('node:net').AddressInfo} */ (srv.address());
       srv.close(() => resolve(port));
     });
   });
@@ -72,6 +72,8 @@ function pgRun(bin, prog, args, { check = true } = {}) {
 /**
  * Start a throwaway server. Returns { url(db), admin, bin, version, conf, dir, stop() }.
  * stop() is also called when the process exits.
+ * @param {{ conf?: Record<string, string>, log?: (line: string) => void, keepLog?: string }} [options]
+ *   keepLog: a file the server's log is copied to when it stops
  */
 export async function startServer({ conf = DEFAULT_PG_CONF, log = () => {}, keepLog } = {}) {
   const bin = findPgBin();

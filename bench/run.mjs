@@ -68,7 +68,48 @@ MERGE baseline as SQL, both through one Spark Connect server (bench/spark.mjs):
 Sizes: 1k, 100k, 1m, 10m, ... Data is generated once into bench/data/ (gitignored).`;
 
 // ---------- options ----------
+/**
+ * The options as parseArgs returns them: lists parsed, sizes as numbers.
+ * @typedef {object} Options
+ * @property {number[]} sizes
+ * @property {number[]} batches
+ * @property {string[]} modes
+ * @property {number} reps
+ * @property {number[]} landing
+ * @property {number[]} rebuild
+ * @property {number} huge
+ * @property {number} [threads]
+ * @property {string} [memoryLimit]
+ * @property {number} timeout
+ * @property {boolean} check
+ * @property {boolean} [floor]
+ * @property {boolean} fresh
+ * @property {boolean} keepWork
+ * @property {string[]} engines
+ * @property {string} [build]
+ * @property {number[]} pgSizes
+ * @property {number[]} pgBatches
+ * @property {string[]} pgModes
+ * @property {number} pgReps
+ * @property {string} [pgUrl]
+ * @property {string} pgConf
+ * @property {Record<string, string>} pgConfig
+ * @property {number} pgChunk
+ * @property {number[]} sparkSizes
+ * @property {number[]} sparkBatches
+ * @property {string[]} sparkModes
+ * @property {number} sparkReps
+ * @property {string} [sparkUrl]
+ * @property {boolean} peers
+ * @property {number[]} peerBatches
+ * @property {string} peerSource
+ * @property {string[]} settings
+ * @property {string} [dist] the build under test (set by main)
+ */
+
+/** @returns {Options} */
 function parseArgs(argv) {
+  /** @type {any} the options as given (text), turned into their parsed types below */
   const o = {
     sizes: process.env.BENCH_SIZES ?? '1m',
     batches: process.env.BENCH_BATCHES ?? '1k,100k',
@@ -360,6 +401,7 @@ async function batchCase(c, base, opts, peerBases) {
     if (!(opts.keepWork && rep === opts.reps - 1)) [s, b].forEach(rmDb);
     if (sRuns.at(-1).error && bRuns.at(-1).error) break;
   }
+  /** @type {Record<string, any>} */
   const out = { scdkit: sideSummary(sRuns), baseline: sideSummary(bRuns), pairedRatio: pairedRatio(sRuns, bRuns), check, ...floors(opts, sRuns, bRuns, fl) };
   if (peers.length) out.peers = Object.fromEntries(peers.map((t) => [t, peerSummary(sRuns, pRuns[t])]));
   if (peers.length) out.correctness = correctness;
@@ -718,6 +760,7 @@ async function main() {
   const setups = new Map();
   const pgSetups = new Map();
   const peerSetups = [];
+  /** @type {any[]} one object per case, of the case's kind and engine */
   const rows = [];
   const t0 = Date.now();
   const duck = opts.engines.includes('duckdb');

@@ -116,6 +116,7 @@ export async function dropDatabase(c, db) {
  * `to` as a fresh copy of `from`: each Delta table SHALLOW CLONEd (those `tables` picks, default
  * all), each view re-created from its text (SHOW CREATE TABLE) in `to`, where its unqualified
  * names find the clones. Clones run two at a time (one session; Spark runs them side by side).
+ * @param {(table: string) => boolean} [tables]
  */
 export async function copyDatabase(c, from, to, tables = () => true) {
   await dropDatabase(c, to);
@@ -348,6 +349,7 @@ export async function runSparkCases(opts, h) {
   const server = { ...started, db: CHILD_DB };
   const rows = [];
   const setups = [];
+  /** @type {{ url: string, own: boolean, version?: string, delta?: string }} */
   let spark = { url: safeUrl(server.url), own: server.own };
   try {
     h.log(`spark cases on ${safeUrl(server.url)}: sizes ${opts.sparkSizes.map(sizeLabel).join(',')}; batches ${opts.sparkBatches.map(sizeLabel).join(',')}; modes ${opts.sparkModes.join(',')}; reps ${opts.sparkReps}`);

@@ -17,7 +17,10 @@ const sqlString = (s) => `'${String(s).replace(/'/g, "''")}'`;
 /** The first time of the batches' in-order events (bench/generate.mjs): older events are late. */
 const BATCH_START = `TIMESTAMP '2025-01-01'`;
 
-/** A history's shape: `select` yields id, the attributes, f (start) and t (end, null while open). */
+/**
+ * A history's shape: `select` yields id, the attributes, f (start) and t (end, null while open).
+ * @param {{ table: string, from: string, to: string, openEnd?: string }} history `openEnd`: the end an open version holds (instead of null)
+ */
 export const historyOf = ({ table, from, to, openEnd }) =>
   `SELECT id, ${ATTRS.join(', ')}, CAST(${from} AS TIMESTAMP) AS f, ${openEnd ? `NULLIF(CAST(${to} AS TIMESTAMP), ${openEnd})` : `CAST(${to} AS TIMESTAMP)`} AS t FROM ${table}`;
 

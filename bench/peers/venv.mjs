@@ -11,7 +11,10 @@ import path from 'node:path';
 
 export const PEER_PACKAGES = ['dbt-core==1.11.16', 'dbt-duckdb==1.11.1', 'sqlmesh==0.236.4'];
 
-/** The venv's folder and its `bin/`, created and filled if missing or installed with other versions. */
+/**
+ * The venv's folder and its `bin/`, created and filled if missing or installed with other versions.
+ * @param {(line: string) => void} [log]
+ */
 export function ensurePeersVenv(dataDir, log = () => {}) {
   const dir = path.join(dataDir, 'peers', 'venv');
   const bin = path.join(dir, 'bin');
