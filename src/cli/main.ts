@@ -1,5 +1,5 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { accessSync, constants, existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, readFileSync, rmSync, type Stats, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { apply, applySource, databaseOf, withDatabase } from '../api.js';
 import { QueryError, ScdError } from '../errors.js';
@@ -83,7 +83,7 @@ export function defaultFormat(format: Format | undefined, out: string | undefine
 function checkOutPath(out: string): void {
   const abs = path.resolve(out);
   const folder = path.dirname(out) || '.';
-  let stat;
+  let stat: Stats;
   try {
     stat = statSync(path.dirname(abs));
   } catch {

@@ -14,6 +14,7 @@ export function terminalText(text: string): string {
 }
 
 /** C0, DEL, C1, and the bidirectional formatting characters (ALM, LRM, RLM, LRE..RLO, LRI..PDI). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what it finds
 const ACTED_ON = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
 const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };

@@ -57,7 +57,11 @@ export async function watch(flow: Flow, options: WatchOptions): Promise<void> {
       if (listing === undefined || listing.signature !== settled) {
         try {
           const report = await applySource(flow, { database: options.database, waitMs: FILE_WAIT_MS, each, onProgress: progress, onCommit: print, minAgeMs });
-          for (const w of report.warnings) if (!warned.has(w)) (warned.add(w), process.stderr.write(`scd: warning: ${w}\n`));
+          for (const w of report.warnings) {
+            if (warned.has(w)) continue;
+            warned.add(w);
+            process.stderr.write(`scd: warning: ${w}\n`);
+          }
           // Every file listed was old enough: until the listing changes there is nothing to do.
           settled = listing?.allOldEnough ? listing.signature : undefined;
           busy = false;

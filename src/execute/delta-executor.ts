@@ -94,7 +94,7 @@ function stateMergeSql(q: (s: string) => string, change: StateChange, source: (s
   return `MERGE INTO ${state} t USING ${source(`(
   SELECT ${keys.map((k) => `k.${q(k)}`).join(', ')}, ${rest.map((c, i) => `n.${r(i)} AS ${q(c)}`).join(', ')}, n.${r(0)} IS NOT NULL OR n.${r(rest.length - 1)} IS NOT NULL AS ${has}
   FROM (SELECT DISTINCT ${keys.map(q).join(', ')} FROM ${recomputed}) k
-  LEFT JOIN (SELECT ${columns.map((c, i) => (i < keys.length ? `x${i}` : `x${i} AS ${r(i - keys.length)}`)).join(', ')} FROM (${rows}) AS x(${columns.map((_, i) => `x${i}`).join(', ')})) n
+  LEFT JOIN (SELECT ${columns.map((_, i) => (i < keys.length ? `x${i}` : `x${i} AS ${r(i - keys.length)}`)).join(', ')} FROM (${rows}) AS x(${columns.map((_, i) => `x${i}`).join(', ')})) n
     ON ${keys.map((k, i) => `n.x${i} = k.${q(k)}`).join(' AND ')})`)} s
 ON ${keys.map((k) => `t.${q(k)} = s.${q(k)}`).join(' AND ')}
 WHEN MATCHED AND NOT s.${has} THEN DELETE

@@ -41,7 +41,7 @@ export async function splitCsv(file: string, goodOut: string, badOut: string, na
     if (rawBytes.length === 0) continue;
     if (!isUtf8(rawBytes)) {
       if (fields < 0) fields = 0;
-      await reject(rec.line, 'invalid UTF-8', visible(rawBytes).replace(/\u0000/g, '\\x00'));
+      await reject(rec.line, 'invalid UTF-8', visible(rawBytes).replaceAll('\0', '\\x00'));
       continue;
     }
     const raw = rawBytes.toString('utf8');
@@ -50,7 +50,7 @@ export async function splitCsv(file: string, goodOut: string, badOut: string, na
       fields = out.header.length;
       continue;
     }
-    if (rawBytes.includes(0)) await reject(rec.line, 'a NUL character in a field', raw.replace(/\u0000/g, '\\x00'));
+    if (rawBytes.includes(0)) await reject(rec.line, 'a NUL character in a field', raw.replaceAll('\0', '\\x00'));
     else if (!rec.closed) await reject(rec.line, 'unterminated quoted field', raw);
     else if (rec.values.length !== fields) await reject(rec.line, `expected ${fields} fields, found ${rec.values.length}`, raw);
     else {
@@ -98,8 +98,13 @@ function* records(bytes: Buffer): Generator<CsvRecord> {
           break;
         }
         if (b === 0x22) {
-          if (bytes[i + 1] === 0x22) (field!.push(0x22), (i += 2));
-          else (quoted = false), i++;
+          if (bytes[i + 1] === 0x22) {
+            field!.push(0x22);
+            i += 2;
+          } else {
+            quoted = false;
+            i++;
+          }
           continue;
         }
         if (b === 0x0a || (b === 0x0d && bytes[i + 1] !== 0x0a)) line++;

@@ -55,6 +55,7 @@ const fail = (message: string, at: number): never => {
 };
 
 /** Characters a string holds as they are (no quote, backslash or control character), in a run. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: a JSON string may not hold control characters as they are
 const PLAIN = /[^"\\\u0000-\u001f]*/y;
 
 /** The end of the string literal starting at i (s[i] is a quote). */

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 import { ScdError } from '../errors.js';
 import { flowSchema, sourceSchema, type FlowInput } from './schema.js';
 import { checkDatabaseLocation } from '../dialects/database-location.js';

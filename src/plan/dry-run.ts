@@ -41,9 +41,18 @@ export async function dryRun<T>(driver: Driver, work: (driver: Driver) => Promis
   let inside = false;
   let rolledBack = false;
   const own: Partial<Driver> = {
-    run: (sql, params) => (record(sql, params), driver.run(sql, params)),
-    query: (sql, params) => (record(sql, params), driver.query(sql, params)),
-    streamText: (sql, params, onRow) => (record(sql, params), driver.streamText(sql, params, onRow)),
+    run: (sql, params) => {
+      record(sql, params);
+      return driver.run(sql, params);
+    },
+    query: (sql, params) => {
+      record(sql, params);
+      return driver.query(sql, params);
+    },
+    streamText: (sql, params, onRow) => {
+      record(sql, params);
+      return driver.streamText(sql, params, onRow);
+    },
     transaction: async <R>(fn: () => Promise<R>, options?: TransactionOptions): Promise<R> => {
       if (inside) return fn();
       if (rolledBack)
@@ -69,7 +78,7 @@ export async function dryRun<T>(driver: Driver, work: (driver: Driver) => Promis
   // stageFiles, lockTarget, columns, ... are the driver's means, not the commit's, and not recorded).
   const recording = new Proxy(driver, {
     get(target, prop) {
-      if (Object.prototype.hasOwnProperty.call(own, prop)) return own[prop as keyof Driver];
+      if (Object.hasOwn(own, prop)) return own[prop as keyof Driver];
       const value: unknown = Reflect.get(target, prop, target);
       return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
     },

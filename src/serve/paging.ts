@@ -8,7 +8,10 @@ import { href, html, type Html } from './html.js';
  */
 export function narrow(query: RowQuery, build: (param: (value: unknown) => string) => string[]): RowQuery {
   const params = [...(query.params ?? [])];
-  const param = (value: unknown) => (params.push(value), `$${params.length}`);
+  const param = (value: unknown) => {
+    params.push(value);
+    return `$${params.length}`;
+  };
   const conditions = build(param);
   const where = [...(query.where ? [`(${query.where})`] : []), ...conditions];
   return { ...query, where: where.length ? where.join(' AND ') : undefined, params };

@@ -43,7 +43,7 @@ export function filesCommit(driver: Driver, flow: Flow, files: InputFile[], opti
     if (inputs.release) staged.push(inputs.release);
     return inputs;
   };
-  const release = () => staged.splice(0).forEach((done) => done());
+  const release = () => staged.splice(0).forEach((done) => { done(); });
   const landing: Pick<CommitSpec, 'claim' | 'finish'> = {
     claim: record.length ? (drv) => claimFiles(drv, names, record, flow.origin) : undefined,
     finish:

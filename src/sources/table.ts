@@ -1,5 +1,5 @@
 import { ScdError } from '../errors.js';
-import type { Driver } from '../dialects/driver.js';
+import type { ColumnInfo, Driver } from '../dialects/driver.js';
 import { quoteDotted } from '../dialects/dialect.js';
 import { FILE_COLUMN, LINE_COLUMN } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
@@ -36,7 +36,7 @@ export async function tableSpec(driver: Driver, flow: Flow, names: StoreNames): 
   let where = '';
   let wmType = '';
   if (src.watermark) {
-    let cols;
+    let cols: ColumnInfo[];
     try {
       cols = await driver.describe(`SELECT * FROM ${from}`);
     } catch (e) {

@@ -29,7 +29,7 @@ export function commitLabel(target: string, version: number): string {
 export function commitOfLabel(target: string, label: string | null): number | undefined {
   const prefix = 'scdkit commit ';
   const suffix = ` of ${target}`;
-  if (!label || !label.startsWith(prefix) || !label.endsWith(suffix)) return undefined;
+  if (!label?.startsWith(prefix) || !label.endsWith(suffix)) return undefined;
   const n = label.slice(prefix.length, label.length - suffix.length);
   return /^[1-9][0-9]*$/.test(n) ? Number(n) : undefined;
 }

@@ -117,7 +117,10 @@ async function checkTree(db: DuckDBQuery, root: Node, columns: Set<string> | und
   const reads = (reason: string) => (problem ??= { kind: 'reads', reason });
   const visit = (v: unknown): void => {
     if (problem) return;
-    if (Array.isArray(v)) return v.forEach(visit);
+    if (Array.isArray(v)) {
+      v.forEach(visit);
+      return;
+    }
     if (v === null || typeof v !== 'object') return;
     const n = v as Node;
     if (typeof n.type === 'string' && QUERY_NODES.has(n.type)) return void reads('it contains a subquery');
@@ -131,8 +134,10 @@ async function checkTree(db: DuckDBQuery, root: Node, columns: Set<string> | und
       if (cls === 'COLUMN_REF' && columns) {
         const names = (n.column_names as string[] | undefined) ?? [];
         // a.b is a field of column a; anything else names a table, which the record is not.
-        if (names.length > 1 && !columns.has(names[0]!.toLowerCase()))
-          return void (problem = { kind: 'unbound', reason: `"${names.join('.')}" is not a column of the record (name its columns without a table)` });
+        if (names.length > 1 && !columns.has(names[0]!.toLowerCase())) {
+          problem = { kind: 'unbound', reason: `"${names.join('.')}" is not a column of the record (name its columns without a table)` };
+          return;
+        }
         // A bare name the record does not have is bound as a call of that name, if there is one
         // (current_user, current_date): checked as the call it is.
         if (names.length === 1 && !columns.has(names[0]!.toLowerCase())) calls.push({ name: names[0]!, schema: '', operator: false, bare: true });

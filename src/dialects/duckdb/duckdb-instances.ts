@@ -42,7 +42,8 @@ export async function acquireInstance(location: string): Promise<SharedInstance>
     const created: Entry = { ready: DuckDBInstance.create(location), targets: new KeyedMutex(), users: 0 };
     // A file that cannot be opened is not remembered: the next open tries again.
     created.ready.catch(() => open.get(key) === created && open.delete(key));
-    open.set(key, (entry = created));
+    entry = created;
+    open.set(key, entry);
   }
   entry.users++;
   let instance: DuckDBInstance;

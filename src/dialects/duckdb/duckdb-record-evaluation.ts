@@ -103,9 +103,15 @@ const templatesOf = new WeakMap<DuckDBQuery, Map<string, { tree: Tree; node: Nod
 
 async function template(db: DuckDBQuery, select: string): Promise<{ tree: Tree; node: Node }> {
   let templates = templatesOf.get(db);
-  if (!templates) templatesOf.set(db, (templates = new Map()));
+  if (!templates) {
+    templates = new Map();
+    templatesOf.set(db, templates);
+  }
   let parsed = templates.get(select);
-  if (!parsed) templates.set(select, (parsed = await selectItem(db, select)));
+  if (!parsed) {
+    parsed = await selectItem(db, select);
+    templates.set(select, parsed);
+  }
   return parsed;
 }
 

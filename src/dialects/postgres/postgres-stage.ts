@@ -197,12 +197,16 @@ function headerOf(line: string): string[] {
   for (let i = 0; i < text.length; i++) {
     const ch = text[i]!;
     if (quoted) {
-      if (ch === '"' && text[i + 1] === '"') (cur += '"'), i++;
-      else if (ch === '"') quoted = false;
+      if (ch === '"' && text[i + 1] === '"') {
+        cur += '"';
+        i++;
+      } else if (ch === '"') quoted = false;
       else cur += ch;
     } else if (ch === '"') quoted = true;
-    else if (ch === ',') names.push(cur), (cur = '');
-    else cur += ch;
+    else if (ch === ',') {
+      names.push(cur);
+      cur = '';
+    } else cur += ch;
   }
   // An unclosed quote: the header spans lines, which only the JavaScript reader places.
   if (quoted) return [];

@@ -85,7 +85,7 @@ function valueReader(type: DataType): Read {
       const parts = type.children.map((f: Field) => ({ name: f.name, read: reader(f.type) }));
       return (d, i) => {
         const o: Row = {};
-        parts.forEach((p, j) => (o[p.name] = p.read(d.children[j]!, i)));
+        parts.forEach((p, j) => { o[p.name] = p.read(d.children[j]!, i); });
         return o;
       };
     }

@@ -96,7 +96,7 @@ export class SparkConnectClient {
     let finished = false;
     try {
       for await (const response of call.stream as AsyncIterable<ExecutePlanResponse>) {
-        if (response.arrow_batch && response.arrow_batch.data.length) {
+        if (response.arrow_batch?.data.length) {
           const rows: Row[] = [];
           appendIpc(response.arrow_batch.data, rows);
           if (rows.length) yield rows;

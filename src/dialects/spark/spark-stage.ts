@@ -98,7 +98,7 @@ export async function stageSparkFiles(db: SparkStatements, files: InputFile[], t
       // A UTF-8 BOM before the header is no part of its first name (as on DuckDB and PostgreSQL).
       const names = headerNames(csvFields(String(header[0]!.raw).replace(/^\uFEFF/, '')));
       checkSourceKeys(names, sparkDialect.nameKey, sparkDialect.nameProblem);
-      const schema = names.map((n, k) => `${q(`c${k}`)} STRING`).join(', ');
+      const schema = names.map((_, k) => `${q(`c${k}`)} STRING`).join(', ');
       // n: the record's fields, its commas outside quoted values plus one (RFC 4180: a quoted value
       // is a run of anything but a lone quote). A record of another count is quarantined, named
       // as files/csv-records.ts names it on the other engines.
