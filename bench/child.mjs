@@ -201,7 +201,7 @@ async function runSteps(steps, before) {
     else await driver.copyFrom(step.copy, { file: step.file }); // COPY ... FROM STDIN through the same pg client
     phase(name, now() - t);
   }
-  let t = now();
+  const t = now();
   if (tx) await driver.run('COMMIT');
   if (tx) phase('commit', now() - t);
   const t1 = now();

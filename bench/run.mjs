@@ -278,7 +278,7 @@ function runChild(task, opts) {
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       const line = out.split('\n').find((l) => l.startsWith('RESULT '));
-      let r = line ? JSON.parse(line.slice(7)) : { error: { message: `no result (exit ${code ?? signal})` } };
+      const r = line ? JSON.parse(line.slice(7)) : { error: { message: `no result (exit ${code ?? signal})` } };
       const rss = /Maximum resident set size \(kbytes\): (\d+)/.exec(err);
       r.rssMb = rss ? Number(rss[1]) / 1024 : r.vmHwmMb;
       if (!line || (code !== 0 && !r.error)) {
@@ -394,7 +394,8 @@ async function batchCase(c, base, opts, peerBases) {
     for (const [kind, db] of Object.entries(floorChecks)) {
       const fc = await runChild({ kind: 'check', scdDb: db, baseDb: b, floor: true }, opts);
       log(`  check ${kind}: ${fmtCheck(fc)}`);
-      (check ??= {})[kind] = fc;
+      check ??= {};
+      check[kind] = fc;
       rmDb(db);
       delete floorChecks[kind];
     }
@@ -453,7 +454,7 @@ async function landingCase(c, opts) {
   return { scdkit: sideSummary(sRuns), baseline: sideSummary(bRuns), pairedRatio: pairedRatio(sRuns, bRuns) };
 }
 
-async function rebuildCase(c, base, opts) {
+async function rebuildCase(_c, base, opts) {
   const w = path.join(workDir, 'rebuild.duckdb');
   const sRuns = [];
   const refRuns = [];
@@ -495,7 +496,7 @@ async function ensurePgBase(N, server, opts, fp, setups) {
   const dump = path.join(genDir, `${key}.dump`);
   const meta = `${dump}.json`;
   for (const f of readdirSync(genDir)) if (f.startsWith(prefix) && !f.startsWith(`${key}.`)) rmSync(path.join(genDir, f), { force: true });
-  if (opts.fresh) [dump, meta].forEach((f) => rmSync(f, { force: true }));
+  if (opts.fresh) [dump, meta].forEach((f) => { rmSync(f, { force: true }); });
   await PG.createDatabase(server, template);
   let info;
   if (existsSync(dump) && existsSync(meta)) {

@@ -307,7 +307,8 @@ async function batchCase(c, base, server, opts, h) {
       await admin(server.url, opts.dist, (a) => copyDatabase(a, base, fDb, h.sparkFloorCopies(kind)));
       fl[kind].push(await h.runChild({ kind, db: server.db, schema: fDb, file: c.file }, opts));
       if (rep === 0 && c.mode === 'in' && opts.check && !fl[kind][0].error && !bRuns[0]?.error) {
-        (floorChecks ??= {})[kind] = await h.runChild({ kind: 'check', db: server.db, schema: fDb, scdDb: fDb, baseDb: bDb, floor: true }, opts);
+        floorChecks ??= {};
+        floorChecks[kind] = await h.runChild({ kind: 'check', db: server.db, schema: fDb, scdDb: fDb, baseDb: bDb, floor: true }, opts);
         h.log(`  check ${kind}: ${h.fmtCheck(floorChecks[kind])}`);
       }
       await admin(server.url, opts.dist, (a) => dropDatabase(a, fDb));
@@ -350,7 +351,7 @@ export async function runSparkCases(opts, h) {
   const rows = [];
   const setups = [];
   /** @type {{ url: string, own: boolean, version?: string, delta?: string }} */
-  let spark = { url: safeUrl(server.url), own: server.own };
+  const spark = { url: safeUrl(server.url), own: server.own };
   try {
     h.log(`spark cases on ${safeUrl(server.url)}: sizes ${opts.sparkSizes.map(sizeLabel).join(',')}; batches ${opts.sparkBatches.map(sizeLabel).join(',')}; modes ${opts.sparkModes.join(',')}; reps ${opts.sparkReps}`);
     for (const N of opts.sparkSizes) {

@@ -168,7 +168,11 @@ export function scenarioSuite(engine: TestEngine): void {
             engine.open,
             flow(),
             sc.inputs.map((f) => [f]),
-            sc.quarantine ? async (driver) => void (quarantined = await quarantineOf(driver, flow())) : undefined,
+            sc.quarantine
+              ? async (driver) => {
+                  quarantined = await quarantineOf(driver, flow());
+                }
+              : undefined,
           );
           expect(rows).toEqual(sc.expected);
           // Column order: source order, then the added columns (toEqual ignores key order).

@@ -51,7 +51,10 @@ interface Engine {
 
 const url = process.env.SCD_TEST_POSTGRES_URL;
 const schemas = new Map<string, string>();
-const schemaOf = (name: string) => (schemas.has(name) ? schemas.get(name)! : (schemas.set(name, freshSchema()), schemas.get(name)!));
+const schemaOf = (name: string) => {
+  if (!schemas.has(name)) schemas.set(name, freshSchema());
+  return schemas.get(name)!;
+};
 const pgFolder = (name: string) => path.join(tmp.dir, `pg-${name}`);
 const ENGINES: Engine[] = [
   { name: 'duckdb', db: () => [], open: (dir) => openDriver(path.join(dir, 'moved.duckdb')), flowLines: () => '' },

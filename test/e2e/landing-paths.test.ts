@@ -93,9 +93,15 @@ async function watchOnce(dir: string, db: string[]): Promise<void> {
     const timer = setTimeout(() => reject(new Error(`--watch made no commit in 60 s: ${err}`)), 60_000);
     child.stdout.on('data', (d) => {
       out += String(d);
-      if (/^commit \d+/m.test(out)) (clearTimeout(timer), resolve());
+      if (/^commit \d+/m.test(out)) {
+        clearTimeout(timer);
+        resolve();
+      }
     });
-    child.once('exit', () => (clearTimeout(timer), reject(new Error(`--watch ended: ${err}`))));
+    child.once('exit', () => {
+      clearTimeout(timer);
+      reject(new Error(`--watch ended: ${err}`));
+    });
   });
   child.kill('SIGINT');
   expect(await exited).toBe(0);

@@ -56,7 +56,7 @@ describe('one DuckDB file, one process', () => {
     const flow = defineFlow({ ...FLOW, database: 'shared.duckdb' }, { baseDir: dir });
     const files = Array.from({ length: N }, (_, b) => path.join(tmp.dir, `batch-${b}.ndjson`));
     mkdirSync(dir);
-    files.forEach((f, b) => writeFileSync(f, ndjson(batch(b))));
+    files.forEach((f, b) => { writeFileSync(f, ndjson(batch(b))); });
 
     const results = await Promise.all(files.map((f) => apply(flow, { inputs: [f] })));
 

@@ -18,6 +18,7 @@ import { parseNdjson, SCD, scd, scdOk, tempDir } from './fixtures/cli.js';
 const HOSTILE = '\u001b]0;pwned\u0007\u001b[2J\u001b[31mred\u009b1m\u007f\u202eevil\u2066ü€';
 const HOSTILE_SHOWN = '\\x1b]0;pwned\\x07\\x1b[2J\\x1b[31mred\\x9b1m\\x7f\\u202eevil\\u2066ü€';
 /** Everything a terminal acts on, but the line breaks between the lines of the table. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what it finds
 const ACTED_ON = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/u;
 
 const CSV =

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { applyRows, defineFlow, readRows, readTargetWith, versionQuery } from '../../src/index.js';
 import { engines } from '../engines.js';
-import { type Row } from './fixtures/history.js';
+import type { Row } from './fixtures/history.js';
 import { TT_BATCHES, TT_FLOW, TT_STATES, ttRows } from './fixtures/timetravel.js';
 
 for (const engine of engines) {

@@ -60,7 +60,15 @@ const shared: Array<{ name: string; open: () => Promise<[Driver, Driver, () => P
       const file = path.join(dir.dir, 'scd.duckdb');
       const a = await openDriver(file);
       const b = await openDriver(file);
-      return [a, b, async () => (await a.close(), await b.close(), dir.cleanup())];
+      return [
+        a,
+        b,
+        async () => {
+          await a.close();
+          await b.close();
+          dir.cleanup();
+        },
+      ];
     },
   },
   ...(postgresUrl
@@ -71,7 +79,14 @@ const shared: Array<{ name: string; open: () => Promise<[Driver, Driver, () => P
             const schema = freshSchema();
             const a = await PostgresDriver.connect(postgresUrl, { schema, dropSchemaOnClose: true });
             const b = await PostgresDriver.connect(postgresUrl, { schema });
-            return [a, b, async () => (await b.close(), await a.close())];
+            return [
+              a,
+              b,
+              async () => {
+                await b.close();
+                await a.close();
+              },
+            ];
           },
         },
       ]

@@ -44,7 +44,7 @@ export interface ScenarioOptions {
 
 const pick = <T>(xs: readonly T[]) => fc.constantFrom(...xs);
 /** A value of the column's domain, or null (weight 1 in `1 + nonNullWeight`). */
-const valueOf = (c: Column, nonNullWeight: number): fc.Arbitrary<Val> =>
+const valueOfColumn = (c: Column, nonNullWeight: number): fc.Arbitrary<Val> =>
   fc.oneof({ arbitrary: pick(DOMAIN[c]), weight: nonNullWeight }, { arbitrary: fc.constant(null), weight: 1 });
 
 const opArb: fc.Arbitrary<Val> = fc.oneof(
@@ -61,14 +61,14 @@ const opArb: fc.Arbitrary<Val> = fc.oneof(
 const recordArb: fc.Arbitrary<Rec> = fc
   .tuple(
     fc.record({
-      id: valueOf('id', 30),
-      reg: valueOf('reg', 30),
-      seq: valueOf('seq', 30),
-      lsn: valueOf('lsn', 30),
+      id: valueOfColumn('id', 30),
+      reg: valueOfColumn('reg', 30),
+      seq: valueOfColumn('seq', 30),
+      lsn: valueOfColumn('lsn', 30),
       op: opArb,
-      a: valueOf('a', 3),
-      b: valueOf('b', 3),
-      c: valueOf('c', 3),
+      a: valueOfColumn('a', 3),
+      b: valueOfColumn('b', 3),
+      c: valueOfColumn('c', 3),
     }),
     fc.boolean(),
   )

@@ -135,7 +135,7 @@ function pathsOf(engine: TestEngine): Paths {
     'landing --each': (sc, dir) => {
       const land = path.join(dir, 'land-each');
       mkdirSync(land);
-      sc.batches.forEach((b, i) => writeFileSync(path.join(land, `b${String(i).padStart(3, '0')}.ndjson`), fileOf(b)));
+      sc.batches.forEach((b, i) => { writeFileSync(path.join(land, `b${String(i).padStart(3, '0')}.ndjson`), fileOf(b)); });
       return onEngine(engine, sc, dir, async (driver, flow) => (await applySourceWith(driver, flow, { each: true })).results, land);
     },
     rows: (sc, dir) =>
@@ -204,7 +204,7 @@ async function cliWatch(sc: WideScenario, dir: string): Promise<PathRun> {
 async function cliEach(sc: WideScenario, dir: string): Promise<PathRun> {
   const files = path.join(dir, 'cli-in');
   mkdirSync(files);
-  sc.batches.forEach((b, i) => writeFileSync(path.join(files, `b${String(i).padStart(3, '0')}.ndjson`), fileOf(b)));
+  sc.batches.forEach((b, i) => { writeFileSync(path.join(files, `b${String(i).padStart(3, '0')}.ndjson`), fileOf(b)); });
   const flowFile = path.join(dir, 'flow.json');
   writeFileSync(flowFile, JSON.stringify({ ...sc.flow, database: path.join(dir, 'cli.duckdb') }));
   const scd = async (...args: string[]) => {

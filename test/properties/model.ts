@@ -245,7 +245,7 @@ export class Model {
       } else {
         // Zero-length versions are not rows: a version's previous one is the kept row before it.
         const kept = versions.filter((v) => v.end === null || compareTuple(v.start, v.end) !== 0);
-        kept.forEach((v, i) => rows.push(row(key, v, kept[i - 1])));
+        kept.forEach((v, i) => { rows.push(row(key, v, kept[i - 1])); });
       }
     }
     return rows;

@@ -108,8 +108,10 @@ export function parseCsv(text: string): Array<Array<string | null>> {
       let s = '';
       i++;
       for (;;) {
-        if (text[i] === '"' && text[i + 1] === '"') (s += '"'), (i += 2);
-        else if (text[i] === '"') break;
+        if (text[i] === '"' && text[i + 1] === '"') {
+          s += '"';
+          i += 2;
+        } else if (text[i] === '"') break;
         else s += text[i++];
       }
       i++;
@@ -138,7 +140,7 @@ function csvRows(text: string, sc: WideScenario): Array<Record<string, unknown>>
     header!.forEach((c, j) => {
       const f = fields[j] ?? null;
       // A struct (a tuple sequence's start and end) is written as its JSON text.
-      r[c!] = f !== null && f.startsWith('{') && (c === '__START_AT' || c === '__END_AT') ? parseJsonExact(f) : f;
+      r[c!] = f?.startsWith('{') && (c === '__START_AT' || c === '__END_AT') ? parseJsonExact(f) : f;
     });
     return canonRow(sc.kinds, r);
   });
@@ -176,9 +178,9 @@ function numbersNotShown(ndjson: string, table: string): string[] {
   const visit = (v: unknown, nested: boolean) => {
     if (v instanceof JsonNumber) {
       if (!(nested ? inStruct(v.raw) : cells.has(v.raw) || cells.has(valueText(exactNumber(v.raw))))) missing.push(v.raw);
-    } else if (v && typeof v === 'object') Object.values(v).forEach((x) => visit(x, true));
+    } else if (v && typeof v === 'object') Object.values(v).forEach((x) => { visit(x, true); });
   };
-  for (const l of ndjson.split('\n').filter((x) => x.trim())) Object.values(parseJsonExact(l) as Record<string, unknown>).forEach((v) => visit(v, false));
+  for (const l of ndjson.split('\n').filter((x) => x.trim())) Object.values(parseJsonExact(l) as Record<string, unknown>).forEach((v) => { visit(v, false); });
   return missing;
 }
 
@@ -198,7 +200,7 @@ for (const db of writers.filter((d) => !only || only.includes(d.name))) {
               const dir = mkdtempSync(path.join(tmpdir(), 'scdkit-formats-'));
               const why = describeWide(sc);
               try {
-                sc.batches.forEach((b, i) => writeFileSync(batchFile(dir, i), b.map((r) => r.line).join('\n') + '\n'));
+                sc.batches.forEach((b, i) => { writeFileSync(batchFile(dir, i), b.map((r) => r.line).join('\n') + '\n'); });
                 const problems = await db.write(sc, dir);
                 const text: Record<string, string> = {};
                 for (const ext of ['ndjson', 'csv', 'txt']) if (existsSync(path.join(dir, `target.${ext}`))) text[ext] = readFileSync(path.join(dir, `target.${ext}`), 'utf8');

@@ -139,7 +139,7 @@ for (const engine of reading) {
                 const name = path.join(dir, `part_${f}.ndjson`);
                 writeFileSync(name, Buffer.concat(chunk.map((l) => Buffer.concat([Buffer.from(l.text), Buffer.from(nl)]))));
                 files.push(name);
-                chunk.forEach((l, j) => l.bad && expectedBad.push([name, j + 1, visible(l.text)]));
+                chunk.forEach((l, j) => { if (l.bad) expectedBad.push([name, j + 1, visible(l.text)]); });
               }
               // A new target's columns (which order ties) are its first applied record's, as written.
               const firstApplied = lines.find((l) => !l.bad && l.record && toEvent(sc.spec, l.record));

@@ -293,7 +293,10 @@ export function parseJsonExact(text: string): unknown {
       i++;
       const o: Record<string, unknown> = {};
       ws();
-      if (text[i] === '}') return i++, o;
+      if (text[i] === '}') {
+        i++;
+        return o;
+      }
       for (;;) {
         ws();
         const k = value() as string;
@@ -308,7 +311,10 @@ export function parseJsonExact(text: string): unknown {
       i++;
       const a: unknown[] = [];
       ws();
-      if (text[i] === ']') return i++, a;
+      if (text[i] === ']') {
+        i++;
+        return a;
+      }
       for (;;) {
         a.push(value());
         ws();
@@ -361,7 +367,7 @@ export function canonOf(kind: Kind, v: unknown): unknown {
     }
     case 'zoned': {
       const m = INSTANT.exec(text);
-      if (!m || !m[4]) return `not an instant: ${text}`;
+      if (!m?.[4]) return `not an instant: ${text}`;
       const zone = m[4] === 'Z' ? 'Z' : m[4].length === 3 ? `${m[4]}:00` : m[4].includes(':') ? m[4] : `${m[4].slice(0, 3)}:${m[4].slice(3)}`;
       return zonedCanon(Date.parse(`${m[1]}T${m[2]}${(m[3] ?? '').slice(0, 4)}${zone}`));
     }

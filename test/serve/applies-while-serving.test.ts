@@ -21,7 +21,11 @@ async function serve(cwd: string): Promise<{ url: string; stop: () => Promise<vo
   for (let i = 0; i < 200 && !/http:\/\//.test(out); i++) await new Promise((r) => setTimeout(r, 50));
   const url = /serving \S+ at (http:\/\/\S+)/.exec(out)?.[1];
   if (!url) throw new Error(`scd serve printed no URL:\n${out}`);
-  return { url, output: () => out, stop: async () => (child.kill('SIGTERM'), exited) };
+  const stop = async () => {
+    child.kill('SIGTERM');
+    return exited;
+  };
+  return { url, output: () => out, stop };
 }
 
 describe('scd serve under load on a DuckDB file, while scd apply commits', () => {

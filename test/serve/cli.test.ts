@@ -44,7 +44,10 @@ describe('scd serve (command)', () => {
     return {
       url: /serving dim_customer at (http:\/\/127\.0\.0\.1:\d+\/)/.exec(out)?.[1],
       out: () => out,
-      stop: async () => (child.kill('SIGTERM'), exited),
+      stop: async () => {
+        child.kill('SIGTERM');
+        return exited;
+      },
     };
   };
 

@@ -13,6 +13,15 @@ import { PROTO_FILE } from '../../src/dialects/spark/spark-connect-protocol.js';
 const TOKEN = 'dapiTOKEN0123456789secret';
 const CLUSTER = 'cluster-0123-secret-ish';
 
+/** A message as the fake server gets and sends it: proto-loader's plain objects, fields by their proto names. */
+// biome-ignore lint/suspicious/noExplicitAny: proto-loader's messages carry no static types; the fake server reads and writes them freely
+type Message = any;
+
+/** The part of the loaded package definition the fake server serves. */
+interface SparkConnectPackage {
+  spark: { connect: { SparkConnectService: { service: grpc.ServiceDefinition } } };
+}
+
 interface Seen {
   method: string;
   request: Record<string, unknown>;
@@ -35,12 +44,12 @@ describe('Spark Connect protocol against a fake server (unit: always run)', () =
     dir = mkdtempSync(join(tmpdir(), 'scd-spark-tls-'));
     execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost'], { stdio: 'ignore' });
     cert = readFileSync(join(dir, 'cert.pem'));
-    const loaded = grpc.loadPackageDefinition(protoLoader.loadSync(PROTO_FILE, { keepCase: true, longs: String, enums: String, defaults: false, oneofs: true })) as any;
+    const loaded = grpc.loadPackageDefinition(protoLoader.loadSync(PROTO_FILE, { keepCase: true, longs: String, enums: String, defaults: false, oneofs: true })) as unknown as SparkConnectPackage;
     const record = (method: string, call: { request: Record<string, unknown>; metadata: grpc.Metadata }) =>
       seen.push({ method, request: call.request, metadata: call.metadata.getMap() });
     server = new grpc.Server();
     server.addService(loaded.spark.connect.SparkConnectService.service, {
-      ExecutePlan: (call: grpc.ServerWritableStream<any, any>) => {
+      ExecutePlan: (call: grpc.ServerWritableStream<Message, Message>) => {
         record('ExecutePlan', call);
         const plan = call.request.plan;
         const sql: string = plan.root?.sql?.query ?? plan.command?.sql_command?.input?.sql?.query;
@@ -61,11 +70,11 @@ describe('Spark Connect protocol against a fake server (unit: always run)', () =
         else call.write({ session_id: call.request.session_id, arrow_batch: { row_count: 2, data: Buffer.from(ipc) } });
         call.end();
       },
-      Interrupt: (call: grpc.ServerUnaryCall<any, any>, callback: grpc.sendUnaryData<any>) => {
+      Interrupt: (call: grpc.ServerUnaryCall<Message, Message>, callback: grpc.sendUnaryData<Message>) => {
         record('Interrupt', call);
         callback(null, { session_id: call.request.session_id, interrupted_ids: [call.request.operation_id] });
       },
-      ReleaseSession: (call: grpc.ServerUnaryCall<any, any>, callback: grpc.sendUnaryData<any>) => {
+      ReleaseSession: (call: grpc.ServerUnaryCall<Message, Message>, callback: grpc.sendUnaryData<Message>) => {
         record('ReleaseSession', call);
         callback(null, { session_id: call.request.session_id });
       },

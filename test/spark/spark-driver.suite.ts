@@ -48,17 +48,26 @@ describe("Spark's intermittent plan validation failure (unit: always run)", () =
   });
   it(`gives up after ${PLAN_ATTEMPTS} attempts, with Spark's error`, async () => {
     let calls = 0;
-    await expect(againOnPlanValidation(async () => (++calls, Promise.reject(refused())))).rejects.toThrow(/PLAN_VALIDATION/);
+    await expect(againOnPlanValidation(async () => {
+      calls++;
+      return Promise.reject(refused());
+    })).rejects.toThrow(/PLAN_VALIDATION/);
     expect(calls).toBe(PLAN_ATTEMPTS);
   });
   it('never sends again a statement its caller may not repeat (a streamed read that delivered rows)', async () => {
     let calls = 0;
-    await expect(againOnPlanValidation(async () => (++calls, Promise.reject(refused())), () => false)).rejects.toThrow(/PLAN_VALIDATION/);
+    await expect(againOnPlanValidation(async () => {
+      calls++;
+      return Promise.reject(refused());
+    }, () => false)).rejects.toThrow(/PLAN_VALIDATION/);
     expect(calls).toBe(1);
   });
   it('never sends again a statement that failed for another reason', async () => {
     let calls = 0;
-    await expect(againOnPlanValidation(async () => (++calls, Promise.reject(new Error('[TABLE_OR_VIEW_NOT_FOUND] x'))))).rejects.toThrow(/NOT_FOUND/);
+    await expect(againOnPlanValidation(async () => {
+        calls++;
+        return Promise.reject(new Error('[TABLE_OR_VIEW_NOT_FOUND] x'));
+      })).rejects.toThrow(/NOT_FOUND/);
     expect(calls).toBe(1);
   });
   it('reads the rule from the refusal, also from the cause of a wrapped error', () => {
@@ -307,7 +316,10 @@ describe.skipIf(!url)('Spark driver on a live server (SCD_TEST_SPARK_URL; skippe
     const client = (a as unknown as { client: { execute: (sql: string) => Promise<unknown> } }).client;
     const execute = client.execute.bind(client);
     const sent: string[] = [];
-    client.execute = async (sql: string) => (sent.push(sql), execute(sql));
+    client.execute = async (sql: string) => {
+      sent.push(sql);
+      return execute(sql);
+    };
     try {
       await a.discardScratch([], []);
     } finally {

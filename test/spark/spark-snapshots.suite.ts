@@ -50,7 +50,7 @@ describe.skipIf(!sparkEngine)('snapshot sources on Spark + Delta (SCD_TEST_SPARK
   for (const storedAs of ['scd2', 'scd1'] as const)
     it(`${storedAs}: three snapshots one commit each give DuckDB's target, counts and change feed`, async () => {
       const dir = mkdir(tmp.dir, `three-${storedAs}`);
-      SNAPSHOTS.forEach((text, i) => writeFileSync(path.join(dir, `snapshot_${i + 1}.csv`), text));
+      SNAPSHOTS.forEach((text, i) => { writeFileSync(path.join(dir, `snapshot_${i + 1}.csv`), text); });
       const flow = defineFlow({ target: `customers_${storedAs}`, keys: ['id'], storedAs, source: { path: dir, mode: 'snapshot' } });
       const onSpark = (await applySourceWith(spark, flow)).results;
       const onDuck = (await applySourceWith(duck, flow)).results;

@@ -41,8 +41,14 @@ function recording(d: Dialect, label: string | null = null) {
     dialect: d,
     location: 'test',
     run: async (sql: string) => void sent.push(sql),
-    query: async (sql: string) => (sent.push(sql), []),
-    tableHistory: async (table: string, latest?: number) => (sent.push(`history ${table} ${latest}`), [{ version: 7, label }]),
+    query: async (sql: string) => {
+      sent.push(sql);
+      return [];
+    },
+    tableHistory: async (table: string, latest?: number) => {
+      sent.push(`history ${table} ${latest}`);
+      return [{ version: 7, label }];
+    },
   } as unknown as Driver;
   return { sent, driver };
 }
@@ -103,15 +109,15 @@ describe('the executor of a commit', () => {
 
   it("Delta: a small MERGE source is sent whole to the join with its table (Spark's BROADCAST hint), a large one left to the engine", () => {
     const x = executorFor(sparkDialect);
-    const whole = /^MERGE INTO `dim` t USING \(SELECT \/\*\+ BROADCAST \*\/ \* FROM \(\n  SELECT coalesce/;
+    const whole = /^MERGE INTO `dim` t USING \(SELECT \/\*\+ BROADCAST \*\/ \* FROM \(\n {2}SELECT coalesce/;
     // Four columns a row: the values the source holds decide.
     expect(x.targetWrites(sparkDialect, change(sparkDialect), { added: 2, closes: 1, removed: 1 })[0]).toMatch(whole);
     expect(x.targetWrites(sparkDialect, change(sparkDialect), { added: SENT_WHOLE_VALUES / 8, closes: 0, removed: SENT_WHOLE_VALUES / 8 })[0]).toMatch(whole);
     const large = x.targetWrites(sparkDialect, change(sparkDialect), { added: SENT_WHOLE_VALUES / 8, closes: 0, removed: SENT_WHOLE_VALUES / 8 + 1 })[0]!;
-    expect(large).toMatch(/^MERGE INTO `dim` t USING \(\n  SELECT coalesce/);
+    expect(large).toMatch(/^MERGE INTO `dim` t USING \(\n {2}SELECT coalesce/);
     expect(large).not.toMatch(/BROADCAST/);
     // The key state: by how many keys are recomputed, where counted (uncounted: the engine's choice).
-    expect(x.stateWrites(sparkDialect, state(sparkDialect, { keyCount: 1000 }))[0]).toMatch(/^MERGE INTO `_scd_dim_keys` t USING \(SELECT \/\*\+ BROADCAST \*\/ \* FROM \(\n  SELECT k\.`id`/);
+    expect(x.stateWrites(sparkDialect, state(sparkDialect, { keyCount: 1000 }))[0]).toMatch(/^MERGE INTO `_scd_dim_keys` t USING \(SELECT \/\*\+ BROADCAST \*\/ \* FROM \(\n {2}SELECT k\.`id`/);
     expect(x.stateWrites(sparkDialect, state(sparkDialect, { keyCount: SENT_WHOLE_VALUES }))[0]).not.toMatch(/BROADCAST/);
     expect(x.stateWrites(sparkDialect, state(sparkDialect))[0]).not.toMatch(/BROADCAST/);
     // An engine that cannot be told keeps its own join.

@@ -9,8 +9,14 @@ describe('KeyedMutex', () => {
     const m = new KeyedMutex();
     const order: string[] = [];
     const first = await m.acquire('t');
-    const second = m.acquire('t').then((release) => (order.push('second'), release));
-    const third = m.acquire('t').then((release) => (order.push('third'), release));
+    const second = m.acquire('t').then((release) => {
+      order.push('second');
+      return release;
+    });
+    const third = m.acquire('t').then((release) => {
+      order.push('third');
+      return release;
+    });
     const other = await m.acquire('u'); // not blocked by t
     other();
     await tick();
@@ -27,9 +33,15 @@ describe('KeyedMutex', () => {
     const m = new KeyedMutex();
     const a = await m.acquire('t');
     let bHeld = false;
-    const b = m.acquire('t').then((r) => ((bHeld = true), r));
+    const b = m.acquire('t').then((r) => {
+      bHeld = true;
+      return r;
+    });
     let cHeld = false;
-    const c = m.acquire('t').then((r) => ((cHeld = true), r));
+    const c = m.acquire('t').then((r) => {
+      cHeld = true;
+      return r;
+    });
     a();
     a();
     const releaseB = await b;

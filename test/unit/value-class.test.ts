@@ -11,6 +11,7 @@ import { jsonTextForClass, valueClass, type ValueClass } from '../../src/typing/
 import { engines } from '../engines.js';
 
 /** Text as written (a CSV value), and its class. */
+// biome-ignore format: a table of values, packed several to a line
 const TEXT: Array<[string, string]> = [
   ["", "s"], [" ", "s"], ["0", "i"], ["00", "i"], ["-0", "i"], ["+0", "i"], [".5", "f"], ["5.", "f"],
   ["-.5", "f"], ["+.5e3", "f"], ["1e5", "f"], ["1E5", "f"], ["1e+5", "f"], ["1.5e-3", "f"],
@@ -33,6 +34,7 @@ const TEXT: Array<[string, string]> = [
 ];
 
 /** A JSON value as written, and its class (null for a JSON null). */
+// biome-ignore format: a table of values, packed several to a line
 const JSON_VALUES: Array<[string, string | null]> = [
   ["\"\"", "s"], ["\" \"", "s"], ["\"0\"", "si"], ["\"00\"", "si"], ["\"-0\"", "si"], ["\"+0\"", "si"],
   ["\".5\"", "sf"], ["\"5.\"", "sf"], ["\"-.5\"", "sf"], ["\"+.5e3\"", "sf"], ["\"1e5\"", "sf"],
@@ -98,6 +100,7 @@ describe('DuckDB: the class of a value', () => {
  * gives, on every engine. Beyond the values above: strings that start with an escape, and JSON
  * numbers as a cast writes them (not as the engine would: -0, 1.50, 1E5).
  */
+// biome-ignore format: a table of values, packed several to a line
 const MORE_JSON: string[] = [
   '"\\u0031"', '"\\u0031-2"', '"\\u0074rue"', '"\\u0032024-01-01"', '"\\\\1"', '"\\"1"', '"\\/1"', '"é1"', '",1"', '"/1"',
   '"Tx"', '"Fx"', '"TRUE "', '"😀"', '-0', '1.50', '1E5', '-12', '0', '123456789012345678901234567890123456789012',
