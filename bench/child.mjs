@@ -28,13 +28,22 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { BASE_TABLE, baselineSteps, baselineStepsPostgres, createBaseTableSql } from './baseline.mjs';
-import { floorCheckSteps, floorCheckStepsPostgres, floorLogSteps, floorLogStepsPostgres, floorSteps, floorStepsPostgres, floorTablesSql, floorTablesSqlPostgres } from './floor.mjs';
-import { ATTRS } from './generate.mjs';
+import {
+  floorCheckSteps,
+  floorCheckStepsPostgres,
+  floorLogSteps,
+  floorLogStepsPostgres,
+  floorSteps,
+  floorStepsPostgres,
+  floorTablesSql,
+  floorTablesSqlPostgres,
+} from './floor.mjs';
 import { benchFlow, TARGET } from './flow.mjs';
-import * as SPARK from './spark.mjs';
-import { sparkFloorLogSteps, sparkFloorSteps, sparkFloorTablesSql } from './spark-floor.mjs';
+import { ATTRS } from './generate.mjs';
 import { correctnessSql, historyOf } from './peers/correctness.mjs';
 import { landingSteps, SOURCE, sourceAtSql, sourceViewSql } from './peers/source.mjs';
+import * as SPARK from './spark.mjs';
+import { sparkFloorLogSteps, sparkFloorSteps, sparkFloorTablesSql } from './spark-floor.mjs';
 
 const here = path.dirname(new URL(import.meta.url).pathname);
 const task = JSON.parse(process.argv[2]);
@@ -119,10 +128,7 @@ function profileStatements(driver) {
       }
     };
   }
-  return () =>
-    [...stats.entries()]
-      .sort((a, b) => b[1][0] - a[1][0])
-      .map(([sql, [secs, n]]) => ({ sql, seconds: +secs.toFixed(3), n }));
+  return () => [...stats.entries()].sort((a, b) => b[1][0] - a[1][0]).map(([sql, [secs, n]]) => ({ sql, seconds: +secs.toFixed(3), n }));
 }
 
 async function runScdkit(db, file) {
@@ -160,17 +166,12 @@ async function setupPostgres() {
     const r = await scdkit.applyFiles(driver, flow, scdkit.resolveInputs([file]));
     events += r.eventsApplied;
     maxCommit = Math.max(maxCommit, now() - c0);
-    if (i % 25 === 0 || i === task.files.length - 1)
-      process.stderr.write(`  setup commit ${i + 1}/${task.files.length}: ${events} events, ${(now() - t0).toFixed(0)} s\n`);
+    if (i % 25 === 0 || i === task.files.length - 1) process.stderr.write(`  setup commit ${i + 1}/${task.files.length}: ${events} events, ${(now() - t0).toFixed(0)} s\n`);
   }
   const seconds = now() - t0;
   await driver.run(createBaseTableSql());
-  await driver.run(
-    `INSERT INTO ${BASE_TABLE} SELECT id, ${ATTRS.join(', ')}, "__START_AT", coalesce("__END_AT", TIMESTAMP '9999-12-31'), "__END_AT" IS NULL FROM ${TARGET}`,
-  );
-  const [counts] = await driver.query(
-    `SELECT count(*)::BIGINT AS versions, count(*) FILTER (WHERE "__END_AT" IS NULL)::BIGINT AS current FROM ${TARGET}`,
-  );
+  await driver.run(`INSERT INTO ${BASE_TABLE} SELECT id, ${ATTRS.join(', ')}, "__START_AT", coalesce("__END_AT", TIMESTAMP '9999-12-31'), "__END_AT" IS NULL FROM ${TARGET}`);
+  const [counts] = await driver.query(`SELECT count(*)::BIGINT AS versions, count(*) FILTER (WHERE "__END_AT" IS NULL)::BIGINT AS current FROM ${TARGET}`);
   const out = { seconds, commits: task.files.length, slowestCommitSeconds: maxCommit, result: { eventsApplied: events } };
   await closeTimed(driver, out);
   return { ...out, versions: Number(counts.versions), current: Number(counts.current) };
@@ -197,8 +198,7 @@ async function runSteps(steps, before) {
       // each statement straight through the client, so that none waits for another's script.
       await driver.query('SELECT 1');
       await Promise.all(step.map((sql) => driver.client.execute(sql)));
-    }
-    else await driver.copyFrom(step.copy, { file: step.file }); // COPY ... FROM STDIN through the same pg client
+    } else await driver.copyFrom(step.copy, { file: step.file }); // COPY ... FROM STDIN through the same pg client
     phase(name, now() - t);
   }
   const t = now();
@@ -216,12 +216,8 @@ const tasks = {
     // The baseline table, in the same file, from scdkit's target: both sides start from the same data.
     const driver = await open(task.db);
     await driver.run(createBaseTableSql());
-    await driver.run(
-      `INSERT INTO ${BASE_TABLE} SELECT id, ${ATTRS.join(', ')}, "__START_AT", coalesce("__END_AT", TIMESTAMP '9999-12-31'), "__END_AT" IS NULL FROM ${TARGET}`,
-    );
-    const [counts] = await driver.query(
-      `SELECT count(*)::BIGINT AS versions, count(*) FILTER (WHERE "__END_AT" IS NULL)::BIGINT AS current FROM ${TARGET}`,
-    );
+    await driver.run(`INSERT INTO ${BASE_TABLE} SELECT id, ${ATTRS.join(', ')}, "__START_AT", coalesce("__END_AT", TIMESTAMP '9999-12-31'), "__END_AT" IS NULL FROM ${TARGET}`);
+    const [counts] = await driver.query(`SELECT count(*)::BIGINT AS versions, count(*) FILTER (WHERE "__END_AT" IS NULL)::BIGINT AS current FROM ${TARGET}`);
     await driver.run('CHECKPOINT');
     await driver.close();
     return { ...r, versions: Number(counts.versions), current: Number(counts.current) };
@@ -274,7 +270,14 @@ const tasks = {
   },
 
   async 'peer-landing'() {
-    if (task.sourceMode === 'batch') return runSteps([['source view', `DROP TABLE IF EXISTS ${SOURCE}`], ['source view', sourceViewSql(task.file)]], []);
+    if (task.sourceMode === 'batch')
+      return runSteps(
+        [
+          ['source view', `DROP TABLE IF EXISTS ${SOURCE}`],
+          ['source view', sourceViewSql(task.file)],
+        ],
+        [],
+      );
     return runSteps(landingSteps(task.file), []);
   },
 
@@ -388,10 +391,7 @@ async function checkPostgres() {
   try {
     const cols = `id, ${ATTRS.join(', ')}`;
     await s.query(`CREATE TEMP TABLE _bench_b (id BIGINT, name TEXT, email TEXT, city TEXT, segment TEXT, score BIGINT, f TIMESTAMP, t TIMESTAMP)`);
-    await pipeline(
-      b.query(copy.to(`COPY (SELECT ${cols}, effective_from, effective_to FROM ${BASE_TABLE}) TO STDOUT`)),
-      s.query(copy.from(`COPY _bench_b FROM STDIN`)),
-    );
+    await pipeline(b.query(copy.to(`COPY (SELECT ${cols}, effective_from, effective_to FROM ${BASE_TABLE}) TO STDOUT`)), s.query(copy.from(`COPY _bench_b FROM STDIN`)));
     const { rows } = await s.query(`
       WITH ss AS (SELECT ${cols}, CAST("__START_AT" AS TIMESTAMP) AS f, coalesce(CAST("__END_AT" AS TIMESTAMP), TIMESTAMP '9999-12-31') AS t FROM ${TARGET}),
            bb AS (SELECT ${cols}, f, t FROM _bench_b)

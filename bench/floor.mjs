@@ -19,8 +19,8 @@
 // ties, no late events (an out-of-order batch gives a wrong result here, as for the baseline), no
 // key state (each key's last sequence, for telling late events), no commit record.
 
-import { ATTRS, COLUMNS } from './generate.mjs';
 import { BASE_TABLE, baselineSteps, baselineStepsPostgres } from './baseline.mjs';
+import { ATTRS, COLUMNS } from './generate.mjs';
 
 const sqlString = (s) => `'${String(s).replace(/'/g, "''")}'`;
 export const FLOOR_LOG = 'floor_log';

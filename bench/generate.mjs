@@ -11,10 +11,10 @@
 // city and score differ between any two generations of one key, so "changed" always means a
 // tracked column differs.
 
-import { createReadStream, createWriteStream, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { once } from 'node:events';
-import { createInterface } from 'node:readline';
+import { createReadStream, createWriteStream, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { DuckDBInstance } from '@duckdb/node-api';
 
 /** Bump when the shape of the data changes: cached files with another version are regenerated. */
@@ -102,8 +102,7 @@ export function batchSql(N, B, mode) {
   o += m.changed;
   parts.push(`SELECT ${existing(`i + ${o}`)} AS id, ${attrs(existing(`i + ${o}`), 1)}, ${tNew(`i + ${o}`)} AS updated_at, 'U' AS op FROM range(${m.unchanged}) t(i)`);
   o += m.unchanged;
-  if (m.deletes)
-    parts.push(`SELECT ${existing(`i + ${o}`)} AS id, ${nullAttrs}, ${tNew(`i + ${o}`)} AS updated_at, 'D' AS op FROM range(${m.deletes}) t(i)`);
+  if (m.deletes) parts.push(`SELECT ${existing(`i + ${o}`)} AS id, ${nullAttrs}, ${tNew(`i + ${o}`)} AS updated_at, 'D' AS op FROM range(${m.deletes}) t(i)`);
   o += m.deletes;
   parts.push(`SELECT ${N} + i AS id, ${attrs(`(${N} + i)`, 1)}, ${tNew(`i + ${o}`)} AS updated_at, 'U' AS op FROM range(${m.fresh}) t(i)`);
   if (m.late) {
@@ -184,7 +183,11 @@ export async function ensureFile(dataDir, kind, params, log = () => {}) {
  */
 export async function ensureInitialChunks(dataDir, N, chunk, log = () => {}) {
   const dir = path.join(dataDir, `v${GEN_VERSION}`, `initial_n${sizeLabel(N)}_chunks_${sizeLabel(chunk)}`);
-  const list = () => readdirSync(dir).filter((f) => f.endsWith('.ndjson')).sort().map((f) => path.join(dir, f));
+  const list = () =>
+    readdirSync(dir)
+      .filter((f) => f.endsWith('.ndjson'))
+      .sort()
+      .map((f) => path.join(dir, f));
   if (existsSync(path.join(dir, 'DONE'))) return list();
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
@@ -228,7 +231,6 @@ export async function landingLinesFor(bytes, dataDir) {
 if (import.meta.url === `file://${process.argv[1]}`) {
   const [kind, a, b, mode] = process.argv.slice(2);
   const dataDir = path.join(path.dirname(new URL(import.meta.url).pathname), 'data');
-  const params =
-    kind === 'initial' ? { N: parseSize(a) } : kind === 'batch' ? { N: parseSize(a), B: parseSize(b), mode: mode ?? 'in' } : { L: parseSize(a) };
+  const params = kind === 'initial' ? { N: parseSize(a) } : kind === 'batch' ? { N: parseSize(a), B: parseSize(b), mode: mode ?? 'in' } : { L: parseSize(a) };
   ensureFile(dataDir, kind, params, console.log).then((f) => console.log(f));
 }

@@ -24,7 +24,10 @@ export const DEFAULT_PG_CONF = {
 
 export function parsePgConf(text) {
   const out = { ...DEFAULT_PG_CONF };
-  for (const kv of String(text ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const kv of String(text ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const m = /^([a-z_.]+)\s*=\s*(.+)$/i.exec(kv);
     if (!m) throw new Error(`--pg-conf: "${kv}" is not name=value`);
     out[m[1]] = m[2];
@@ -77,10 +80,7 @@ function pgRun(bin, prog, args, { check = true } = {}) {
  */
 export async function startServer({ conf = DEFAULT_PG_CONF, log = () => {}, keepLog } = {}) {
   const bin = findPgBin();
-  if (!bin)
-    throw new Error(
-      'PostgreSQL is not installed: `apt-get install -y postgresql` (Debian), or give a server with --pg-url postgres://user@host:port/db',
-    );
+  if (!bin) throw new Error('PostgreSQL is not installed: `apt-get install -y postgresql` (Debian), or give a server with --pg-url postgres://user@host:port/db');
   const dir = mkdtempSync(path.join(os.tmpdir(), 'scdkit-bench-pg.'));
   if (isRoot()) {
     const pw = spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' });
@@ -116,7 +116,11 @@ export async function startServer({ conf = DEFAULT_PG_CONF, log = () => {}, keep
     throw e;
   }
   const version = pgRun(bin, 'postgres', ['--version']).stdout.trim();
-  log(`postgres: ${version} on 127.0.0.1:${port} (${dir}), ${Object.entries(conf).map(([k, v]) => `${k}=${v}`).join(' ')}`);
+  log(
+    `postgres: ${version} on 127.0.0.1:${port} (${dir}), ${Object.entries(conf)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ')}`,
+  );
   return { base: `postgres://postgres@127.0.0.1:${port}`, bin, version, conf, dir, port, stop, own: true };
 }
 

@@ -39,7 +39,14 @@ for (const m of ['execute', 'query']) {
     try {
       return await send(sql, ...rest);
     } finally {
-      stats.push([(performance.now() - t) / 1000, (t - started) / 1000, String(sql).replace(/\s+/g, ' ').trim().slice(0, Number(process.env.PROFILE_CHARS ?? 160))]);
+      stats.push([
+        (performance.now() - t) / 1000,
+        (t - started) / 1000,
+        String(sql)
+          .replace(/\s+/g, ' ')
+          .trim()
+          .slice(0, Number(process.env.PROFILE_CHARS ?? 160)),
+      ]);
     }
   };
 }

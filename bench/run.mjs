@@ -6,13 +6,13 @@ import { createHash } from 'node:crypto';
 import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { BASE_TABLE } from './baseline.mjs';
+import { TARGET } from './flow.mjs';
 import { batchMix, ensureFile, ensureInitialChunks, GEN_VERSION, landingLinesFor, parseSize, sizeLabel } from './generate.mjs';
+import { ensurePeerBase, PEERS, peerRun } from './peers/case.mjs';
 import * as PG from './postgres.mjs';
 import * as SPARK from './spark.mjs';
 import { SPARK_FLOORS, sparkFloorCopies } from './spark-floor.mjs';
-import { ensurePeerBase, peerRun, PEERS } from './peers/case.mjs';
-import { BASE_TABLE } from './baseline.mjs';
-import { TARGET } from './flow.mjs';
 
 const here = path.dirname(new URL(import.meta.url).pathname);
 const root = path.join(here, '..');
@@ -55,7 +55,9 @@ through \`pg\` on one server (a throwaway one on 127.0.0.1, started and stopped 
   --pg-reps N       repetitions                                      default: --reps
   --pg-url URL      use this server instead (a role that may CREATE DATABASE and CHECKPOINT)
   --pg-conf LIST    name=value,... settings of the throwaway server (added to the defaults:
-                    ${Object.entries(PG.DEFAULT_PG_CONF).map(([k, v]) => `${k}=${v}`).join(' ')})
+                    ${Object.entries(PG.DEFAULT_PG_CONF)
+                      .map(([k, v]) => `${k}=${v}`)
+                      .join(' ')})
   --pg-chunk N|all  setup: initial events per commit (all: one commit, as on DuckDB)  default all
 Spark cases (--engines ...,spark): batch cases only, scdkit (its Spark driver) vs the two-step Delta
 MERGE baseline as SQL, both through one Spark Connect server (bench/spark.mjs):
@@ -188,7 +190,13 @@ function parseArgs(argv) {
     else if (a === '--peer-source') o.peerSource = val();
     else throw new Error(`unknown option ${a} (see --help)`);
   }
-  const list = (s) => (s === 'none' || s === '' ? [] : String(s).split(',').map((x) => x.trim()).filter(Boolean));
+  const list = (s) =>
+    s === 'none' || s === ''
+      ? []
+      : String(s)
+          .split(',')
+          .map((x) => x.trim())
+          .filter(Boolean);
   o.sizes = list(o.sizes).map(parseSize);
   o.batches = list(o.batches).map(parseSize);
   o.modes = list(o.modes);
@@ -282,7 +290,11 @@ function runChild(task, opts) {
       const rss = /Maximum resident set size \(kbytes\): (\d+)/.exec(err);
       r.rssMb = rss ? Number(rss[1]) / 1024 : r.vmHwmMb;
       if (!line || (code !== 0 && !r.error)) {
-        const tail = err.split('\n').filter((l) => l && !/^\s/.test(l) && !l.startsWith('Command being timed')).slice(-8).join('\n');
+        const tail = err
+          .split('\n')
+          .filter((l) => l && !/^\s/.test(l) && !l.startsWith('Command being timed'))
+          .slice(-8)
+          .join('\n');
         r.error ??= { message: `child exited ${code ?? signal}` };
         r.error.stderr = tail;
         if (signal === 'SIGKILL') r.error.message = `killed after ${opts.timeout} s (--timeout)`;
@@ -428,7 +440,11 @@ function peerSummary(sRuns, runs) {
 }
 
 const fmtPeerRun = (r) =>
-  !r ? '-' : r.error ? `ERROR (${r.error.message})` : `${r.seconds.toFixed(2)} s (SQL ${r.sqlSeconds.toFixed(2)} s, landing ${r.landingSeconds.toFixed(2)} s) / ${r.rssMb?.toFixed(0)} MB`;
+  !r
+    ? '-'
+    : r.error
+      ? `ERROR (${r.error.message})`
+      : `${r.seconds.toFixed(2)} s (SQL ${r.sqlSeconds.toFixed(2)} s, landing ${r.landingSeconds.toFixed(2)} s) / ${r.rssMb?.toFixed(0)} MB`;
 const fmtCorrectness = (c) =>
   c.error
     ? `ERROR ${c.error.message}`
@@ -496,7 +512,10 @@ async function ensurePgBase(N, server, opts, fp, setups) {
   const dump = path.join(genDir, `${key}.dump`);
   const meta = `${dump}.json`;
   for (const f of readdirSync(genDir)) if (f.startsWith(prefix) && !f.startsWith(`${key}.`)) rmSync(path.join(genDir, f), { force: true });
-  if (opts.fresh) [dump, meta].forEach((f) => { rmSync(f, { force: true }); });
+  if (opts.fresh)
+    [dump, meta].forEach((f) => {
+      rmSync(f, { force: true });
+    });
   await PG.createDatabase(server, template);
   let info;
   if (existsSync(dump) && existsSync(meta)) {
@@ -603,7 +622,11 @@ function printSparkFloors(rows) {
   const sec = (x) => (x?.median == null ? 'ERROR' : x.median.toFixed(2));
   const x = (v) => (v == null ? 'n/a' : `${v.toFixed(2)}×`);
   for (const r of rows.filter((r) => r.sparkFloor)) {
-    const checks = r.floorChecks ? ` (in-order check: ${Object.entries(r.floorChecks).map(([kind, c]) => `${kind} ${fmtCheck(c)}`).join(', ')})` : '';
+    const checks = r.floorChecks
+      ? ` (in-order check: ${Object.entries(r.floorChecks)
+          .map(([kind, c]) => `${kind} ${fmtCheck(c)}`)
+          .join(', ')})`
+      : '';
     console.log(
       `${r.name}: baseline ${sec(r.baseline)} s; floor-log (baseline + narrowest log) ${sec(r.floorLog)} s = ${x(r.floorLogRatio)}; floor (lease + one MERGE + log + record) ${sec(r.floor)} s = ${x(r.floorRatio)}; floor-state (floor + each key's last sequence) ${sec(r.floorState)} s = ${x(r.floorStateRatio)}; floor-logread (floor + the keys' last sequences from the log) ${sec(r.floorLogRead)} s = ${x(r.floorLogReadRatio)}; scdkit ${sec(r.scdkit)} s = ${x(r.overFloor)} the floor${checks}`,
     );
@@ -625,8 +648,7 @@ function table(rows, { server = false } = {}) {
   const cells = rows.map((r) => {
     const s = r.scdkit;
     const b = r.baseline;
-    const sec = (x) =>
-      x.available === false ? 'n/a' : x.error ? 'ERROR' : x.median == null ? '-' : `${x.median.toFixed(2)} (+${x.closeMedian.toFixed(2)})`;
+    const sec = (x) => (x.available === false ? 'n/a' : x.error ? 'ERROR' : x.median == null ? '-' : `${x.median.toFixed(2)} (+${x.closeMedian.toFixed(2)})`);
     const mb = (x) =>
       x.available === false || x.peakRssMb == null
         ? 'n/a'
@@ -660,7 +682,17 @@ function peerTable(rows) {
 }
 
 function correctnessTable(rows) {
-  const head = ['case', 'side', 'versions', 'late events placed / made current / dropped', 'deletes closed at the event', 'deletes closed at run time', 'deletes still current', 'versions that change nothing', 'rows ≠ scdkit (extra / missing)'];
+  const head = [
+    'case',
+    'side',
+    'versions',
+    'late events placed / made current / dropped',
+    'deletes closed at the event',
+    'deletes closed at run time',
+    'deletes still current',
+    'versions that change nothing',
+    'rows ≠ scdkit (extra / missing)',
+  ];
   const cells = rows.flatMap((r) =>
     Object.entries(r.correctness ?? {}).map(([side, c]) =>
       c.error
@@ -696,12 +728,16 @@ function issue19Targets(rows) {
     if (!big || r.scdkit.median == null || big.scdkit.median == null) continue;
     const ratio = r.scdkit.median / big.scdkit.median;
     const target = r.B === 10 ? 0.02 : 0.05;
-    out.push(`  ${r.name} ÷ ${big.name}: ${x(ratio)} (${r.scdkit.median.toFixed(2)} s ÷ ${big.scdkit.median.toFixed(2)} s; target ≤ ${target}×: ${ratio <= target ? 'met' : 'not met'})`);
+    out.push(
+      `  ${r.name} ÷ ${big.name}: ${x(ratio)} (${r.scdkit.median.toFixed(2)} s ÷ ${big.scdkit.median.toFixed(2)} s; target ≤ ${target}×: ${ratio <= target ? 'met' : 'not met'})`,
+    );
   }
   for (const r of rows.filter((r) => r.peers))
     for (const [t, p] of Object.entries(r.peers))
       if (p.ratio != null)
-        out.push(`  ${r.name}: scdkit ÷ ${PEERS[t].label} ${x(p.ratio)} whole process, ${x(p.sqlRatio)} SQL alone (target ≤ 1.0×: ${p.ratio <= 1 ? 'met' : 'not met'} / ${p.sqlRatio <= 1 ? 'met' : 'not met'})`);
+        out.push(
+          `  ${r.name}: scdkit ÷ ${PEERS[t].label} ${x(p.ratio)} whole process, ${x(p.sqlRatio)} SQL alone (target ≤ 1.0×: ${p.ratio <= 1 ? 'met' : 'not met'} / ${p.sqlRatio <= 1 ? 'met' : 'not met'})`,
+        );
   return out;
 }
 
@@ -812,9 +848,10 @@ async function main() {
   if (opts.engines.includes('postgres') && opts.pgSizes.length && opts.pgBatches.length && opts.pgModes.length) {
     pgServer = opts.pgUrl ? PG.existingServer(opts.pgUrl) : await PG.startServer({ conf: opts.pgConfig, log, keepLog: path.join(workDir, 'pg-server.log') });
     try {
-      if (!pgServer.version)
-        pgServer.version = await PG.admin(pgServer, async (c) => (await c.query('SELECT version() AS v')).rows[0].v.split(' on ')[0]);
-      log(`postgres cases: sizes ${opts.pgSizes.map(sizeLabel).join(',')}; batches ${opts.pgBatches.map(sizeLabel).join(',')}; modes ${opts.pgModes.join(',')}; reps ${opts.pgReps}`);
+      if (!pgServer.version) pgServer.version = await PG.admin(pgServer, async (c) => (await c.query('SELECT version() AS v')).rows[0].v.split(' on ')[0]);
+      log(
+        `postgres cases: sizes ${opts.pgSizes.map(sizeLabel).join(',')}; batches ${opts.pgBatches.map(sizeLabel).join(',')}; modes ${opts.pgModes.join(',')}; reps ${opts.pgReps}`,
+      );
       for (const N of opts.pgSizes) {
         const template = await ensurePgBase(N, pgServer, opts, fp, pgSetups);
         for (const B of opts.pgBatches) {
@@ -846,7 +883,12 @@ async function main() {
     machine: { ...m, loadavgAtEnd: os.loadavg().map((x) => +x.toFixed(2)) },
     scdkitBuild: fp,
     options: { ...opts, settings: opts.settings, sparkUrl: opts.sparkUrl && SPARK.safeUrl(opts.sparkUrl) },
-    setups: [...[...setups.values()].map((x) => ({ engine: 'duckdb', ...x })), ...pgSetups.values(), ...(spark?.setups ?? []), ...peerSetups.map((x) => ({ engine: 'duckdb', peer: x.tool, ...x }))],
+    setups: [
+      ...[...setups.values()].map((x) => ({ engine: 'duckdb', ...x })),
+      ...pgSetups.values(),
+      ...(spark?.setups ?? []),
+      ...peerSetups.map((x) => ({ engine: 'duckdb', peer: x.tool, ...x })),
+    ],
     peers: opts.peers ? { source: opts.peerSource, versions: peerSetups[0]?.versionsOfTools } : undefined,
     spark: spark ? { url: spark.url, version: spark.version, delta: spark.delta, own: spark.own } : undefined,
     postgres: pgServer ? { version: pgServer.version, conf: pgServer.conf, own: pgServer.own, chunk: opts.pgChunk || 'all' } : undefined,
@@ -856,7 +898,9 @@ async function main() {
   const out = path.join(resultsDir, `bench-${m.date.replace(/[:.]/g, '-')}.json`);
   writeFileSync(out, JSON.stringify(results, null, 2));
 
-  console.log(`\nscdkit bench ${m.date.slice(0, 10)} — ${m.cpus} × ${m.cpuModel}, ${m.memGb} GB RAM, ${m.platform}, node ${m.node}, @duckdb/node-api ${m.duckdbNodeApi}, commit ${m.commit}${m.dirty ? '+changes' : ''}`);
+  console.log(
+    `\nscdkit bench ${m.date.slice(0, 10)} — ${m.cpus} × ${m.cpuModel}, ${m.memGb} GB RAM, ${m.platform}, node ${m.node}, @duckdb/node-api ${m.duckdbNodeApi}, commit ${m.commit}${m.dirty ? '+changes' : ''}`,
+  );
   console.log(`in seconds: the apply (scdkit: applyFiles; baseline: BEGIN … COMMIT), load of the input file included on both sides;`);
   console.log(`ratio = scdkit / baseline, apply only.`);
   const duckRows = rows.filter((r) => r.engine === 'duckdb');
@@ -870,7 +914,15 @@ async function main() {
       `\nsetup ${sizeLabel(s.N)}: scdkit initial load of ${s.events ?? '?'} events → ${s.versions} versions (${s.current} current): ${s.seconds.toFixed(1)} s, ${s.rssMb.toFixed(0)} MB${s.cached ? ' (cached from an earlier run of this build)' : ''}`,
     );
   if (pgRows.length) {
-    console.log(`\nPostgreSQL (${pgServer.version}${pgServer.own ? `, throwaway server: ${Object.entries(pgServer.conf).map(([k, v]) => `${k}=${v}`).join(' ')}` : ''}), median of ${opts.pgReps} runs.`);
+    console.log(
+      `\nPostgreSQL (${pgServer.version}${
+        pgServer.own
+          ? `, throwaway server: ${Object.entries(pgServer.conf)
+              .map(([k, v]) => `${k}=${v}`)
+              .join(' ')}`
+          : ''
+      }), median of ${opts.pgReps} runs.`,
+    );
     console.log(`(+x) = CHECKPOINT + disconnect afterwards; MB = peak RSS of the node process / of the session's server backend (VmHWM, counts the shared buffers it touched).\n`);
     console.log(table(pgRows, { server: true }));
     for (const s of pgSetups.values())
@@ -897,7 +949,9 @@ async function main() {
   const peerRows = duckRows.filter((r) => r.peers);
   if (peerRows.length) {
     const v = peerSetups[0]?.versionsOfTools ?? {};
-    console.log(`\nThe peers (bench/peers/): dbt-core ${v['dbt-core']} + dbt-duckdb ${v['dbt-duckdb']}, SQLMesh ${v.sqlmesh}, on DuckDB ${v.duckdb} (Python); source: ${opts.peerSource === 'table' ? 'the source table each batch is landed into first' : 'the batch file'}.`);
+    console.log(
+      `\nThe peers (bench/peers/): dbt-core ${v['dbt-core']} + dbt-duckdb ${v['dbt-duckdb']}, SQLMesh ${v.sqlmesh}, on DuckDB ${v.duckdb} (Python); source: ${opts.peerSource === 'table' ? 'the source table each batch is landed into first' : 'the batch file'}.`,
+    );
     console.log(`process = the tool's command as a whole process (dbt snapshot / sqlmesh run); SQL = its statements' own times; ratios = scdkit ÷ that, paired by repetition.\n`);
     console.log(peerTable(peerRows));
     console.log(`\nWhat each side made of the batch (first repetition):\n`);
@@ -918,7 +972,9 @@ async function main() {
   }
   const errors = rows.flatMap((r) => [
     ...['scdkit', 'baseline', ...FLOORS.map(([, key]) => key), ...SPARK_FLOORS.map(([, key]) => key)].filter((k) => r[k]?.error).map((k) => [r.name, k, r[k].error]),
-    ...Object.entries(r.peers ?? {}).filter(([, p]) => p.error).map(([t, p]) => [r.name, t, p.error]),
+    ...Object.entries(r.peers ?? {})
+      .filter(([, p]) => p.error)
+      .map(([t, p]) => [r.name, t, p.error]),
   ]);
   for (const [name, side, e] of errors) console.log(`\nERROR ${name} — ${side}: ${e.code ? `[${e.code}] ` : ''}${e.message}${e.stderr ? `\n${e.stderr}` : ''}`);
   console.log(`\nresults: ${path.relative(process.cwd(), out)}  (${(elapsed / 60).toFixed(1)} min)`);

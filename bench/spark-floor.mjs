@@ -22,8 +22,8 @@
 // commit, no flow record to read, no time-travel pins.
 
 import { randomUUID } from 'node:crypto';
-import { ATTRS, COLUMNS } from './generate.mjs';
 import { TARGET } from './flow.mjs';
+import { ATTRS, COLUMNS } from './generate.mjs';
 import { BASE_TABLE, baselineSteps } from './spark.mjs';
 
 export const FLOOR_LOG = 'floor_log';
@@ -53,9 +53,7 @@ const DELTA = 'USING delta TBLPROPERTIES (delta.enableDeletionVectors = true)';
  * each key's last sequence, from the versions.
  */
 export function sparkFloorTablesSql(kind) {
-  const sql = [
-    `CREATE TABLE ${FLOOR_LOG} (id BIGINT, updated_at TIMESTAMP_NTZ, op STRING, commit_version INT) ${DELTA}`,
-  ];
+  const sql = [`CREATE TABLE ${FLOOR_LOG} (id BIGINT, updated_at TIMESTAMP_NTZ, op STRING, commit_version INT) ${DELTA}`];
   if (kind === 'floor-log') return sql;
   sql.push(
     `ALTER TABLE ${BASE_TABLE} SET TBLPROPERTIES (delta.enableChangeDataFeed = true, delta.enableDeletionVectors = true)`,

@@ -18,8 +18,8 @@ import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ATTRS, batchMix, COLUMNS, sizeLabel } from './generate.mjs';
 import { TARGET } from './flow.mjs';
+import { ATTRS, batchMix, COLUMNS, sizeLabel } from './generate.mjs';
 
 export const BASE_TABLE = 'dim_base';
 
@@ -37,7 +37,11 @@ const q = (name) => `\`${String(name).replace(/`/g, '``')}\``;
 const sqlString = (s) => `'${String(s).replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 
 /** A name fit for a Spark database: lower case letters, digits, underscores. */
-export const dbName = (...parts) => parts.join('_').toLowerCase().replace(/[^a-z0-9_]/g, '_');
+export const dbName = (...parts) =>
+  parts
+    .join('_')
+    .toLowerCase()
+    .replace(/[^a-z0-9_]/g, '_');
 
 /**
  * The server of the Spark cases: { url, own, stop() }. `own` when this run started it (then
@@ -124,8 +128,7 @@ export async function copyDatabase(c, from, to, tables = () => true) {
   const views = new Set((await c.run(`SHOW VIEWS IN ${q(from)}`)).filter((r) => r.isTemporary !== true).map((r) => String(r.viewName)));
   const all = (await c.run(`SHOW TABLES IN ${q(from)}`)).filter((r) => r.isTemporary !== true).map((r) => String(r.tableName));
   const clones = all.filter((t) => !views.has(t) && tables(t));
-  for (let i = 0; i < clones.length; i += 2)
-    await Promise.all(clones.slice(i, i + 2).map((t) => c.run(`CREATE TABLE ${q(to)}.${q(t)} SHALLOW CLONE ${q(from)}.${q(t)}`)));
+  for (let i = 0; i < clones.length; i += 2) await Promise.all(clones.slice(i, i + 2).map((t) => c.run(`CREATE TABLE ${q(to)}.${q(t)} SHALLOW CLONE ${q(from)}.${q(t)}`)));
   for (const v of [...views].filter(tables)) {
     const [{ createtab_stmt: text }] = await c.run(`SHOW CREATE TABLE ${q(from)}.${q(v)}`);
     const body = /\nAS ([\s\S]*)$/.exec(String(text))?.[1];
@@ -244,7 +247,8 @@ export function targetLines(rows) {
     const big = byKey.get(`${r.N}/100000/${r.mode}`);
     const s = med(r, 'scdkit');
     const sb = med(big, 'scdkit');
-    if (s != null && sb) out.push(`  scdkit ${r.mode === 'in' ? 'in order' : 'out of order'} onto ${sizeLabel(r.N)}: 1k batch / 100k batch ${(s / sb).toFixed(2)}× (target ≤ 0.10×)`);
+    if (s != null && sb)
+      out.push(`  scdkit ${r.mode === 'in' ? 'in order' : 'out of order'} onto ${sizeLabel(r.N)}: 1k batch / 100k batch ${(s / sb).toFixed(2)}× (target ≤ 0.10×)`);
   }
   return out;
 }
@@ -353,7 +357,9 @@ export async function runSparkCases(opts, h) {
   /** @type {{ url: string, own: boolean, version?: string, delta?: string }} */
   const spark = { url: safeUrl(server.url), own: server.own };
   try {
-    h.log(`spark cases on ${safeUrl(server.url)}: sizes ${opts.sparkSizes.map(sizeLabel).join(',')}; batches ${opts.sparkBatches.map(sizeLabel).join(',')}; modes ${opts.sparkModes.join(',')}; reps ${opts.sparkReps}`);
+    h.log(
+      `spark cases on ${safeUrl(server.url)}: sizes ${opts.sparkSizes.map(sizeLabel).join(',')}; batches ${opts.sparkBatches.map(sizeLabel).join(',')}; modes ${opts.sparkModes.join(',')}; reps ${opts.sparkReps}`,
+    );
     for (const N of opts.sparkSizes) {
       const { base, info } = await ensureBase(N, server, opts, h);
       setups.push(info);

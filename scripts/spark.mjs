@@ -13,7 +13,7 @@
 // Set-up uses the registries only: PyPI (pyspark), Maven Central (Delta, through Ivy), Debian
 // (a Java runtime, only when `java` is missing). The first set-up downloads about 400 MB.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -152,11 +152,16 @@ function launch() {
     'spark.sql.connect.ui.retainedSessions': '20',
   };
   const args = [
-    '--class', 'org.apache.spark.sql.connect.service.SparkConnectServer',
-    '--name', 'scdkit-spark-connect',
-    '--master', 'local[*]',
-    '--driver-memory', process.env.SCD_SPARK_DRIVER_MEMORY || '3g',
-    '--packages', DELTA,
+    '--class',
+    'org.apache.spark.sql.connect.service.SparkConnectServer',
+    '--name',
+    'scdkit-spark-connect',
+    '--master',
+    'local[*]',
+    '--driver-memory',
+    process.env.SCD_SPARK_DRIVER_MEMORY || '3g',
+    '--packages',
+    DELTA,
     ...Object.entries(conf).flatMap(([k, v]) => ['--conf', `${k}=${v}`]),
   ];
   const log = openSync(LOG_FILE, 'w');
@@ -173,7 +178,9 @@ function launch() {
 
 function logTail() {
   if (!existsSync(LOG_FILE)) return '';
-  const lines = readFileSync(LOG_FILE, 'utf8').split('\n').filter((l) => !/^\s+at /.test(l) && l.trim());
+  const lines = readFileSync(LOG_FILE, 'utf8')
+    .split('\n')
+    .filter((l) => !/^\s+at /.test(l) && l.trim());
   return lines.slice(-15).join('\n');
 }
 

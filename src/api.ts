@@ -1,24 +1,24 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { openDriverWaiting } from './dialects/open-waiting.js';
 import { checkDatabaseLocation } from './dialects/database-location.js';
 import type { Driver } from './dialects/driver.js';
+import { openDriverWaiting } from './dialects/open-waiting.js';
+import { ScdError } from './errors.js';
 import type { Flow } from './flow/flow.js';
 import { resolveAgainst } from './flow/flow.js';
-import { applyCommit, type ApplyResult, type Progress } from './plan/apply.js';
-import { applyFiles, applyRows, filesCommit } from './sources/apply-files.js';
+import { type ApplyResult, applyCommit, type Progress } from './plan/apply.js';
+import { type DryRun, dryRun } from './plan/dry-run.js';
+import { checkFlowUnchanged } from './plan/settings.js';
+import { localDatabasePath } from './query/engine-of.js';
 import { exportTarget as exportWith, readTarget as readWith } from './query/export.js';
 import type { OutputOptions } from './query/output.js';
+import { applyFiles, applyRows, filesCommit } from './sources/apply-files.js';
 import { resolveInputs } from './sources/files.js';
 import { FilesTaken, pendingFiles } from './sources/landing.js';
 import { orderSnapshots } from './sources/snapshot.js';
 import { tableSpec } from './sources/table.js';
-import { localDatabasePath } from './query/engine-of.js';
 import { ensureCatalog } from './store/catalog.js';
-import { storeNames, type StoreNames } from './store/names.js';
-import { ScdError } from './errors.js';
-import { dryRun, type DryRun } from './plan/dry-run.js';
-import { checkFlowUnchanged } from './plan/settings.js';
+import { type StoreNames, storeNames } from './store/names.js';
 
 export interface DatabaseOption {
   /** Overrides the flow's database (relative to the current directory). */

@@ -3,16 +3,7 @@
  * - ScdError: something a person can fix. One line: what is wrong, where, and the fix.
  * - QueryError: the engine refused a statement; keeps the SQL and parameters for debugging.
  */
-export type ScdErrorCode =
-  | 'FLOW_INVALID'
-  | 'FLOW_NOT_FOUND'
-  | 'SOURCE_INVALID'
-  | 'INPUT_UNREADABLE'
-  | 'SCHEMA_CHANGE'
-  | 'DB_IN_USE'
-  | 'DB_UNREACHABLE'
-  | 'NOT_APPLIED'
-  | 'USAGE';
+export type ScdErrorCode = 'FLOW_INVALID' | 'FLOW_NOT_FOUND' | 'SOURCE_INVALID' | 'INPUT_UNREADABLE' | 'SCHEMA_CHANGE' | 'DB_IN_USE' | 'DB_UNREACHABLE' | 'NOT_APPLIED' | 'USAGE';
 
 export interface ScdErrorOptions {
   file?: string;
@@ -75,5 +66,10 @@ export class QueryError extends Error {
 }
 
 export function firstLine(text: string): string {
-  return text.split('\n').find((l) => l.trim() !== '')?.trim() ?? text;
+  return (
+    text
+      .split('\n')
+      .find((l) => l.trim() !== '')
+      ?.trim() ?? text
+  );
 }

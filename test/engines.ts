@@ -1,6 +1,6 @@
 import type { PGlite } from '@electric-sql/pglite';
-import { openDriver, type Driver } from '../src/index.js';
 import { PostgresDriver } from '../src/dialects/postgres/index.js';
+import { type Driver, openDriver } from '../src/index.js';
 
 /**
  * Every engine the behavioural suite runs against (one suite, every engine). Tests loop over this list;

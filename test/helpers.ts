@@ -1,17 +1,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { applyRows, defineFlow, readTargetWith, type ApplyResult, type Driver, type Flow, type FlowInput } from '../src/index.js';
+import { type ApplyResult, applyRows, type Driver, defineFlow, type Flow, type FlowInput, readTargetWith } from '../src/index.js';
 import { engines, type TestEngine } from './engines.js';
 
 export type Rec = Record<string, unknown>;
 
 /** Apply batches one by one on a fresh database; return the target and each commit's result. */
-export async function applyBatches(
-  input: FlowInput,
-  batches: Rec[][],
-  engine: TestEngine = engines[0]!,
-): Promise<{ rows: Rec[]; results: ApplyResult[] }> {
+export async function applyBatches(input: FlowInput, batches: Rec[][], engine: TestEngine = engines[0]!): Promise<{ rows: Rec[]; results: ApplyResult[] }> {
   const flow = defineFlow(input);
   const driver = await engine.open();
   try {
@@ -28,4 +24,4 @@ export function tempDir(prefix = 'scdkit-test-'): { dir: string; cleanup: () => 
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-export type { Flow, Driver };
+export type { Driver, Flow };

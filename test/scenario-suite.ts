@@ -18,13 +18,13 @@
  * changes nothing, and (where the column types do not depend on which file comes first, see
  * docs/decisions/0021-types-come-from-the-good-records.md) all files in one commit, or one commit each in reverse order, give the same target.
  */
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { applyFiles, loadFlowFile, readTargetWith, resolveInputs, type ApplyResult, type Driver, type Flow } from '../src/index.js';
-import type { TestEngine } from './engines.js';
+import { type ApplyResult, applyFiles, type Driver, type Flow, loadFlowFile, readTargetWith, resolveInputs } from '../src/index.js';
 import { storeNames } from '../src/store/names.js';
+import type { TestEngine } from './engines.js';
 
 type Rec = Record<string, unknown>;
 
@@ -99,12 +99,7 @@ const scenarios = readdirSync(ROOT, { withFileTypes: true })
   .map(loadScenario);
 
 /** Apply each group of files as one commit on a fresh database; return the results and the target. */
-async function run(
-  open: () => Promise<Driver>,
-  flow: Flow,
-  commits: string[][],
-  after?: (driver: Driver) => Promise<void>,
-): Promise<{ results: ApplyResult[]; rows: Rec[] }> {
+async function run(open: () => Promise<Driver>, flow: Flow, commits: string[][], after?: (driver: Driver) => Promise<void>): Promise<{ results: ApplyResult[]; rows: Rec[] }> {
   const driver = await open();
   try {
     const results: ApplyResult[] = [];

@@ -87,7 +87,11 @@ function runProcess({ cmd, args, env }, cwd, timeoutS) {
       const rss = /Maximum resident set size \(kbytes\): (\d+)/.exec(err);
       const r = { seconds, rssMb: rss ? Number(rss[1]) / 1024 : null, exit: code ?? signal };
       if (code !== 0) {
-        const tail = (out + '\n' + err).split('\n').filter((l) => l.trim() && !/^\t/.test(l)).slice(-12).join('\n');
+        const tail = (out + '\n' + err)
+          .split('\n')
+          .filter((l) => l.trim() && !/^\t/.test(l))
+          .slice(-12)
+          .join('\n');
         r.error = { message: `${path.basename(cmd)} ${args.filter((a) => !a.startsWith('/')).join(' ')} exited ${code ?? signal}`, stderr: tail };
       }
       resolve(r);
@@ -98,7 +102,10 @@ function runProcess({ cmd, args, env }, cwd, timeoutS) {
 /** The SQL alone of a run: the sum of its statements' times, their count, and the slowest few. */
 function sqlSummary(stmts) {
   const seconds = stmts.reduce((a, s) => a + s.seconds, 0);
-  const slowest = [...stmts].sort((a, b) => b.seconds - a.seconds).slice(0, 4).map((s) => ({ ...s, seconds: +s.seconds.toFixed(3) }));
+  const slowest = [...stmts]
+    .sort((a, b) => b.seconds - a.seconds)
+    .slice(0, 4)
+    .map((s) => ({ ...s, seconds: +s.seconds.toFixed(3) }));
   return { sqlSeconds: seconds, sqlStatements: stmts.length, sqlSlowest: slowest };
 }
 
@@ -130,7 +137,10 @@ export async function ensurePeerBase(tool, N, ctx) {
   log(`setup (${PEERS[tool].label}) ${sizeLabel(N)}: two runs of the tool over the source table at the end of 2023, then after every initial event ...`);
   const steps = [];
   const [first, second] = PEERS[tool].setupRuns(venv.bin, project);
-  for (const [until, command] of [['2024-01-01', first], [null, second]]) {
+  for (const [until, command] of [
+    ['2024-01-01', first],
+    [null, second],
+  ]) {
     const s = await runChild({ kind: 'peer-source', db, file: initialFile, until }, opts);
     if (s.error) throw new Error(`peer setup (${tool}): source table: ${JSON.stringify(s.error)}`);
     const r = await runProcess(command(), project, Math.max(opts.timeout, 3600));
@@ -147,7 +157,6 @@ export async function ensurePeerBase(tool, N, ctx) {
   writeFileSync(meta, JSON.stringify(setup));
   return { base, venv, setup };
 }
-
 
 /**
  * One run of a tool on the batch: a fresh copy of its setup database, the landing (timed apart), the

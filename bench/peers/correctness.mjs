@@ -38,9 +38,7 @@ export function correctnessSql(h, batchFile, scdkitHistory) {
          cur AS (SELECT DISTINCT id FROM h WHERE t IS NULL),
          last_end AS (SELECT id, max(t) AS t FROM h GROUP BY id),
          seq AS (SELECT f, ${ATTRS.map((c) => `${c}, lag(${c}) OVER w AS p_${c}`).join(', ')}, lag(f) OVER w AS p_f
-                 FROM h WINDOW w AS (PARTITION BY id ORDER BY f))${
-                   scdkitHistory ? `,\n         s AS (${scdkitHistory})` : ''
-                 }
+                 FROM h WINDOW w AS (PARTITION BY id ORDER BY f))${scdkitHistory ? `,\n         s AS (${scdkitHistory})` : ''}
     SELECT (SELECT count(*) FROM h)::BIGINT AS versions,
            (SELECT count(*) FROM h WHERE t IS NULL)::BIGINT AS current,
            (SELECT count(*) FROM late)::BIGINT AS late_events,

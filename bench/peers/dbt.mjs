@@ -65,7 +65,14 @@ export function dbtSqlTimes(dir) {
     const e = JSON.parse(line);
     if (e.info?.name === 'SQLQuery') pending = String(e.data.sql);
     else if (e.info?.name === 'SQLQueryStatus') {
-      stmts.push({ seconds: Number(e.data.elapsed), sql: (pending ?? '').replace(/\/\*.*?\*\//s, '').replace(/\s+/g, ' ').trim().slice(0, 120) });
+      stmts.push({
+        seconds: Number(e.data.elapsed),
+        sql: (pending ?? '')
+          .replace(/\/\*.*?\*\//s, '')
+          .replace(/\s+/g, ' ')
+          .trim()
+          .slice(0, 120),
+      });
       pending = null;
     }
   }

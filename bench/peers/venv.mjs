@@ -27,7 +27,8 @@ export function ensurePeersVenv(dataDir, log = () => {}) {
   log(`peers: creating ${path.relative(process.cwd(), dir)} (${python} -m venv; pip install ${PEER_PACKAGES.join(' ')}) ...`);
   const sh = (cmd, args) => {
     const r = spawnSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-    if (r.status !== 0) throw new Error(`peers: ${cmd} ${args.join(' ')} failed (exit ${r.status ?? r.signal}):\n${(r.stderr || r.stdout || '').split('\n').slice(-15).join('\n')}`);
+    if (r.status !== 0)
+      throw new Error(`peers: ${cmd} ${args.join(' ')} failed (exit ${r.status ?? r.signal}):\n${(r.stderr || r.stdout || '').split('\n').slice(-15).join('\n')}`);
   };
   if (!existsSync(path.join(bin, 'python'))) sh(python, ['-m', 'venv', dir]);
   sh(path.join(bin, 'pip'), ['install', '--quiet', '--disable-pip-version-check', ...PEER_PACKAGES]);

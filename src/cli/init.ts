@@ -1,8 +1,8 @@
 import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { openDriver } from '../dialects/index.js';
-import type { ColumnInfo, Driver } from '../dialects/driver.js';
 import { sqlString } from '../dialects/dialect.js';
+import type { ColumnInfo, Driver } from '../dialects/driver.js';
+import { openDriver } from '../dialects/index.js';
 import { ScdError } from '../errors.js';
 import { formatOf } from '../sources/files.js';
 
@@ -46,7 +46,9 @@ export async function initFlow(dir: string, sample: string, options: { force?: b
     deleteValue = await deleteMarker(driver, from, columns);
   } catch (e) {
     if (e instanceof ScdError) throw e;
-    throw new ScdError('INPUT_UNREADABLE', `cannot read ${sample} as ${format}: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}`, { fix: 'give a sample file scdkit can apply' });
+    throw new ScdError('INPUT_UNREADABLE', `cannot read ${sample} as ${format}: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}`, {
+      fix: 'give a sample file scdkit can apply',
+    });
   } finally {
     await driver.close();
   }
@@ -132,7 +134,15 @@ function guessSequence(columns: SampleColumn[], key: string, op?: string): Seque
   };
 }
 
-function flowText(s: { file: string; folder: string; rows: number; columns: SampleColumn[]; key: Guess; sequence: SequenceGuess; deleteValue?: { column: string; value: string } }): string {
+function flowText(s: {
+  file: string;
+  folder: string;
+  rows: number;
+  columns: SampleColumn[];
+  key: Guess;
+  sequence: SequenceGuess;
+  deleteValue?: { column: string; value: string };
+}): string {
   const rel = (p: string) => {
     const r = path.relative(s.folder, p).split(path.sep).join('/');
     return r === '' ? '.' : r;
@@ -142,7 +152,13 @@ function flowText(s: { file: string; folder: string; rows: number; columns: Samp
   // (docs/decisions/0112-init-source-is-the-sample.md). The name (and target) is the file's,
   // from its first letter on (a table name: letters, digits, _).
   const source = /^[\w./-]+$/.test(rel(s.file)) ? rel(s.file) : JSON.stringify(rel(s.file));
-  const name = path.basename(s.file).replace(/\.[^.]*$/, '').toLowerCase().replace(/[^a-z0-9_]+/g, '_').replace(/^[^a-z]+|_+$/g, '') || 'changes';
+  const name =
+    path
+      .basename(s.file)
+      .replace(/\.[^.]*$/, '')
+      .toLowerCase()
+      .replace(/[^a-z0-9_]+/g, '_')
+      .replace(/^[^a-z]+|_+$/g, '') || 'changes';
   const yamlName = (n: string) => (/^[A-Za-z_][A-Za-z0-9_]*$/.test(n) ? n : JSON.stringify(n));
   const width = Math.max(...s.columns.map((c) => c.name.length));
   const lines = [

@@ -48,8 +48,24 @@ function inputsText(inputs: string[]): string {
 /** The commit log as CSV: the CommitResult's fields as columns, inputs and expectations as JSON text. */
 export function commitsCsv(commits: CommitResult[]): string {
   const fields: Array<keyof CommitResult> = [
-    'version', 'operation', 'committedAt', 'inputs', 'rowsRead', 'eventsApplied', 'duplicates', 'ties', 'quarantined', 'dropped', 'skipped',
-    'expectations', 'keysChanged', 'versionsAdded', 'versionsChanged', 'versionsRemoved', 'versionsClosed', 'durationMs',
+    'version',
+    'operation',
+    'committedAt',
+    'inputs',
+    'rowsRead',
+    'eventsApplied',
+    'duplicates',
+    'ties',
+    'quarantined',
+    'dropped',
+    'skipped',
+    'expectations',
+    'keysChanged',
+    'versionsAdded',
+    'versionsChanged',
+    'versionsRemoved',
+    'versionsClosed',
+    'durationMs',
     ...(commits.some((c) => c.deltaVersion !== undefined) ? (['deltaVersion'] as const) : []),
   ];
   const field = (v: unknown) => {
@@ -82,11 +98,19 @@ export function statusText(s: FlowStatus): string {
       ['rows', n(s.rows)],
       ['keys', `${n(s.distinctKeys)} (${s.keys.join(', ')})`],
       ['current rows', n(s.currentRows)],
-      ['last commit', c ? `${c.version} of ${n(s.commits)}: ${c.operation} at ${c.committedAt.replace(/\.\d+Z$/, 'Z')}, read ${plural(c.rowsRead, 'row')}, ${plural(c.keysChanged, 'key')} changed` : 'none'],
+      [
+        'last commit',
+        c
+          ? `${c.version} of ${n(s.commits)}: ${c.operation} at ${c.committedAt.replace(/\.\d+Z$/, 'Z')}, read ${plural(c.rowsRead, 'row')}, ${plural(c.keysChanged, 'key')} changed`
+          : 'none',
+      ],
     );
   lines.push(['pending files', s.pendingFiles === undefined ? '(the source is not a folder)' : `${n(s.pendingFiles)}${s.pendingFiles ? ' (run `scd apply`)' : ''}`]);
   if (s.changedFiles?.length)
-    lines.push(['changed files', `${n(s.changedFiles.length)}: ${s.changedFiles.join(', ')}, changed after ${s.changedFiles.length === 1 ? 'it was' : 'they were'} applied; never applied again (put new changes in a new file)`]);
+    lines.push([
+      'changed files',
+      `${n(s.changedFiles.length)}: ${s.changedFiles.join(', ')}, changed after ${s.changedFiles.length === 1 ? 'it was' : 'they were'} applied; never applied again (put new changes in a new file)`,
+    ]);
   if (s.applied) lines.push(['quarantined', `${n(s.quarantined)}${s.quarantined ? ' (see `scd quarantine`)' : ''}`], ['event log', plural(s.events, 'event')]);
   const width = Math.max(...lines.map(([k]) => k.length));
   return lines.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join('\n') + '\n';

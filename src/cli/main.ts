@@ -1,33 +1,33 @@
-import { Command, InvalidArgumentError, Option } from 'commander';
 import { accessSync, constants, existsSync, readFileSync, rmSync, type Stats, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { apply, applySource, databaseOf, withDatabase } from '../api.js';
-import { QueryError, ScdError } from '../errors.js';
+import { connectionLost, lostReason } from '../dialects/connection-lost.js';
 import type { Driver } from '../dialects/driver.js';
+import { FILE_WAIT_MS } from '../dialects/open-waiting.js';
+import { QueryError, ScdError } from '../errors.js';
 import type { Flow } from '../flow/flow.js';
 import { loadFlowFile } from '../flow/load.js';
 import type { ApplyResult } from '../plan/apply.js';
-import { rebuild } from '../plan/rebuild.js';
 import { compact } from '../plan/compact.js';
-import { statementText, type DryRun } from '../plan/dry-run.js';
+import { type DryRun, statementText } from '../plan/dry-run.js';
+import { rebuild } from '../plan/rebuild.js';
+import { readCommitLog } from '../query/commit-log.js';
+import { type CommitBounds, commitRange } from '../query/commit-range.js';
+import { localDatabasePath } from '../query/engine-of.js';
 import { filtered, targetQuery } from '../query/export.js';
 import { asOfQuery, changesQuery, keyHistoryQuery, keyVersionCount, quarantineQuery, versionQuery } from '../query/history.js';
-import { readCommitLog } from '../query/commit-log.js';
-import { commitRange, type CommitBounds } from '../query/commit-range.js';
+import { type OutputFormat, type RowQuery, readRows, writeRows } from '../query/output.js';
 import { flowStatus, statusBeforeDatabase } from '../query/status.js';
 import { whereRefusal } from '../query/where.js';
-import { localDatabasePath } from '../query/engine-of.js';
-import { FILE_WAIT_MS } from '../dialects/open-waiting.js';
+import { serveCommand } from '../serve/command.js';
+import { resolveInputs } from '../sources/files.js';
+import { TIED_KEYS_LISTED } from '../store/commits.js';
 import { initFlow } from './init.js';
 import { changeText, commitsCsv, logView, statusText } from './log-view.js';
-import { TIED_KEYS_LISTED } from '../store/commits.js';
-import { readRows, writeRows, type OutputFormat, type RowQuery } from '../query/output.js';
-import { resolveInputs } from '../sources/files.js';
-import { serveCommand } from '../serve/command.js';
-import { watch } from './watch.js';
 import { plural, renderTable } from './print.js';
 import { terminalText } from './terminal-text.js';
-import { connectionLost, lostReason } from '../dialects/connection-lost.js';
+import { watch } from './watch.js';
 
 type Format = OutputFormat | 'table';
 
@@ -44,14 +44,7 @@ const version = (JSON.parse(readFileSync(new URL('../../package.json', import.me
 function outputOptions(cmd: Command): Command {
   return cmd
     .option('--db <path>', 'database file (default: the flow\'s "database")')
-    .addOption(
-      new Option('--format <format>', 'table, ndjson, csv or parquet (default: table on a terminal, else ndjson)').choices([
-        'table',
-        'ndjson',
-        'csv',
-        'parquet',
-      ]),
-    )
+    .addOption(new Option('--format <format>', 'table, ndjson, csv or parquet (default: table on a terminal, else ndjson)').choices(['table', 'ndjson', 'csv', 'parquet']))
     .option('--out <path>', 'write to this file instead of stdout');
 }
 
@@ -90,12 +83,15 @@ function checkOutPath(out: string): void {
     throw new ScdError('USAGE', `--out ${out}: the folder ${folder} does not exist`, { fix: `create it first (mkdir -p ${folder}), or write into a folder that exists` });
   }
   if (!stat.isDirectory()) throw new ScdError('USAGE', `--out ${out}: ${folder} is not a folder`, { fix: 'name a file in a folder' });
-  if (existsSync(abs) && statSync(abs).isDirectory()) throw new ScdError('USAGE', `--out ${out} is a folder`, { fix: `name a file in it, e.g. --out ${path.join(out, `export${path.extname(out) || '.csv'}`)}` });
+  if (existsSync(abs) && statSync(abs).isDirectory())
+    throw new ScdError('USAGE', `--out ${out} is a folder`, { fix: `name a file in it, e.g. --out ${path.join(out, `export${path.extname(out) || '.csv'}`)}` });
   try {
     accessSync(path.dirname(abs), constants.W_OK);
     if (existsSync(abs)) accessSync(abs, constants.W_OK);
   } catch {
-    throw new ScdError('USAGE', `--out ${out}: scd may not write ${existsSync(abs) ? 'this file' : `into the folder ${folder}`}`, { fix: 'write somewhere you may write, or change its permissions' });
+    throw new ScdError('USAGE', `--out ${out}: scd may not write ${existsSync(abs) ? 'this file' : `into the folder ${folder}`}`, {
+      fix: 'write somewhere you may write, or change its permissions',
+    });
   }
 }
 
@@ -119,7 +115,7 @@ function checkDatabaseExists(flow: Flow, db: string | undefined): void {
   if (local === undefined || existsSync(path.resolve(local))) return;
   throw new ScdError('NOT_APPLIED', `target "${flow.target}": database ${database} does not exist`, {
     file: flow.origin,
-    fix: db ? 'check --db (a read never creates a database)' : "run `scd apply` first, or check the flow's \"database\"",
+    fix: db ? 'check --db (a read never creates a database)' : 'run `scd apply` first, or check the flow\'s "database"',
   });
 }
 
@@ -127,7 +123,8 @@ function positiveInt(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected a commit version: 1, 2, ...');
   // A number past 2^53 reads as another number: no target has that many commits.
-  if (!Number.isSafeInteger(n)) throw new InvalidArgumentError(`${value.trim()} is beyond any commit a target can have: expected a commit version: 1, 2, ... (\`scd log\` lists them)`);
+  if (!Number.isSafeInteger(n))
+    throw new InvalidArgumentError(`${value.trim()} is beyond any commit a target can have: expected a commit version: 1, 2, ... (\`scd log\` lists them)`);
   return n;
 }
 
@@ -164,7 +161,10 @@ async function printQuery(flowFile: string, opts: OutOpts & { where?: string }, 
 async function printRows(driver: Driver, query: RowQuery, format: Format, out?: string): Promise<void> {
   if (format === 'table') {
     const rows = await readRows(driver, query);
-    const text = renderTable(query.columns.map((c) => c.name), rows);
+    const text = renderTable(
+      query.columns.map((c) => c.name),
+      rows,
+    );
     if (out) writeOutFile(out, text);
     else process.stdout.write(rows.length ? text : '(no rows)\n');
   } else {
@@ -183,8 +183,20 @@ export function summary(r: ApplyResult): string {
   // The first few tied keys, as `scd show --key` takes them; `--json` lists up to TIED_KEYS_LISTED.
   const keys = r.tiedKeys ?? [];
   const more = keys.length >= TIED_KEYS_LISTED ? ', … more' : keys.length > TIED_KEYS_SHOWN ? `, … ${keys.length - TIED_KEYS_SHOWN} more` : '';
-  const tied = keys.length ? ` (${keys.slice(0, TIED_KEYS_SHOWN).map((k) => Object.entries(k).map(([c, v]) => `${c}=${v}`).join(' ')).join(', ')}${more})` : '';
-  const what = r.operation === 'apply' ? `read ${plural(r.rowsRead, 'row')} = ${r.eventsApplied} applied + ${plural(r.duplicates, 'duplicate')} + ${r.quarantined} quarantined${r.ties ? `; ${plural(r.ties, 'tie')}${tied}` : ''}; ` : `${r.operation}: `;
+  const tied = keys.length
+    ? ` (${keys
+        .slice(0, TIED_KEYS_SHOWN)
+        .map((k) =>
+          Object.entries(k)
+            .map(([c, v]) => `${c}=${v}`)
+            .join(' '),
+        )
+        .join(', ')}${more})`
+    : '';
+  const what =
+    r.operation === 'apply'
+      ? `read ${plural(r.rowsRead, 'row')} = ${r.eventsApplied} applied + ${plural(r.duplicates, 'duplicate')} + ${r.quarantined} quarantined${r.ties ? `; ${plural(r.ties, 'tie')}${tied}` : ''}; `
+      : `${r.operation}: `;
   return `commit ${r.version}: ${what}${changeText(r)} (${r.durationMs} ms)`;
 }
 
@@ -207,32 +219,39 @@ export function buildProgram(): Command {
     .option('--json', 'print the result of each commit as one JSON line')
     .option('--no-wait', 'fail at once when another commit (of any process) is changing the same target (default: wait for it)')
     .option('--dry-run', 'print the statements the commit would run and what it would do, changing nothing (its transaction is rolled back)')
-    .action(async (flowFile: string, opts: { db?: string; input?: string[]; each?: boolean; watch?: boolean; interval: string; json?: boolean; wait?: boolean; dryRun?: boolean }) => {
-      const flow = loadFlowFile(flowFile);
-      const progress = opts.json ? undefined : (m: string) => process.stderr.write(`  ${m}\n`);
-      const print = (result: ApplyResult) => process.stdout.write(opts.json ? JSON.stringify(result) + '\n' : summary(result) + '\n');
-      if (opts.dryRun) return printDryRun(flow, opts, progress);
-      if (opts.input?.length) {
-        if (opts.watch) throw new ScdError('USAGE', '--watch follows the flow\'s source.path, not --input files', { fix: 'drop --input' });
-        const files = resolveInputs(opts.input, flow.source?.format);
-        const batches = opts.each ? files.map((f) => [f.path]) : [files.map((f) => f.path)];
-        for (const inputs of batches) print(await apply(flow, { database: opts.db, noWait: opts.wait === false, waitMs: applyWait(opts), inputs, onProgress: progress }));
-        return;
-      }
-      if (!opts.watch) {
-        const report = await applySource(flow, { database: opts.db, noWait: opts.wait === false, waitMs: applyWait(opts), each: opts.each, onProgress: progress, onCommit: print });
-        for (const w of report.warnings) process.stderr.write(`scd: warning: ${w}\n`);
-        // --json prints a line for every run: a script reads one even when nothing was new.
-        if (!report.results.length)
-          process.stdout.write(
-            opts.json
-              ? JSON.stringify({ version: null, nothingNew: true, alreadyApplied: report.alreadyApplied, warnings: report.warnings }) + '\n'
-              : `${nothingNew(report)}\n`,
-          );
-        return;
-      }
-      await watch(flow, { database: opts.db, intervalMs: Number(opts.interval) * 1000, each: !!opts.each, progress, print });
-    });
+    .action(
+      async (flowFile: string, opts: { db?: string; input?: string[]; each?: boolean; watch?: boolean; interval: string; json?: boolean; wait?: boolean; dryRun?: boolean }) => {
+        const flow = loadFlowFile(flowFile);
+        const progress = opts.json ? undefined : (m: string) => process.stderr.write(`  ${m}\n`);
+        const print = (result: ApplyResult) => process.stdout.write(opts.json ? JSON.stringify(result) + '\n' : summary(result) + '\n');
+        if (opts.dryRun) return printDryRun(flow, opts, progress);
+        if (opts.input?.length) {
+          if (opts.watch) throw new ScdError('USAGE', "--watch follows the flow's source.path, not --input files", { fix: 'drop --input' });
+          const files = resolveInputs(opts.input, flow.source?.format);
+          const batches = opts.each ? files.map((f) => [f.path]) : [files.map((f) => f.path)];
+          for (const inputs of batches) print(await apply(flow, { database: opts.db, noWait: opts.wait === false, waitMs: applyWait(opts), inputs, onProgress: progress }));
+          return;
+        }
+        if (!opts.watch) {
+          const report = await applySource(flow, {
+            database: opts.db,
+            noWait: opts.wait === false,
+            waitMs: applyWait(opts),
+            each: opts.each,
+            onProgress: progress,
+            onCommit: print,
+          });
+          for (const w of report.warnings) process.stderr.write(`scd: warning: ${w}\n`);
+          // --json prints a line for every run: a script reads one even when nothing was new.
+          if (!report.results.length)
+            process.stdout.write(
+              opts.json ? JSON.stringify({ version: null, nothingNew: true, alreadyApplied: report.alreadyApplied, warnings: report.warnings }) + '\n' : `${nothingNew(report)}\n`,
+            );
+          return;
+        }
+        await watch(flow, { database: opts.db, intervalMs: Number(opts.interval) * 1000, each: !!opts.each, progress, print });
+      },
+    );
 
   outputOptions(
     program
@@ -259,7 +278,7 @@ export function buildProgram(): Command {
   outputOptions(
     program
       .command('changes')
-      .description("the change data feed: rows each commit changed, with _change_type, _commit_version, _commit_timestamp")
+      .description('the change data feed: rows each commit changed, with _change_type, _commit_version, _commit_timestamp')
       .argument('<flow>', 'flow file (.yaml or .json)')
       .option('--from-version <n>', 'first commit (default: the first)', positiveInt)
       .option('--to-version <m>', 'last commit (default: the latest)', positiveInt)
@@ -292,14 +311,15 @@ export function buildProgram(): Command {
       const i = kv.indexOf('=');
       if (i < 1) throw new ScdError('USAGE', `--key ${kv} is not col=value`, { fix: 'write --key customer_id=501' });
       const column = kv.slice(0, i);
-      if (Object.hasOwn(key, column))
-        throw new ScdError('USAGE', `--key ${column} is given twice (${column}=${key[column]} and ${kv})`, { fix: `give one --key ${column}=VALUE` });
+      if (Object.hasOwn(key, column)) throw new ScdError('USAGE', `--key ${column} is given twice (${column}=${key[column]} and ${kv})`, { fix: `give one --key ${column}=VALUE` });
       key[column] = kv.slice(i + 1);
     }
     return printQuery(flowFile, opts, async (driver, flow) => {
       const query = await keyHistoryQuery(driver, flow, key);
       if (!(await keyVersionCount(driver, query))) {
-        const shown = Object.entries(key).map(([k, v]) => `${k}=${v}`).join(', ');
+        const shown = Object.entries(key)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(', ');
         throw new ScdError('USAGE', `key ${shown} has no versions in ${flow.target}`, { fix: 'check the value (`scd export` lists the keys there are)' });
       }
       return query;
@@ -341,7 +361,9 @@ export function buildProgram(): Command {
         compact(driver, flow, opts.before, opts.json ? undefined : (m) => process.stderr.write(`  ${m}\n`)),
       );
       process.stdout.write(
-        opts.json ? JSON.stringify(r) + '\n' : `commit ${r.version}: compact: ${plural(r.eventsFolded, 'event')} before ${opts.before} folded into ${r.eventsWritten} (${r.durationMs} ms)\n`,
+        opts.json
+          ? JSON.stringify(r) + '\n'
+          : `commit ${r.version}: compact: ${plural(r.eventsFolded, 'event')} before ${opts.before} folded into ${r.eventsWritten} (${r.durationMs} ms)\n`,
       );
     });
 
@@ -353,9 +375,7 @@ export function buildProgram(): Command {
     .option('--json', 'print the result as one JSON line')
     .action(async (flowFile: string, opts: { db?: string; json?: boolean }) => {
       const flow = loadFlowFile(flowFile);
-      const result = await withDatabase(flow, { database: opts.db, ...wait }, (driver) =>
-        rebuild(driver, flow, opts.json ? undefined : (m) => process.stderr.write(`  ${m}\n`)),
-      );
+      const result = await withDatabase(flow, { database: opts.db, ...wait }, (driver) => rebuild(driver, flow, opts.json ? undefined : (m) => process.stderr.write(`  ${m}\n`)));
       process.stdout.write(opts.json ? JSON.stringify(result) + '\n' : summary(result) + '\n');
     });
 
@@ -408,7 +428,8 @@ export function buildProgram(): Command {
 
 /** `scd apply --dry-run`: one commit, rolled back; its statements, then what it would have done. */
 async function printDryRun(flow: Flow, opts: { db?: string; input?: string[]; each?: boolean; watch?: boolean; json?: boolean; wait?: boolean }, progress?: (m: string) => void) {
-  if (opts.watch || opts.each) throw new ScdError('USAGE', `--dry-run shows one commit, not those of --${opts.watch ? 'watch' : 'each'}`, { fix: `drop --${opts.watch ? 'watch' : 'each'}` });
+  if (opts.watch || opts.each)
+    throw new ScdError('USAGE', `--dry-run shows one commit, not those of --${opts.watch ? 'watch' : 'each'}`, { fix: `drop --${opts.watch ? 'watch' : 'each'}` });
   const common = { database: opts.db, noWait: opts.wait === false, waitMs: applyWait(opts), onProgress: progress, dryRun: true as const };
   let run: DryRun<ApplyResult | undefined>;
   let nothing = '';
@@ -481,7 +502,9 @@ export function reportError(e: unknown): number {
   }
   // The server went away (a restart, the session ended): nothing of scdkit's to fix.
   if (connectionLost(e)) {
-    process.stderr.write(`scd: lost the connection to the database (${lostReason(e)}) (fix: run the command again once the server answers: each file is still applied exactly once)\n`);
+    process.stderr.write(
+      `scd: lost the connection to the database (${lostReason(e)}) (fix: run the command again once the server answers: each file is still applied exactly once)\n`,
+    );
     return 1;
   }
   if (e instanceof QueryError) {

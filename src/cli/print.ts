@@ -10,7 +10,11 @@ export function renderTable(columns: string[], rows: Array<Record<string, unknow
   const cell = (v: unknown) => terminalText(valueText(v));
   const heads = columns.map(terminalText);
   const widths = columns.map((c, i) => Math.max(heads[i]!.length, ...rows.map((r) => cell(r[c]).length)));
-  const line = (vals: string[]) => vals.map((v, i) => v.padEnd(widths[i]!)).join('  ').trimEnd();
+  const line = (vals: string[]) =>
+    vals
+      .map((v, i) => v.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   const out = [line(heads), line(widths.map((w) => '-'.repeat(w)))];
   for (const r of rows) out.push(line(columns.map((c) => cell(r[c]))));
   return out.join('\n') + '\n';

@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import { applySource } from '../api.js';
-import { FILE_WAIT_MS } from '../dialects/open-waiting.js';
 import { connectionLost, lostReason } from '../dialects/connection-lost.js';
+import { FILE_WAIT_MS } from '../dialects/open-waiting.js';
 import { ScdError } from '../errors.js';
 import type { Flow } from '../flow/flow.js';
 import type { ApplyResult } from '../plan/apply.js';
@@ -69,7 +69,10 @@ export async function watch(flow: Flow, options: WatchOptions): Promise<void> {
           lost = false;
         } catch (e) {
           if (connectionLost(e)) {
-            if (!lost) process.stderr.write(`scd: lost the connection to the database (${lostReason(e)}); trying again every ${intervalMs / 1000}s (each file is still applied exactly once)\n`);
+            if (!lost)
+              process.stderr.write(
+                `scd: lost the connection to the database (${lostReason(e)}); trying again every ${intervalMs / 1000}s (each file is still applied exactly once)\n`,
+              );
             lost = true;
           } else {
             if (!(e instanceof ScdError && e.code === 'DB_IN_USE')) throw e;

@@ -252,8 +252,23 @@ export function sqlString(text: string): string {
 
 /** Digits an integer type holds, by the names the engines give (the integer part a decimal needs to hold all of them). */
 const INTEGER_DIGITS: Record<string, number> = {
-  tinyint: 3, int1: 3, utinyint: 3, smallint: 5, int2: 5, usmallint: 5, integer: 10, int: 10, int4: 10, uinteger: 10,
-  bigint: 19, int8: 19, long: 19, ubigint: 20, hugeint: 39, int128: 39, uhugeint: 39,
+  tinyint: 3,
+  int1: 3,
+  utinyint: 3,
+  smallint: 5,
+  int2: 5,
+  usmallint: 5,
+  integer: 10,
+  int: 10,
+  int4: 10,
+  uinteger: 10,
+  bigint: 19,
+  int8: 19,
+  long: 19,
+  ubigint: 20,
+  hugeint: 39,
+  int128: 39,
+  uhugeint: 39,
 };
 
 /**

@@ -1,6 +1,6 @@
+import { ScdError } from '../errors.js';
 import type { Dialect } from './dialect.js';
 import type { ExpressionProblem } from './expression.js';
-import { ScdError } from '../errors.js';
 
 export type Row = Record<string, unknown>;
 

@@ -38,7 +38,7 @@ export async function openDriver(database: string, options: OpenOptions = {}): P
   return DuckDBDriver.create(database, { noWait: options.noWait });
 }
 
-export type { Driver, ColumnInfo, InputFile, FileFormat } from './driver.js';
 export type { Dialect } from './dialect.js';
+export type { ColumnInfo, Driver, FileFormat, InputFile } from './driver.js';
 export { duckdbDialect } from './duckdb/index.js';
 export { postgresDialect } from './postgres/postgres-dialect.js';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { ScdError } from '../errors.js';
 import type { Driver } from './driver.js';
-import { openDriver, type OpenOptions } from './index.js';
+import { type OpenOptions, openDriver } from './index.js';
 
 /** How long a command waits for a database file another process holds (a commit in progress). */
 export const FILE_WAIT_MS = 5000;

@@ -1,10 +1,10 @@
 import { allEnded } from '../dialects/all-ended.js';
-import { INTERNAL_COLUMN_PREFIX } from '../files/source-keys.js';
-import { commitLabel, dropUnfinishedCreation, interruptedBy, latestWrites, undoInterruptedCommit } from '../store/recovery.js';
-import { PINNED_TABLES } from '../store/names.js';
 import type { Dialect } from '../dialects/dialect.js';
+import { INTERNAL_COLUMN_PREFIX } from '../files/source-keys.js';
+import { PINNED_TABLES } from '../store/names.js';
+import { commitLabel, dropUnfinishedCreation, interruptedBy, latestWrites, undoInterruptedCommit } from '../store/recovery.js';
 import type { CommitExecutor } from './executor.js';
-import { stateInsertSql, type StateChange } from './state-change.js';
+import { type StateChange, stateInsertSql } from './state-change.js';
 import type { TargetChange } from './target-change.js';
 
 /**
@@ -52,7 +52,10 @@ export const deltaExecutor: CommitExecutor = {
   // target's tables as they are now, and writes them by the names the driver gives.
   async pinReads(driver, names, latest) {
     if (!driver.pinReads) throw new Error(`the ${driver.dialect.name} driver has no pinReads, which a commit without transactions needs to read its tables as of its start`);
-    const writes = await driver.pinReads(PINNED_TABLES.map((t) => names[t]), latest);
+    const writes = await driver.pinReads(
+      PINNED_TABLES.map((t) => names[t]),
+      latest,
+    );
     return { ...names, writes: Object.fromEntries(PINNED_TABLES.map((t) => [t, writes[names[t]]!])) };
   },
   // executorFor chose this executor for a dialect with MERGE.
@@ -117,9 +120,15 @@ export function mergeByIdentity(q: (s: string) => string, change: TargetChange, 
   FROM ${added} a FULL JOIN ${removed} r ON ${id.map((c) => `a.${q(c)} = r.${q(c)}`).join(' AND ')})`)} s
 ON ${id.map((c, i) => `t.${q(c)} = s.${m(i)}`).join(' AND ')}
 WHEN MATCHED AND s.${action} = 'delete' THEN DELETE${
-    closing.length ? `
-WHEN MATCHED AND s.${action} = 'close' THEN UPDATE SET ${closing.map((c) => `${q(c)} = s.${q(c)}`).join(', ')}` : ''
-  }${others.length ? `
-WHEN MATCHED AND s.${action} = 'update' THEN UPDATE SET ${others.map((c) => `${q(c)} = s.${q(c)}`).join(', ')}` : ''}
+    closing.length
+      ? `
+WHEN MATCHED AND s.${action} = 'close' THEN UPDATE SET ${closing.map((c) => `${q(c)} = s.${q(c)}`).join(', ')}`
+      : ''
+  }${
+    others.length
+      ? `
+WHEN MATCHED AND s.${action} = 'update' THEN UPDATE SET ${others.map((c) => `${q(c)} = s.${q(c)}`).join(', ')}`
+      : ''
+  }
 WHEN NOT MATCHED AND s.${action} = 'insert' THEN INSERT (${cols.map(q).join(', ')}) VALUES (${cols.map((c) => `s.${q(c)}`).join(', ')})`;
 }

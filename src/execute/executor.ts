@@ -1,7 +1,7 @@
 import type { Dialect } from '../dialects/dialect.js';
 import type { Driver } from '../dialects/driver.js';
-import type { LatestWrite } from '../store/recovery.js';
 import type { StoreNames } from '../store/names.js';
+import type { LatestWrite } from '../store/recovery.js';
 import { deltaExecutor } from './delta-executor.js';
 import type { StateChange } from './state-change.js';
 import type { ChangeSizes, TargetChange } from './target-change.js';

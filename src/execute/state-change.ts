@@ -1,4 +1,4 @@
-import { inInsertOrder, type Dialect } from '../dialects/dialect.js';
+import { type Dialect, inInsertOrder } from '../dialects/dialect.js';
 
 /**
  * What one commit changes in its target's key state (plan/key-state.ts), as data: each recomputed

@@ -1,6 +1,6 @@
-import { insertOrder, type Dialect } from '../dialects/dialect.js';
+import { type Dialect, insertOrder } from '../dialects/dialect.js';
 import type { CommitExecutor } from './executor.js';
-import { stateInsertSql, type StateChange } from './state-change.js';
+import { type StateChange, stateInsertSql } from './state-change.js';
 import type { TargetChange } from './target-change.js';
 
 /**
@@ -21,11 +21,7 @@ export const transactionalExecutor: CommitExecutor = {
   pinReads: async (_driver, names) => names,
   targetWrites(d, change, sizes) {
     const w = rowIdWrites(d, change, sizes.added - sizes.closes);
-    return [
-      ...(sizes.removed > sizes.closes ? [w.delete] : []),
-      ...(sizes.closes > 0 && w.update ? [w.update] : []),
-      ...(sizes.added > sizes.closes ? [w.insert] : []),
-    ];
+    return [...(sizes.removed > sizes.closes ? [w.delete] : []), ...(sizes.closes > 0 && w.update ? [w.update] : []), ...(sizes.added > sizes.closes ? [w.insert] : [])];
   },
   // The recomputed keys' rows go, then their new rows come (the lock keeps the state as read).
   stateWrites: (d, change) => [...(change.empty ? [] : [forgetKeysSql(d, change)]), stateInsertSql(d, change)],
@@ -72,9 +68,7 @@ export function rowIdWrites(d: Dialect, change: TargetChange, inserted?: number)
       ? `UPDATE ${T} SET ${closing.map((c) => `${q(c)} = a.${q(c)}`).join(', ')}
          FROM ${added} a WHERE a.${q(CLOSE)} AND ${
            rowId
-             ? `${T}.${rowId} = a.${q(OF_ROW)}${
-                 d.fetchByRowId ? ` AND ${d.fetchByRowId(`${T}.${rowId}`, `SELECT c.${q(OF_ROW)} FROM ${added} c WHERE c.${q(CLOSE)}`)}` : ''
-               }`
+             ? `${T}.${rowId} = a.${q(OF_ROW)}${d.fetchByRowId ? ` AND ${d.fetchByRowId(`${T}.${rowId}`, `SELECT c.${q(OF_ROW)} FROM ${added} c WHERE c.${q(CLOSE)}`)}` : ''}`
              : sameId(T, 'a')
          }`
       : undefined,
@@ -86,4 +80,3 @@ export function rowIdWrites(d: Dialect, change: TargetChange, inserted?: number)
 function rowIdIn(d: Dialect, rowId: string, subquery: string): string {
   return d.fetchByRowId ? d.fetchByRowId(rowId, subquery) : `${rowId} IN (${subquery})`;
 }
-

@@ -1,8 +1,8 @@
-import { headerNames } from './csv-header.js';
 import { isUtf8 } from 'node:buffer';
 import { createWriteStream, readFileSync } from 'node:fs';
-import { visible } from './text-records.js';
+import { headerNames } from './csv-header.js';
 import { end, write } from './streams.js';
+import { visible } from './text-records.js';
 
 /**
  * A CSV file (header first) read record by record in JavaScript, for the files an engine's reader
@@ -46,7 +46,10 @@ export async function splitCsv(file: string, goodOut: string, badOut: string, na
     }
     const raw = rawBytes.toString('utf8');
     if (fields < 0) {
-      out.header = headerNames(rec.values.map((v) => (v === null ? '' : v.toString('utf8'))), nameKey);
+      out.header = headerNames(
+        rec.values.map((v) => (v === null ? '' : v.toString('utf8'))),
+        nameKey,
+      );
       fields = out.header.length;
       continue;
     }
@@ -140,4 +143,3 @@ function* records(bytes: Buffer): Generator<CsvRecord> {
     i = nextStart;
   }
 }
-

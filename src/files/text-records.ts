@@ -174,10 +174,14 @@ function arrayRecords(file: string, lines: Buffer[], texts: Array<string | undef
   });
   const reading = readJsonArray(parts.join('\n'));
   if ('unclosed' in reading) {
-    throw new ScdError('INPUT_UNREADABLE', `the JSON array ends inside its element ${reading.unclosed.element}, before it closes: the file is still being written, or was cut short; nothing was applied`, {
-      file,
-      fix: 'apply it again once the file is whole (or complete its array and close it with "]")',
-    });
+    throw new ScdError(
+      'INPUT_UNREADABLE',
+      `the JSON array ends inside its element ${reading.unclosed.element}, before it closes: the file is still being written, or was cut short; nothing was applied`,
+      {
+        file,
+        fix: 'apply it again once the file is whole (or complete its array and close it with "]")',
+      },
+    );
   }
   return reading.elements.map((el) => {
     const notUtf8 = invalid.some(([s, e]) => s < el.at + el.text.length && e > el.at);

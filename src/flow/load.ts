@@ -2,9 +2,9 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { ScdError } from '../errors.js';
-import { validateFlow } from './validate.js';
 import type { Flow } from './flow.js';
 import type { FlowInput } from './schema.js';
+import { validateFlow } from './validate.js';
 
 /** Read a flow file (JSON or YAML); relative paths inside it resolve against its folder (SEMANTICS §7). */
 export function loadFlowFile(file: string): Flow {

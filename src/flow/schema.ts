@@ -32,9 +32,7 @@ export const expectationSchema = z
  * `sequenceBy: { processingTime: true }`: each commit's time is its events' sequence; `date`: its
  * date; `column`: the source column holding it, kept where a record carries a value (a dated load).
  */
-export const processingTimeSchema = z
-  .object({ processingTime: z.union([z.literal(true), z.enum(['timestamp', 'date'])]), column: column.optional() })
-  .strict();
+export const processingTimeSchema = z.object({ processingTime: z.union([z.literal(true), z.enum(['timestamp', 'date'])]), column: column.optional() }).strict();
 
 /**
  * A flow (docs/FLOWS.md). What each field means is written once, on FlowInput (flow-input.ts),
@@ -82,7 +80,7 @@ export const flowSchema = z
   })
   .strict();
 
-export type { FlowInput, SourceInput, ExpectationInput } from './flow-input.js';
+export type { ExpectationInput, FlowInput, SourceInput } from './flow-input.js';
 /** A source as validated: its defaults applied. */
 export type SourceSpec = Omit<SourceInput, 'mode'> & { mode: NonNullable<SourceInput['mode']> };
 export type Expectation = z.output<typeof expectationSchema>;

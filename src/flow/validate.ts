@@ -1,9 +1,9 @@
 import type { z } from 'zod';
-import { ScdError } from '../errors.js';
-import { flowSchema, sourceSchema, type FlowInput } from './schema.js';
 import { checkDatabaseLocation } from '../dialects/database-location.js';
-import { DEFAULT_DATABASE, PROCESSING_TIME_COLUMN, resolveAgainst, type Flow } from './flow.js';
+import { ScdError } from '../errors.js';
+import { DEFAULT_DATABASE, type Flow, PROCESSING_TIME_COLUMN, resolveAgainst } from './flow.js';
 import { foreignName } from './foreign-names.js';
+import { type FlowInput, flowSchema, sourceSchema } from './schema.js';
 
 const FLOW_FIELDS = Object.keys(flowSchema.shape);
 
@@ -136,10 +136,8 @@ function checkCombinations(flow: Flow): void {
   // scdkit's own tables are named _scd_… (store/names.ts): a target never is.
   if (flow.target.toLowerCase().startsWith('_scd_'))
     fail('target', `target "${flow.target}" starts with _scd_, which names scdkit's own tables`, 'give the target a name that does not start with _scd_');
-  if (flow.columns && flow.exceptColumns)
-    fail('exceptColumns', '"columns" and "exceptColumns" cannot both be set', 'keep one of them');
-  if (flow.trackHistory && flow.trackHistoryExcept)
-    fail('trackHistoryExcept', '"trackHistory" and "trackHistoryExcept" cannot both be set', 'keep one of them');
+  if (flow.columns && flow.exceptColumns) fail('exceptColumns', '"columns" and "exceptColumns" cannot both be set', 'keep one of them');
+  if (flow.trackHistory && flow.trackHistoryExcept) fail('trackHistoryExcept', '"trackHistory" and "trackHistoryExcept" cannot both be set', 'keep one of them');
   if (flow.storedAs === 'scd1' && (flow.trackHistory || flow.trackHistoryExcept))
     fail('trackHistory', 'an scd1 target keeps no history', 'remove trackHistory/trackHistoryExcept or use storedAs: scd2');
   // A Debezium sequence its records decide starts with _ts_ms.
@@ -159,18 +157,15 @@ function checkCombinations(flow: Flow): void {
   const seqKey = sequence.find((c) => flow.keys.includes(c));
   if (seqKey) fail('sequenceBy', `"${seqKey}" is a key; the sequence must be another column`, 'order events by a timestamp or version column');
   for (const k of flow.keys) {
-    if (flow.exceptColumns?.includes(k))
-      fail('exceptColumns', `key "${k}" cannot be excepted: keys are always kept`, `remove "${k}" from exceptColumns`);
-    if (flow.trackHistory?.includes(k))
-      fail('trackHistory', `key "${k}" cannot be tracked: keys identify the record`, `remove "${k}" from trackHistory`);
+    if (flow.exceptColumns?.includes(k)) fail('exceptColumns', `key "${k}" cannot be excepted: keys are always kept`, `remove "${k}" from exceptColumns`);
+    if (flow.trackHistory?.includes(k)) fail('trackHistory', `key "${k}" cannot be tracked: keys identify the record`, `remove "${k}" from trackHistory`);
   }
   if (flow.previousValues) {
     if (flow.storedAs !== 'scd2')
       fail('previousValues', 'previousValues keeps the value of the previous version, and an scd1 target keeps one version', 'use storedAs: scd2, or remove previousValues');
     for (const of of Object.keys(flow.previousValues)) {
       if (flow.keys.includes(of)) fail(`previousValues.${of}`, `key "${of}" never changes: it has no previous value`, `remove "${of}" from previousValues`);
-      if (sequence.includes(of))
-        fail(`previousValues.${of}`, `"${of}" is a sequence column: its previous value is the version's start`, `remove "${of}" from previousValues`);
+      if (sequence.includes(of)) fail(`previousValues.${of}`, `"${of}" is a sequence column: its previous value is the version's start`, `remove "${of}" from previousValues`);
     }
   }
   const names = [flow.startAtColumn, flow.endAtColumn, flow.isCurrentColumn, flow.surrogateKey]
@@ -180,7 +175,8 @@ function checkCombinations(flow: Flow): void {
   const dupOut = names.find((n, i) => names.indexOf(n) !== i);
   if (dupOut) fail('endAtColumn', `output column "${dupOut}" is named twice`, 'give each output column its own name');
   if (flow.storedAs === 'scd1' && flow.endInclusive) fail('endInclusive', 'endInclusive applies to scd2 targets only (an scd1 row has no end)', 'remove it or use storedAs: scd2');
-  if (flow.isCurrentValues && !flow.isCurrentColumn) fail('isCurrentValues', 'isCurrentValues are the values of isCurrentColumn, which the flow does not name', 'add isCurrentColumn: is_current, or remove isCurrentValues');
+  if (flow.isCurrentValues && !flow.isCurrentColumn)
+    fail('isCurrentValues', 'isCurrentValues are the values of isCurrentColumn, which the flow does not name', 'add isCurrentColumn: is_current, or remove isCurrentValues');
   if (flow.isCurrentValues && flow.isCurrentValues[0] === flow.isCurrentValues[1])
     fail('isCurrentValues', `the current and the not-current value are both "${flow.isCurrentValues[0]}"`, 'give two different values, current first: [Y, N]');
   if (flow.storedAs === 'scd1' && (flow.endSentinel !== undefined || flow.isCurrentColumn || flow.deletes === 'tombstone'))
@@ -199,10 +195,7 @@ function toScdError(error: z.ZodError, origin: string, raw: Record<string, unkno
     return new ScdError('FLOW_INVALID', `"${key}" is not a ${issue.path[0] === 'source' ? 'source' : issue.path[0] === 'expect' ? 'expectation' : 'flow'} field`, {
       file: origin,
       field: [...issue.path, key].join('.'),
-      fix:
-        foreign && !near ? foreign.hint
-        : near ? `did you mean "${near}"?${foreign ? ` (${foreign.hint})` : ''}`
-        : `remove it; the fields are ${known.join(', ')}`,
+      fix: foreign && !near ? foreign.hint : near ? `did you mean "${near}"?${foreign ? ` (${foreign.hint})` : ''}` : `remove it; the fields are ${known.join(', ')}`,
     });
   }
   const field = issue.path.join('.') || '(flow)';

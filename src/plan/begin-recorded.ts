@@ -1,8 +1,8 @@
-import { ScdError } from '../errors.js';
 import type { Driver } from '../dialects/driver.js';
-import type { Flow } from '../flow/flow.js';
+import { ScdError } from '../errors.js';
 import { executorFor } from '../execute/executor.js';
-import { readFlowRecord, readTargetRecords, type FlowRecord } from '../store/catalog.js';
+import type { Flow } from '../flow/flow.js';
+import { type FlowRecord, readFlowRecord, readTargetRecords } from '../store/catalog.js';
 import { lockRecords } from '../store/commits.js';
 import type { StoreNames } from '../store/names.js';
 import type { Progress } from './apply.js';
@@ -32,8 +32,7 @@ export async function beginRecordedCommit(driver: Driver, flow: Flow, names: Sto
   const waited = await lockTargetWaited(driver, flow.target, progress, lockRecords(driver.dialect, names, true));
   const looked = executor.look(driver, names);
   const stored = await readTargetRecords(driver, names);
-  if (!stored.record)
-    throw new ScdError('NOT_APPLIED', `target "${flow.target}" does not exist in ${driver.location} yet`, { file: flow.origin, fix: notApplied });
+  if (!stored.record) throw new ScdError('NOT_APPLIED', `target "${flow.target}" does not exist in ${driver.location} yet`, { file: flow.origin, fix: notApplied });
   const begun = await executor.begin(driver, names, stored.version, true, looked);
   const record = begun.undone.includes(names.flows) ? (await readFlowRecord(driver, names))! : stored.record;
   return { record, version: stored.version, hadTies: stored.hadTies, names: await executor.pinReads(driver, names, begun.latest), waited };

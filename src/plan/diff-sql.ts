@@ -1,16 +1,16 @@
 import type { Dialect } from '../dialects/dialect.js';
-import type { Flow } from '../flow/flow.js';
-import { TMP, written, type StoreNames } from '../store/names.js';
-import { type ColumnModel } from './model.js';
+import type { TargetChange } from '../execute/target-change.js';
 import { INTERNAL_COLUMN_PREFIX } from '../files/source-keys.js';
-import { flagIsCurrent, identityColumns, targetColumns, targetRowId } from './target.js';
+import type { Flow } from '../flow/flow.js';
+import { BY_REFERENCE, CLOSE_TYPE, keptByReference, PRE_CURRENT, PRE_END } from '../store/feed.js';
+import { type StoreNames, TMP, written } from '../store/names.js';
+import { currentCondition, sentinelValue } from '../store/target-columns.js';
 import { SLOW } from './keys-sql.js';
+import type { ColumnModel } from './model.js';
 import { simpleDiffSql } from './simple-diff-sql.js';
+import { flagIsCurrent, identityColumns, targetColumns, targetRowId } from './target.js';
 import { ROWID } from './walk-input-sql.js';
 import { CURRENT } from './walk-sql.js';
-import { CLOSE_TYPE, keptByReference, PRE_CURRENT, PRE_END, BY_REFERENCE } from '../store/feed.js';
-import type { TargetChange } from '../execute/target-change.js';
-import { currentCondition, sentinelValue } from '../store/target-columns.js';
 
 /**
  * Compare the recomputed rows (TMP.recomputed) with the stored rows they may replace (TMP.stored),
@@ -46,9 +46,7 @@ export function diffSql(flow: Flow, model: ColumnModel, d: Dialect, names: Store
   // Columns a close changes; a pair that differs in nothing else is a close.
   const closing = flow.storedAs === 'scd2' ? [flow.endAtColumn, ...(flow.isCurrentColumn ? [flow.isCurrentColumn] : [])] : [];
   const others = cols.filter((c) => !id.includes(c) && !closing.includes(c));
-  const closeOnly = closing.length
-    ? `(r.${q(id[0]!)} IS NOT NULL${others.map((c) => ` AND n.${q(c)} IS NOT DISTINCT FROM r.${q(c)}`).join('')})`
-    : 'false';
+  const closeOnly = closing.length ? `(r.${q(id[0]!)} IS NOT NULL${others.map((c) => ` AND n.${q(c)} IS NOT DISTINCT FROM r.${q(c)}`).join('')})` : 'false';
   const updCur = q(UPDATE_OF_CURRENT);
   // scd2 feeds store closes as one row (store/feed.ts).
   const pre = closing.length > 0;
@@ -81,9 +79,10 @@ export function diffSql(flow: Flow, model: ColumnModel, d: Dialect, names: Store
   // and start): an added row without a removed twin is a version added; a removed row without an
   // added twin, a version removed; a twin pair, a version changed. A version closed has an end
   // after the commit and had none before (it was live, or it did not exist): not a tombstone.
-  const hasEnd = flow.storedAs === 'scd2'
-    ? `NOT ${q(CURRENT)}${flow.deletes === 'tombstone' ? ` AND NOT coalesce(${q(flow.deletedColumn)}, false)` : ''} AND (NOT ${upd} OR ${updCur})`
-    : 'false';
+  const hasEnd =
+    flow.storedAs === 'scd2'
+      ? `NOT ${q(CURRENT)}${flow.deletes === 'tombstone' ? ` AND NOT coalesce(${q(flow.deletedColumn)}, false)` : ''} AND (NOT ${upd} OR ${updCur})`
+      : 'false';
   const keyList = model.keys.map((k) => q(k.name)).join(', ');
   const counts = (removed: string, added: string) =>
     `SELECT i.added - i.updated AS versions_added, i.updated AS versions_changed, r.removed - i.updated AS versions_removed, i.closed AS versions_closed,
@@ -117,14 +116,21 @@ export function diffSql(flow: Flow, model: ColumnModel, d: Dialect, names: Store
       // No stored row of a walked key (new keys only): nothing is removed, and every walked row is
       // added as it is (a view over the walk, not a copy of it).
       stored
-        ? d.scratch(WALKED.removed, `SELECT p.* FROM ${q(TMP.stored)} p LEFT JOIN ${q(recomputed)} n ON ${same('n', 'p')}
-       WHERE n.${q(id[0]!)} IS NULL`)
+        ? d.scratch(
+            WALKED.removed,
+            `SELECT p.* FROM ${q(TMP.stored)} p LEFT JOIN ${q(recomputed)} n ON ${same('n', 'p')}
+       WHERE n.${q(id[0]!)} IS NULL`,
+          )
         : d.scratch(WALKED.removed, `SELECT p.* FROM ${q(TMP.stored)} p WHERE false`),
-      d.scratch(addedW, `SELECT n.*, r.${q(id[0]!)} IS NOT NULL AS ${upd}, coalesce(r.${q(CURRENT)}, false) AS ${updCur},
+      d.scratch(
+        addedW,
+        `SELECT n.*, r.${q(id[0]!)} IS NOT NULL AS ${upd}, coalesce(r.${q(CURRENT)}, false) AS ${updCur},
          r.${q(ROWID)} AS ${q(OF_ROW)}, ${closeOnly} AS ${q(CLOSE)}
        FROM ${q(recomputed)} n${stored ? ` LEFT JOIN ${q(TMP.stored)} p ON ${same('n', 'p')}` : ''} LEFT JOIN ${q(WALKED.removed)} r ON ${sameId('n', 'r')}${
          stored ? `\n       WHERE p.${q(id[0]!)} IS NULL` : ''
-       }`, stored),
+       }`,
+        stored,
+      ),
       ...(simple ? [simple.create] : []),
       d.scratch(TMP.removed, `SELECT * FROM ${q(WALKED.removed)}${simple ? `\n       UNION ALL ${simple.removed}` : ''}`, false),
       d.scratch(TMP.added, `SELECT * FROM ${q(addedW)}${simple ? `\n       UNION ALL ${simple.added}` : ''}`, false),
@@ -135,7 +141,9 @@ export function diffSql(flow: Flow, model: ColumnModel, d: Dialect, names: Store
        FROM ${q(WALKED.removed)} r LEFT JOIN ${q(addedW)} a ON a.${upd} AND ${sameId('a', 'r')}${pre ? ` WHERE a.${q(CLOSE)} IS NOT TRUE` : ''}
        UNION ALL
        SELECT ${refList}, ${postType}, ${ver}, ${ts}${
-         pre ? `, CASE WHEN a.${q(CLOSE)} THEN r.${q(flow.endAtColumn)} END, ${flow.isCurrentColumn ? `CASE WHEN a.${q(CLOSE)} THEN ${flagIsCurrent(flow, `r.${q(flow.isCurrentColumn)}`)} END` : `CAST(NULL AS ${d.types.bool})`}` : ''
+         pre
+           ? `, CASE WHEN a.${q(CLOSE)} THEN r.${q(flow.endAtColumn)} END, ${flow.isCurrentColumn ? `CASE WHEN a.${q(CLOSE)} THEN ${flagIsCurrent(flow, `r.${q(flow.isCurrentColumn)}`)} END` : `CAST(NULL AS ${d.types.bool})`}`
+           : ''
        }, true
        FROM ${q(addedW)} a${pre ? ` LEFT JOIN ${q(WALKED.removed)} r ON ${sameId('a', 'r')}` : ''}${
          // Simple keys: each row knows its pair (L and what replaces it), and L was live.
@@ -182,18 +190,26 @@ export function wholeDiffSql(flow: Flow, model: ColumnModel, d: Dialect, names: 
   // A target column hides the row id (targetRowId): no pairing, every row compared exactly.
   if (!rowId)
     return [
-      d.scratch(TMP.stored, `     SELECT CAST(NULL AS ${d.types.bigint}) AS ${q(ROWID)}, ${cols.map((c) => `t.${q(c)}`).join(', ')}, ${current} AS ${q(CURRENT)}, true AS ${q(SLOW)}
-     FROM ${q(names.target)} t`),
+      d.scratch(
+        TMP.stored,
+        `     SELECT CAST(NULL AS ${d.types.bigint}) AS ${q(ROWID)}, ${cols.map((c) => `t.${q(c)}`).join(', ')}, ${current} AS ${q(CURRENT)}, true AS ${q(SLOW)}
+     FROM ${q(names.target)} t`,
+      ),
       d.scratch(TMP.changed, `SELECT * FROM ${q(TMP.recomputed)}`),
     ];
-  const narrow = (table: string) =>
-    `SELECT ${rowId} AS r, ${id.map(q).join(', ')}, ${d.rowHash(cols.map(q))} AS h FROM ${q(table)}`;
+  const narrow = (table: string) => `SELECT ${rowId} AS r, ${id.map(q).join(', ')}, ${d.rowHash(cols.map(q))} AS h FROM ${q(table)}`;
   return [
-    d.scratch(TMP.pairs, `SELECT o.r AS o, n.r AS n FROM (${narrow(names.target)}) o FULL JOIN (${narrow(TMP.recomputed)}) n
+    d.scratch(
+      TMP.pairs,
+      `SELECT o.r AS o, n.r AS n FROM (${narrow(names.target)}) o FULL JOIN (${narrow(TMP.recomputed)}) n
        ON ${id.map((c) => `o.${q(c)} = n.${q(c)}`).join(' AND ')} AND o.h = n.h
-     WHERE o.r IS NULL OR n.r IS NULL`),
-    d.scratch(TMP.stored, `     SELECT t.${rowId} AS ${q(ROWID)}, ${cols.map((c) => `t.${q(c)}`).join(', ')}, ${current} AS ${q(CURRENT)}, true AS ${q(SLOW)}
-     FROM ${q(names.target)} t WHERE t.${rowId} IN (SELECT o FROM ${q(TMP.pairs)} WHERE o IS NOT NULL)`),
+     WHERE o.r IS NULL OR n.r IS NULL`,
+    ),
+    d.scratch(
+      TMP.stored,
+      `     SELECT t.${rowId} AS ${q(ROWID)}, ${cols.map((c) => `t.${q(c)}`).join(', ')}, ${current} AS ${q(CURRENT)}, true AS ${q(SLOW)}
+     FROM ${q(names.target)} t WHERE t.${rowId} IN (SELECT o FROM ${q(TMP.pairs)} WHERE o IS NOT NULL)`,
+    ),
     d.scratch(TMP.changed, `SELECT * FROM ${q(TMP.recomputed)} x WHERE x.${rowId} IN (SELECT n FROM ${q(TMP.pairs)} WHERE n IS NOT NULL)`),
   ];
 }

@@ -1,6 +1,6 @@
 import { tmpdir } from 'node:os';
-import { ScdError } from '../errors.js';
 import type { Driver } from '../dialects/driver.js';
+import { ScdError } from '../errors.js';
 import type { Flow } from '../flow/flow.js';
 import { latestVersion } from '../store/commits.js';
 import { storeNames } from '../store/names.js';

@@ -1,5 +1,5 @@
-import { ScdError } from '../errors.js';
 import type { Driver, TransactionOptions } from '../dialects/driver.js';
+import { ScdError } from '../errors.js';
 
 /** One statement a commit sent, with its parameters ($1, $2, ...) where it has some. */
 export interface RecordedStatement {
@@ -71,7 +71,7 @@ export async function dryRun<T>(driver: Driver, work: (driver: Driver) => Promis
       } finally {
         inside = false;
       }
-      throw new Error('unreachable: a dry run\'s transaction always rolls back');
+      throw new Error("unreachable: a dry run's transaction always rolls back");
     },
   };
   // Every other member is the driver's own, called on the driver itself (its statements inside

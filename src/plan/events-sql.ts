@@ -1,15 +1,15 @@
-import { sqlString, type Dialect } from '../dialects/dialect.js';
-import { firstOfEachSql } from '../dialects/first-of-each.js';
+import { type Dialect, sqlString } from '../dialects/dialect.js';
 import type { ColumnInfo } from '../dialects/driver.js';
 import { FILE_COLUMN, LINE_COLUMN, RAW_COLUMN } from '../dialects/driver.js';
+import { spliced } from '../dialects/expression.js';
+import { firstOfEachSql } from '../dialects/first-of-each.js';
+import { INTERNAL_COLUMN_PREFIX } from '../files/source-keys.js';
+import type { Flow } from '../flow/flow.js';
+import { type StoreNames, TMP, written } from '../store/names.js';
+import { COMMIT, HASH, OP, OP_DELETE, OP_TRUNCATE, OP_UPSERT } from '../store/target-columns.js';
 import { castStaged, type StagedColumn } from '../typing/cast.js';
 import { sourceColumnsOf } from '../typing/staged-types.js';
-import type { Flow } from '../flow/flow.js';
-import { TMP, written, type StoreNames } from '../store/names.js';
-import { spliced } from '../dialects/expression.js';
-import { type ColumnModel } from './model.js';
-import { INTERNAL_COLUMN_PREFIX } from '../files/source-keys.js';
-import { COMMIT, HASH, OP, OP_DELETE, OP_TRUNCATE, OP_UPSERT } from '../store/target-columns.js';
+import type { ColumnModel } from './model.js';
 
 export const REASON = `${INTERNAL_COLUMN_PREFIX}reason`;
 /** The commit number of events that compaction folded (their operation is kept as stored). */
@@ -39,7 +39,6 @@ export const expectationReason = (name: string) => `expectation "${name}" failed
 /** The boolean column of a batch that holds whether a record passed expectation i. */
 export const expectationColumn = (i: number) => `${INTERNAL_COLUMN_PREFIX}x${i}`;
 export const DROP = `${INTERNAL_COLUMN_PREFIX}drop`;
-
 
 /** The boolean columns of a batch that hold a record's applyAsDeletes and applyAsTruncates (NULL: failed on it). */
 const DELETES = `${INTERNAL_COLUMN_PREFIX}deletes`;
@@ -83,9 +82,7 @@ export function batchSql(
   const q = d.quote;
   // Events older than a compaction cannot be placed exactly any more: quarantined, never wrong.
   const tooOld =
-    compactedBefore === undefined
-      ? []
-      : [`WHEN ${q(model.seq[0]!.name)} < CAST($1 AS ${model.seq[0]!.type}) THEN 'older than the compaction watermark (' || $1 || ')'`];
+    compactedBefore === undefined ? [] : [`WHEN ${q(model.seq[0]!.name)} < CAST($1 AS ${model.seq[0]!.type}) THEN 'older than the compaction watermark (' || $1 || ')'`];
   const expectations = Object.entries(flow.expect);
   const flags: Array<[column: string, field: string, expr: string]> = [
     ...(flow.applyAsTruncates ? [[TRUNCATES, 'applyAsTruncates', flow.applyAsTruncates] as [string, string, string]] : []),
@@ -100,9 +97,7 @@ export function batchSql(
     ...model.seq.map((s) => `WHEN ${q(s.name)} IS NULL THEN 'sequence column ${text(s.name)} is null'`),
     ...model.keys.map((k) => `WHEN ${q(OP)} <> ${OP_TRUNCATE} AND ${q(k.name)} IS NULL THEN 'key column ${text(k.name)} is null'`),
     ...tooOld,
-    ...expectations.flatMap(([name, e], i) =>
-      e.action === 'quarantine' ? [`WHEN NOT ${q(expectationColumn(i))} THEN ${sqlString(expectationReason(name))}`] : [],
-    ),
+    ...expectations.flatMap(([name, e], i) => (e.action === 'quarantine' ? [`WHEN NOT ${q(expectationColumn(i))} THEN ${sqlString(expectationReason(name))}`] : [])),
   ];
   const drops = expectations.flatMap(([, e], i) => (e.action === 'drop' ? [`NOT coalesce(${q(expectationColumn(i))}, true)`] : []));
   // Expressions (deletes, truncates, expectations) see the columns with the flow's types.
@@ -111,12 +106,15 @@ export function batchSql(
     ? `e AS (SELECT t.*${flags.map(([col, field, expr]) => `, ${evaluation.flag(field, expr)} AS ${q(col)}`).join('')}${evaluation.carried} FROM t${evaluation.join ? ' ' + evaluation.join : ''}),
 c AS (SELECT *, ${op} AS ${q(OP)}, ${failed} AS ${q(FAILED)} FROM e)`
     : `c AS (SELECT *, ${op} AS ${q(OP)} FROM t)`;
-  return d.scratch(TMP.batch, `WITH t AS (${typedStageSql(flow, model, d, staged)}),
+  return d.scratch(
+    TMP.batch,
+    `WITH t AS (${typedStageSql(flow, model, d, staged)}),
 ${flagged}
 SELECT ${eventProjection(model, d).join(', ')}, ${q(FILE_COLUMN)}, ${q(LINE_COLUMN)},
   ${expectations.map((_, i) => q(expectationColumn(i)) + ', ').join('')}${drops.length ? drops.join(' OR ') : 'false'} AS ${q(DROP)},
   CASE WHEN ${q(UNFIT_REASON)} IS NOT NULL THEN ${q(UNFIT_REASON)} ${reason.join(' ')} END AS ${q(REASON)}
-FROM c`);
+FROM c`,
+  );
 }
 
 /**
@@ -171,7 +169,6 @@ export function logColumns(model: ColumnModel): string[] {
   return [...model.source.map((c) => c.name), OP, HASH];
 }
 
-
 export function appendEventsSql(model: ColumnModel, d: Dialect, names: StoreNames, version?: number): string {
   const q = d.quote;
   const cols = logColumns(model);
@@ -199,8 +196,6 @@ export function relogSelectSql(flow: Flow, model: ColumnModel, d: Dialect, from:
 e AS (SELECT ${eventProjection(model, d).join(', ')}, ${q(COMMIT)} FROM c)
 ${firstOfEachSql(d, { columns: [...cols, COMMIT].map((c) => `e.${q(c)}`), names: [...cols, COMMIT], from: 'e', partition: id, order: [`e.${q(COMMIT)}`] })}`;
 }
-
-
 
 /**
  * The batch's quarantined records, with their raw text: as written in the file where the reader

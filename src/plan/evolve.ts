@@ -1,16 +1,16 @@
-import { ScdError } from '../errors.js';
+import { type Dialect, exactDigits } from '../dialects/dialect.js';
 import type { ColumnInfo, Driver } from '../dialects/driver.js';
+import { ScdError } from '../errors.js';
 import type { Flow } from '../flow/flow.js';
-import { writeFlowRecord, type FlowRecord } from '../store/catalog.js';
-import { TMP, type StoreNames } from '../store/names.js';
+import { type FlowRecord, writeFlowRecord } from '../store/catalog.js';
+import { type StoreNames, TMP } from '../store/names.js';
+import { HASH, OP, OP_TRUNCATE } from '../store/target-columns.js';
 import { castStaged, type StagedColumn } from '../typing/cast.js';
-import { exactDigits, type Dialect } from '../dialects/dialect.js';
 import { exactDecimal, MAX_PRECISION, numberDigits } from '../typing/exact-numbers.js';
 import { sourceColumnsOf } from '../typing/staged-types.js';
-import { deriveModel, type ColumnModel } from './model.js';
-import { currentViewSql, targetColumns } from './target.js';
+import { type ColumnModel, deriveModel } from './model.js';
 import { checkColumnNames } from './name-clashes.js';
-import { HASH, OP, OP_TRUNCATE } from '../store/target-columns.js';
+import { currentViewSql, targetColumns } from './target.js';
 
 /**
  * Bring the stored model in line with a new input (SEMANTICS §6):
@@ -66,8 +66,7 @@ export async function evolveModel(
     const next = deriveModel(flow, [...model.source, ...fresh]);
     checkColumnNames(flow, next, d);
     const added = targetColumns(flow, next, d).filter((c) => !before.some((b) => b.name === c.name));
-    for (const [table, columns] of [[names.events, fresh], ...withTargetColumns.map((t) => [t, added] as const)] as const)
-      await addColumns(driver, table, columns);
+    for (const [table, columns] of [[names.events, fresh], ...withTargetColumns.map((t) => [t, added] as const)] as const) await addColumns(driver, table, columns);
     model = next;
     changed = true;
   }
@@ -79,13 +78,21 @@ export async function evolveModel(
   for (const c of floats)
     if (flow.columnTypes[c.name] !== undefined) {
       const stored = model.source.find((m) => m.name === c.name)!.type;
-      throw new ScdError('SCHEMA_CHANGE', `column "${c.name}" is stored as ${stored}, and a declared ${flow.columnTypes[c.name]} would round its committed values (a binary float cannot hold every one)`, {
-        file: flow.origin,
-        field: `columnTypes.${c.name}`,
-        fix: `declare a decimal that holds them, e.g. decimal(38,${MAX_PRECISION - Math.max(19, exactDigits(stored)!.integer)}), or remove the declaration`,
-      });
+      throw new ScdError(
+        'SCHEMA_CHANGE',
+        `column "${c.name}" is stored as ${stored}, and a declared ${flow.columnTypes[c.name]} would round its committed values (a binary float cannot hold every one)`,
+        {
+          file: flow.origin,
+          field: `columnTypes.${c.name}`,
+          fix: `declare a decimal that holds them, e.g. decimal(38,${MAX_PRECISION - Math.max(19, exactDigits(stored)!.integer)}), or remove the declaration`,
+        },
+      );
     }
-  const digits = await numberDigits(driver, TMP.stage, floats.map((c) => ({ name: c.name, staged: stagedAs.get(c.name) ?? { type: c.type } })));
+  const digits = await numberDigits(
+    driver,
+    TMP.stage,
+    floats.map((c) => ({ name: c.name, staged: stagedAs.get(c.name) ?? { type: c.type } })),
+  );
   const exact = new Map(floats.map((c) => [c.name, exactDecimal(d, c.name, digits.get(c.name)!, model.source.find((m) => m.name === c.name)!.type, flow.origin)]));
   for (const input of source) {
     const c = exact.has(input.name) ? { ...input, type: exact.get(input.name)! } : input;
@@ -103,9 +110,7 @@ export async function evolveModel(
       continue;
     }
     const { expr } = castStaged(d, q(c.name), stagedAs.get(c.name) ?? { type: c.type }, stored.type, flow.timeZone);
-    const row = (await driver.query(
-      `SELECT CAST(count(${q(c.name)}) AS INTEGER) AS n, CAST(count(${expr}) AS INTEGER) AS fit FROM ${q(TMP.stage)}`,
-    ))[0]!;
+    const row = (await driver.query(`SELECT CAST(count(${q(c.name)}) AS INTEGER) AS n, CAST(count(${expr}) AS INTEGER) AS fit FROM ${q(TMP.stage)}`))[0]!;
     if (Number(row.n) > 0 && Number(row.fit) === 0)
       throw new ScdError('SCHEMA_CHANGE', `column "${c.name}" changed type from ${stored.type} to ${c.type}, and none of its values fits ${stored.type}`, {
         file: flow.origin,

@@ -29,7 +29,7 @@ export function spellingProblem(expr: string): string | undefined {
     if (ch === ';') return 'it contains ";"';
     if ((ch === '-' && expr[i + 1] === '-') || (ch === '/' && expr[i + 1] === '*')) return 'it contains a comment';
     // $ inside a name (a$b) is part of it; anywhere else it starts $$…$$ quoting or a parameter.
-    if (ch === '$' && !/[A-Za-z0-9_$]/.test(before)) return 'it contains $ (a $$…$$ string or a $1 parameter); write a plain \'…\' string';
+    if (ch === '$' && !/[A-Za-z0-9_$]/.test(before)) return "it contains $ (a $$…$$ string or a $1 parameter); write a plain '…' string";
     if (ch === '(') depth++;
     if (ch === ')' && --depth < 0) return 'unbalanced ")"';
     if (ch === ',' && depth === 0) return 'it is a list, not one expression';

@@ -1,6 +1,6 @@
-import { ScdError } from '../errors.js';
 import type { ColumnInfo, Driver } from '../dialects/driver.js';
 import type { ExpressionProblem } from '../dialects/expression.js';
+import { ScdError } from '../errors.js';
 import type { Flow } from '../flow/flow.js';
 import { spellingProblem } from './expression-spelling.js';
 

@@ -1,14 +1,14 @@
 import type { Dialect } from '../dialects/dialect.js';
 import { firstOfEachSql } from '../dialects/first-of-each.js';
+import { type StateChange, stateInsertSql } from '../execute/state-change.js';
 import type { Flow } from '../flow/flow.js';
-import { TMP, written, type StoreNames } from '../store/names.js';
-import { seqParts, type ColumnModel } from './model.js';
-import { CURRENT } from './walk-sql.js';
-import { lastPart, stateColumns } from './key-state.js';
-import { stateInsertSql, type StateChange } from '../execute/state-change.js';
-import { keyJoin, SIMPLE, STATE_ROW, stateRowId, lastTruncateSql } from './keys-sql.js';
-import { LOG_VIEW } from './walk-input-sql.js';
+import { type StoreNames, TMP, written } from '../store/names.js';
 import { OP, OP_UPSERT } from '../store/target-columns.js';
+import { lastPart, stateColumns } from './key-state.js';
+import { keyJoin, lastTruncateSql, SIMPLE, STATE_ROW, stateRowId } from './keys-sql.js';
+import { type ColumnModel, seqParts } from './model.js';
+import { LOG_VIEW } from './walk-input-sql.js';
+import { CURRENT } from './walk-sql.js';
 
 export interface StateOptions {
   /** The walk's input (TMP.events, or the log's view in a rebuild). */
@@ -75,13 +75,17 @@ export function rebuiltStateSql(flow: Flow, model: ColumnModel, d: Dialect, name
   const truncates = flow.applyAsTruncates !== undefined;
   const last = truncates ? `greatest(k.${q(lastPart(0))}, t.${q(lastPart(0))})` : `k.${q(lastPart(0))}`;
   return [
-    `INSERT INTO ${written(names, 'state', q)} (${stateColumns(model, d).map((c) => q(c.name)).join(', ')})
+    `INSERT INTO ${written(names, 'state', q)} (${stateColumns(model, d)
+      .map((c) => q(c.name))
+      .join(', ')})
 SELECT ${K.map((k) => `k.${k}`).join(', ')}, ${last}, coalesce(c.live, false)
 FROM ${q(TMP.keys)} k
 LEFT JOIN (SELECT ${K.join(', ')}, true AS live FROM ${q(TMP.recomputed)} WHERE ${q(CURRENT)}) c
   ON ${model.keys.map((k) => `c.${q(k.name)} = k.${q(k.name)}`).join(' AND ')}${
-    truncates ? `
-LEFT JOIN ${lastTruncateSql(model, d, names)} t ON true` : ''
+    truncates
+      ? `
+LEFT JOIN ${lastTruncateSql(model, d, names)} t ON true`
+      : ''
   }`,
   ];
 }

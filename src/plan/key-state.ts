@@ -1,8 +1,8 @@
 import type { Dialect } from '../dialects/dialect.js';
 import type { ColumnInfo } from '../dialects/driver.js';
-import type { StoreNames } from '../store/names.js';
-import { type ColumnModel } from './model.js';
 import { INTERNAL_COLUMN_PREFIX } from '../files/source-keys.js';
+import type { StoreNames } from '../store/names.js';
+import type { ColumnModel } from './model.js';
 
 /**
  * The key state (a stored table of the target): per key, the sequence of its last applied event,
@@ -18,5 +18,10 @@ export function stateColumns(model: ColumnModel, d: Dialect): ColumnInfo[] {
 }
 
 export function createStateSql(model: ColumnModel, d: Dialect, names: StoreNames): string {
-  return d.createTable(names.state, stateColumns(model, d).map((c) => `${d.quote(c.name)} ${c.type}`).join(', '));
+  return d.createTable(
+    names.state,
+    stateColumns(model, d)
+      .map((c) => `${d.quote(c.name)} ${c.type}`)
+      .join(', '),
+  );
 }

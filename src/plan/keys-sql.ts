@@ -1,10 +1,10 @@
-import { rowIdOf, type Dialect } from '../dialects/dialect.js';
-import type { Flow } from '../flow/flow.js';
-import { TMP, type StoreNames } from '../store/names.js';
-import { greater, type ColumnModel } from './model.js';
+import { type Dialect, rowIdOf } from '../dialects/dialect.js';
 import { INTERNAL_COLUMN_PREFIX } from '../files/source-keys.js';
-import { lastPart, LIVE, stateColumns } from './key-state.js';
+import type { Flow } from '../flow/flow.js';
+import { type StoreNames, TMP } from '../store/names.js';
 import { OP, OP_TRUNCATE } from '../store/target-columns.js';
+import { LIVE, lastPart, stateColumns } from './key-state.js';
+import { type ColumnModel, greater } from './model.js';
 
 /**
  * Cost that follows the batch, not the target: a per-key state (the sequence of the key's
@@ -35,13 +35,14 @@ export function keysSql(flow: Flow, model: ColumnModel, d: Dialect, names: Store
   if (allSlow) {
     const one = model.seq.length === 1;
     const seq = one ? `, ${q(model.seq[0]!.name)}` : '';
-    const last = one
-      ? `max(${q(model.seq[0]!.name)}) AS ${q(lastPart(0))}`
-      : model.seq.map((s, i) => `CAST(NULL AS ${s.type}) AS ${q(lastPart(i))}`).join(', ');
-    return d.scratch(TMP.keys, `SELECT ${K.join(', ')}, true AS ${q(SLOW)}, false AS ${q(SIMPLE)}, ${last} FROM (
+    const last = one ? `max(${q(model.seq[0]!.name)}) AS ${q(lastPart(0))}` : model.seq.map((s, i) => `CAST(NULL AS ${s.type}) AS ${q(lastPart(i))}`).join(', ');
+    return d.scratch(
+      TMP.keys,
+      `SELECT ${K.join(', ')}, true AS ${q(SLOW)}, false AS ${q(SIMPLE)}, ${last} FROM (
   SELECT ${K.join(', ')}${seq} FROM ${q(names.events)} WHERE ${q(OP)} <> ${OP_TRUNCATE}
   UNION ALL SELECT ${K.join(', ')}${seq} FROM ${q(TMP.valid)} WHERE ${q(OP)} <> ${OP_TRUNCATE}) a
-GROUP BY ${K.join(', ')}`);
+GROUP BY ${K.join(', ')}`,
+    );
   }
   const on = model.keys.map((k) => `s.${q(k.name)} = v.${q(k.name)}`).join(' AND ');
   const last = model.seq.map((_, i) => `s.${q(lastPart(i))}`);
@@ -61,17 +62,23 @@ GROUP BY ${K.join(', ')}`);
   // that id instead of joining the whole state again (the lock and the transaction keep it in place).
   const stateRow = stateRowId(model, d);
   const row = d.fetchByRowId && stateRow ? [`s.${stateRow}`] : [];
-  return d.scratch(TMP.keys, `SELECT ${K.map((k) => `v.${k}`).join(', ')}, ${slow} AS ${q(SLOW)}, (count(*) = 1 AND NOT ${slow}) AS ${q(SIMPLE)}, ${[
-    ...last.map((l, i) => `${l} AS ${q(lastPart(i))}`),
-    ...row.map((r) => `${r} AS ${q(STATE_ROW)}`),
-  ].join(', ')}
+  return d.scratch(
+    TMP.keys,
+    `SELECT ${K.map((k) => `v.${k}`).join(', ')}, ${slow} AS ${q(SLOW)}, (count(*) = 1 AND NOT ${slow}) AS ${q(SIMPLE)}, ${[
+      ...last.map((l, i) => `${l} AS ${q(lastPart(i))}`),
+      ...row.map((r) => `${r} AS ${q(STATE_ROW)}`),
+    ].join(', ')}
 FROM ${q(TMP.valid)} v LEFT JOIN ${q(names.state)} s ON ${on}${truncates ? ` LEFT JOIN ${lastTruncateSql(model, d, names)} t ON true` : ''}
-GROUP BY ${[...K.map((k) => `v.${k}`), ...last, `s.${q(LIVE)}`, ...row].join(', ')}`);
+GROUP BY ${[...K.map((k) => `v.${k}`), ...last, `s.${q(LIVE)}`, ...row].join(', ')}`,
+  );
 }
 
 /** The key state's row id, unless a key column hides it (dialect.ts rowIdOf). */
 export function stateRowId(model: ColumnModel, d: Dialect): string | undefined {
-  return rowIdOf(d, stateColumns(model, d).map((c) => c.name));
+  return rowIdOf(
+    d,
+    stateColumns(model, d).map((c) => c.name),
+  );
 }
 
 /** The log's last truncate, its sequence parts named like the key state's (no row without one). */
@@ -82,5 +89,4 @@ export function lastTruncateSql(model: ColumnModel, d: Dialect, names: StoreName
 }
 
 /** A join condition on the key columns of `a` and `b` (never null in a commit's scratch). */
-export const keyJoin = (model: ColumnModel, d: Dialect, a: string, b: string) =>
-  model.keys.map((k) => `${a}.${d.quote(k.name)} = ${b}.${d.quote(k.name)}`).join(' AND ');
+export const keyJoin = (model: ColumnModel, d: Dialect, a: string, b: string) => model.keys.map((k) => `${a}.${d.quote(k.name)} = ${b}.${d.quote(k.name)}`).join(' AND ');

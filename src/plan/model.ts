@@ -1,11 +1,11 @@
-import { ScdError } from '../errors.js';
 import type { ColumnInfo } from '../dialects/driver.js';
-import { sourceColumnsOf } from '../typing/staged-types.js';
+import { ScdError } from '../errors.js';
+import { INTERNAL_COLUMN_PREFIX } from '../files/source-keys.js';
+import type { ColumnModel } from '../flow/column-model.js';
+import { sequenceOf } from '../flow/debezium-positions.js';
 import type { Flow } from '../flow/flow.js';
 import { closest } from '../flow/validate.js';
-import { sequenceOf } from '../flow/debezium-positions.js';
-import type { ColumnModel } from '../flow/column-model.js';
-import { INTERNAL_COLUMN_PREFIX } from '../files/source-keys.js';
+import { sourceColumnsOf } from '../typing/staged-types.js';
 
 export type { ColumnModel } from '../flow/column-model.js';
 
@@ -34,8 +34,7 @@ export function deriveModel(flow: Flow, staged: ColumnInfo[]): ColumnModel {
   const seq = sequenceBy.map((s) => find('sequenceBy', s));
   for (const c of flow.exceptColumns ?? []) find('exceptColumns', c);
   for (const c of flow.columns ?? []) find('columns', c);
-  const isOutput = (n: string) =>
-    flow.keys.includes(n) || (flow.columns ? flow.columns.includes(n) : !(flow.exceptColumns ?? []).includes(n));
+  const isOutput = (n: string) => flow.keys.includes(n) || (flow.columns ? flow.columns.includes(n) : !(flow.exceptColumns ?? []).includes(n));
   const payload = source.filter((c) => isOutput(c.name) && !flow.keys.includes(c.name));
   const candidates = payload.filter((c) => !sequenceBy.includes(c.name)).map((c) => c.name);
   for (const c of flow.trackHistory ?? []) {
@@ -45,9 +44,7 @@ export function deriveModel(flow: Flow, staged: ColumnInfo[]): ColumnModel {
     }
   }
   for (const c of flow.trackHistoryExcept ?? []) if (!payload.some((p) => p.name === c)) find('trackHistoryExcept', c);
-  const tracked = flow.trackHistory
-    ? candidates.filter((c) => flow.trackHistory!.includes(c))
-    : candidates.filter((c) => !(flow.trackHistoryExcept ?? []).includes(c));
+  const tracked = flow.trackHistory ? candidates.filter((c) => flow.trackHistory!.includes(c)) : candidates.filter((c) => !(flow.trackHistoryExcept ?? []).includes(c));
   for (const [of, as] of Object.entries(flow.previousValues ?? {})) {
     if (!payload.some((p) => p.name === of)) find(`previousValues.${of}`, of);
     if (!payload.some((p) => p.name === of))

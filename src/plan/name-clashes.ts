@@ -1,10 +1,10 @@
-import { ScdError } from '../errors.js';
 import type { Dialect } from '../dialects/dialect.js';
 import type { Driver } from '../dialects/driver.js';
+import { ScdError } from '../errors.js';
 import type { Flow } from '../flow/flow.js';
 import { CDF_COLUMNS } from '../store/feed.js';
-import { storeNames, type StoreNames } from '../store/names.js';
-import { reservedNames, type ColumnModel } from './model.js';
+import { type StoreNames, storeNames } from '../store/names.js';
+import { type ColumnModel, reservedNames } from './model.js';
 import { targetColumns } from './target.js';
 
 /**
@@ -32,7 +32,10 @@ export function checkColumnNames(flow: Flow, model: ColumnModel, d: Dialect): vo
         fix: 'rename it in the source',
       });
   }
-  const twice = firstClash(model.source.map((c) => c.name), d);
+  const twice = firstClash(
+    model.source.map((c) => c.name),
+    d,
+  );
   if (twice)
     throw new ScdError('SOURCE_INVALID', `source columns "${twice[0]}" and "${twice[1]}" are one column to ${engine}`, {
       file: flow.origin,

@@ -1,7 +1,7 @@
-import { ScdError } from '../errors.js';
 import type { Dialect } from '../dialects/dialect.js';
+import { ScdError } from '../errors.js';
 import type { Flow } from '../flow/flow.js';
-import { storeNames, type StoreNames } from '../store/names.js';
+import { type StoreNames, storeNames } from '../store/names.js';
 
 /**
  * Names the engine cannot keep as written (Dialect.nameProblem: PostgreSQL cuts a name at 63
@@ -18,11 +18,15 @@ export function checkFlowNames(flow: Flow, d: Dialect): void {
     if (!problem) continue;
     // A name too long for the engine: the longest target name each table's name has room for.
     const room = Math.min(...TABLE_ROLES.map((r) => longestKept(d, bytes(names[r])) - (bytes(names[r]) - bytes(flow.target))));
-    const whose = role === 'target' ? `target ${JSON.stringify(flow.target)}` : `target ${JSON.stringify(flow.target)}: the name of its ${TABLE_WORDS[role]}, ${JSON.stringify(table)},`;
+    const whose =
+      role === 'target' ? `target ${JSON.stringify(flow.target)}` : `target ${JSON.stringify(flow.target)}: the name of its ${TABLE_WORDS[role]}, ${JSON.stringify(table)},`;
     throw new ScdError('FLOW_INVALID', `${whose} ${problem}; nothing was applied`, {
       file: flow.origin,
       field: 'target',
-      fix: room < bytes(flow.target) ? `give the flow a target name of at most ${room} bytes (scdkit names its tables after it, up to ${bytes(names.quarantine) - bytes(flow.target)} bytes longer)` : 'give the flow another target name',
+      fix:
+        room < bytes(flow.target)
+          ? `give the flow a target name of at most ${room} bytes (scdkit names its tables after it, up to ${bytes(names.quarantine) - bytes(flow.target)} bytes longer)`
+          : 'give the flow another target name',
     });
   }
   for (const [field, column] of flowColumns(flow)) {
@@ -31,9 +35,10 @@ export function checkFlowNames(flow: Flow, d: Dialect): void {
       throw new ScdError('FLOW_INVALID', `the column name ${JSON.stringify(column)} ${problem}; nothing was applied`, {
         file: flow.origin,
         field,
-        fix: field === 'keys' || field === 'sequenceBy' || field.startsWith('columns') || field.startsWith('except') || field.startsWith('trackHistory')
-          ? 'rename the column in the source and in the flow'
-          : `give ${field} another name`,
+        fix:
+          field === 'keys' || field === 'sequenceBy' || field.startsWith('columns') || field.startsWith('except') || field.startsWith('trackHistory')
+            ? 'rename the column in the source and in the flow'
+            : `give ${field} another name`,
       });
   }
 }

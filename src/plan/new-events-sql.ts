@@ -1,11 +1,11 @@
-import { rowIdOf, type Dialect } from '../dialects/dialect.js';
+import { type Dialect, rowIdOf } from '../dialects/dialect.js';
 import { firstOfEachSql } from '../dialects/first-of-each.js';
-import { TMP, type StoreNames } from '../store/names.js';
-import { DROP, logColumns, REASON } from './events-sql.js';
-import { type ColumnModel } from './model.js';
 import { INTERNAL_COLUMN_PREFIX } from '../files/source-keys.js';
-import { keyJoin, SLOW } from './keys-sql.js';
+import { type StoreNames, TMP } from '../store/names.js';
 import { HASH, OP, OP_TRUNCATE } from '../store/target-columns.js';
+import { DROP, logColumns, REASON } from './events-sql.js';
+import { keyJoin, SLOW } from './keys-sql.js';
+import type { ColumnModel } from './model.js';
 
 /** An event's identity in the log: key, sequence, operation and payload hash. */
 const identity = (model: ColumnModel) => [...model.keys.map((k) => k.name), ...model.seq.map((s) => s.name), OP, HASH];
@@ -30,22 +30,32 @@ export function validSql(model: ColumnModel, d: Dialect): { dups: string; valid:
   const same = identity(model)
     .map((c) => (model.keys.some((k) => k.name === c) ? `x.${q(c)} IS NOT DISTINCT FROM b.${q(c)}` : `x.${q(c)} = b.${q(c)}`))
     .join(' AND ');
-  const cols = logColumns(model).map((c) => `b.${q(c)}`).join(', ');
+  const cols = logColumns(model)
+    .map((c) => `b.${q(c)}`)
+    .join(', ');
   return {
     // Every row deduplicated at once (a small batch: one statement, no repeats table).
     distinct: d.scratch(TMP.valid, firstOf(`${q(TMP.batch)} b WHERE ${ok}`)),
     dups: d.scratch(TMP.dups, `SELECT ${id.join(', ')} FROM ${q(TMP.batch)} b WHERE ${ok} GROUP BY ${id.join(', ')} HAVING count(*) > 1`),
-    valid: d.scratch(TMP.valid, `SELECT ${cols} FROM ${q(TMP.batch)} b LEFT JOIN ${q(TMP.dups)} x ON ${same} WHERE ${ok} AND x.${q(model.seq[0]!.name)} IS NULL
+    valid: d.scratch(
+      TMP.valid,
+      `SELECT ${cols} FROM ${q(TMP.batch)} b LEFT JOIN ${q(TMP.dups)} x ON ${same} WHERE ${ok} AND x.${q(model.seq[0]!.name)} IS NULL
 UNION ALL
-${firstOf(`${q(TMP.batch)} b JOIN ${q(TMP.dups)} x ON ${same} WHERE ${ok}`)}`),
+${firstOf(`${q(TMP.batch)} b JOIN ${q(TMP.dups)} x ON ${same} WHERE ${ok}`)}`,
+    ),
   };
 }
 
 /** The log's events of the slow keys, before this commit's events are appended. */
 export function slowLogSql(model: ColumnModel, d: Dialect, names: StoreNames): string {
   const q = d.quote;
-  return d.scratch(TMP.slowLog, `SELECT ${logColumns(model).map((c) => `l.${q(c)}`).join(', ')}
-FROM ${q(names.events)} l JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'l', 'k')} WHERE k.${q(SLOW)}`);
+  return d.scratch(
+    TMP.slowLog,
+    `SELECT ${logColumns(model)
+      .map((c) => `l.${q(c)}`)
+      .join(', ')}
+FROM ${q(names.events)} l JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'l', 'k')} WHERE k.${q(SLOW)}`,
+  );
 }
 
 /**
@@ -57,14 +67,18 @@ export function freshSql(model: ColumnModel, d: Dialect, names: StoreNames, { tr
   // The outer alias is one no column may have: Spark reads `v.x` in a correlated subquery as the
   // field x of a column v of the inner table, where there is one.
   const v = q(`${INTERNAL_COLUMN_PREFIX}v`);
-  const cols = logColumns(model).map((c) => `${v}.${q(c)}`).join(', ');
+  const cols = logColumns(model)
+    .map((c) => `${v}.${q(c)}`)
+    .join(', ');
   // Plain equalities only (hashable on every engine): slow keys are never null, truncates have none.
   const same = (other: string, withKeys = true) =>
     identity(model)
       .filter((c) => withKeys || !model.keys.some((k) => k.name === c))
       .map((c) => `${other}.${q(c)} = ${v}.${q(c)}`)
       .join(' AND ');
-  return d.scratch(TMP.newEvents, `SELECT ${cols} FROM ${q(TMP.valid)} ${v} JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, v, 'k')} WHERE NOT k.${q(SLOW)}
+  return d.scratch(
+    TMP.newEvents,
+    `SELECT ${cols} FROM ${q(TMP.valid)} ${v} JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, v, 'k')} WHERE NOT k.${q(SLOW)}
 UNION ALL
 SELECT ${cols} FROM ${q(TMP.valid)} ${v} JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, v, 'k')}
   WHERE k.${q(SLOW)} AND NOT EXISTS (SELECT 1 FROM ${q(TMP.slowLog)} l WHERE ${same('l')})${
@@ -74,7 +88,8 @@ UNION ALL
 SELECT ${cols} FROM ${q(TMP.valid)} ${v} WHERE ${v}.${q(OP)} = ${OP_TRUNCATE}
   AND NOT EXISTS (SELECT 1 FROM ${q(names.events)} l WHERE l.${q(OP)} = ${OP_TRUNCATE} AND ${same('l', false)})`
       : ''
-  }`);
+  }`,
+  );
 }
 
 /**
@@ -83,7 +98,10 @@ SELECT ${cols} FROM ${q(TMP.valid)} ${v} WHERE ${v}.${q(OP)} = ${OP_TRUNCATE}
  */
 export function knownSql(model: ColumnModel, d: Dialect): string {
   const q = d.quote;
-  const same = (v: string) => identity(model).map((c) => `l.${q(c)} = ${v}.${q(c)}`).join(' AND ');
+  const same = (v: string) =>
+    identity(model)
+      .map((c) => `l.${q(c)} = ${v}.${q(c)}`)
+      .join(' AND ');
   // By row id from a plain join: a correlated EXISTS is decorrelated by DuckDB into a join on
   // IS NOT DISTINCT FROM over a grouping of every valid event, which costs several times more
   // (docs/decisions/0058-no-correlated-exists-in-a-large-delete.md).

@@ -1,14 +1,14 @@
-import { hasRow, type Driver } from '../dialects/driver.js';
-import type { Flow } from '../flow/flow.js';
+import { type Driver, hasRow } from '../dialects/driver.js';
 import { executorFor } from '../execute/executor.js';
+import type { Flow } from '../flow/flow.js';
 import { ensureFeedColumns } from '../store/feed.js';
-import { TMP, type StoreNames } from '../store/names.js';
+import { type StoreNames, TMP } from '../store/names.js';
 import { DIFF_VIEWS, diffSql, WALKED, wholeDiffSql } from './diff-sql.js';
 import { rebuiltStateSql, stateChange } from './key-state-sql.js';
 import { SIMPLE } from './keys-sql.js';
-import { eventsSql, LOG_VIEW, prevSql } from './walk-input-sql.js';
 import type { ColumnModel } from './model.js';
 import { targetColumns } from './target.js';
+import { eventsSql, LOG_VIEW, prevSql } from './walk-input-sql.js';
 import { canMarkTies, TIE, walkSql } from './walk-sql.js';
 
 export interface RecomputeOptions {
@@ -40,7 +40,15 @@ export interface RecomputeOptions {
  * Recompute the keys of TMP.keys (slow: from the log; fast: from their live version) and write
  * what changed: target rows, change feed, key state. Returns the change counts.
  */
-export async function recompute(driver: Driver, flow: Flow, model: ColumnModel, names: StoreNames, version: number, at: string, options: RecomputeOptions = {}): Promise<ChangeCounts> {
+export async function recompute(
+  driver: Driver,
+  flow: Flow,
+  model: ColumnModel,
+  names: StoreNames,
+  version: number,
+  at: string,
+  options: RecomputeOptions = {},
+): Promise<ChangeCounts> {
   const { wholeLog = false, mayTie = true, byStateRow = false, freeEarly = true } = options;
   const walked = wholeLog || options.walkedKeys !== false;
   const d = driver.dialect;
@@ -55,16 +63,25 @@ export async function recompute(driver: Driver, flow: Flow, model: ColumnModel, 
     if (wholeLog) for (const sql of wholeDiffSql(flow, model, d, names)) await driver.run(sql);
   }
   // Simple keys are written by their own statements (none in a rebuild or a batch of late events).
-  const simpleKeys = wholeLog ? false : options.simpleKeys ?? (await hasRow(driver, q(TMP.keys), q(SIMPLE)));
+  const simpleKeys = wholeLog ? false : (options.simpleKeys ?? (await hasRow(driver, q(TMP.keys), q(SIMPLE))));
   // Neither the key state's writes nor the target's read what the other writes: written in turn
   // (the state first), or at once with the target's where the executor writes at once.
   // Only a rebuild recomputes the whole log, and it has just recreated the state empty.
   // A batch with a truncate recomputes every key (keysSql's allSlow), without their rows of the state.
   const executor = executorFor(d);
-  const stateWrites = wholeLog ? rebuiltStateSql(flow, model, d, names) : executor.stateWrites(d, stateChange(model, d, names, { events, byRow: byStateRow, walked, keyCount: options.keyCount }));
+  const stateWrites = wholeLog
+    ? rebuiltStateSql(flow, model, d, names)
+    : executor.stateWrites(d, stateChange(model, d, names, { events, byRow: byStateRow, walked, keyCount: options.keyCount }));
   if (!executor.writesAtOnce) for (const sql of stateWrites) await driver.run(sql);
   const alongside = [...(executor.writesAtOnce ? [stateWrites] : []), ...(options.alongside ?? [])];
-  return writeDiff(driver, flow, model, names, version, at, { recomputed: wholeLog ? TMP.changed : TMP.recomputed, freeEarly, walkedKeys: walked, simpleKeys, feedHas: options.feedHas, alongside });
+  return writeDiff(driver, flow, model, names, version, at, {
+    recomputed: wholeLog ? TMP.changed : TMP.recomputed,
+    freeEarly,
+    walkedKeys: walked,
+    simpleKeys,
+    feedHas: options.feedHas,
+    alongside,
+  });
 }
 
 /**

@@ -3,13 +3,13 @@ import type { Driver, RecordSafeExpression } from '../dialects/driver.js';
 import { FILE_COLUMN, LINE_COLUMN } from '../dialects/driver.js';
 import { isDivisionByZero, isValueError } from '../dialects/value-errors.js';
 import { firstLine, ScdError } from '../errors.js';
+import { INTERNAL_COLUMN_PREFIX } from '../files/source-keys.js';
 import type { Flow } from '../flow/flow.js';
 import { TMP } from '../store/names.js';
 import type { StagedColumn } from '../typing/cast.js';
-import { AS_WRITTEN, batchSql, REASON, typedStageSql, type RecordEvaluation } from './events-sql.js';
+import { AS_WRITTEN, batchSql, REASON, type RecordEvaluation, typedStageSql } from './events-sql.js';
 import { flowExpressions, shown, spliced } from './expression.js';
-import { type ColumnModel } from './model.js';
-import { INTERNAL_COLUMN_PREFIX } from '../files/source-keys.js';
+import type { ColumnModel } from './model.js';
 
 /**
  * A flow expression that fails on one record's values (a text that does not convert, a division
@@ -57,8 +57,7 @@ export async function recordSafeEvaluation(driver: Driver, flow: Flow): Promise<
   for (const [field, expr] of flowExpressions(flow)) safe.set(field, await driver.recordSafeExpression(expr));
   return {
     flag: (field) => safe.get(field)!.value,
-    reason: (field, expr) =>
-      `CASE WHEN ${safe.get(field)!.dividedByZero} THEN ${sqlString(divisionByZeroReason(field))} ELSE ${sqlString(failedReason(field, expr))} END`,
+    reason: (field, expr) => `CASE WHEN ${safe.get(field)!.dividedByZero} THEN ${sqlString(divisionByZeroReason(field))} ELSE ${sqlString(failedReason(field, expr))} END`,
     join: '',
     carried: '',
   };
@@ -67,7 +66,8 @@ export async function recordSafeEvaluation(driver: Driver, flow: Flow): Promise<
 /** Run fn; a failure is undone and returned (the transaction goes on). */
 async function attempt(driver: Driver, fn: () => Promise<void>): Promise<unknown | undefined> {
   if (typeof driver.attempt === 'function') return driver.attempt(fn);
-  if (driver.dialect.capabilities.transactions) throw new Error(`the ${driver.dialect.name} driver has transactions but no attempt(), so a failed statement cannot be undone alone`);
+  if (driver.dialect.capabilities.transactions)
+    throw new Error(`the ${driver.dialect.name} driver has transactions but no attempt(), so a failed statement cannot be undone alone`);
   try {
     await fn();
     return undefined;
@@ -114,7 +114,10 @@ async function findFailingRecords(driver: Driver, flow: Flow, model: ColumnModel
   const d = driver.dialect;
   const q = d.quote;
   await driver.run(
-    d.scratch(TMP.numbered, `SELECT ${q(FILE_COLUMN)} AS file, ${q(LINE_COLUMN)} AS line, row_number() OVER (ORDER BY ${q(FILE_COLUMN)}, ${q(LINE_COLUMN)}) AS n FROM ${q(TMP.stage)}`),
+    d.scratch(
+      TMP.numbered,
+      `SELECT ${q(FILE_COLUMN)} AS file, ${q(LINE_COLUMN)} AS line, row_number() OVER (ORDER BY ${q(FILE_COLUMN)}, ${q(LINE_COLUMN)}) AS n FROM ${q(TMP.stage)}`,
+    ),
   );
   try {
     const total = Number((await driver.query(`SELECT count(*) AS n FROM ${q(TMP.numbered)}`))[0]!.n);
@@ -123,10 +126,12 @@ async function findFailingRecords(driver: Driver, flow: Flow, model: ColumnModel
     for (const [field, expr] of flowExpressions(flow)) {
       const probe = (lo: number, hi: number) =>
         attempt(driver, () =>
-          driver.query(
-            `SELECT count(CASE WHEN coalesce(${spliced(expr)}, false) THEN 1 END) AS n FROM (${typed}) t JOIN ${q(TMP.numbered)} r
+          driver
+            .query(
+              `SELECT count(CASE WHEN coalesce(${spliced(expr)}, false) THEN 1 END) AS n FROM (${typed}) t JOIN ${q(TMP.numbered)} r
              ON r.file IS NOT DISTINCT FROM t.${q(FILE_COLUMN)} AND r.line = t.${q(LINE_COLUMN)} WHERE r.n BETWEEN ${lo} AND ${hi}`,
-          ).then(() => undefined),
+            )
+            .then(() => undefined),
         );
       const halve = async (lo: number, hi: number): Promise<void> => {
         const error = await probe(lo, hi);
@@ -137,7 +142,9 @@ async function findFailingRecords(driver: Driver, flow: Flow, model: ColumnModel
           if (known) known.fields.push(field);
           else {
             const where = (await driver.query(`SELECT file, CAST(line AS ${d.types.int}) AS line FROM ${q(TMP.numbered)} WHERE n = ${lo}`))[0]!;
-            const why = isDivisionByZero(error) ? divisionByZeroReason(field) : failedReason(field, expr, firstLine((error as Error & { reason?: string }).reason ?? String(error)));
+            const why = isDivisionByZero(error)
+              ? divisionByZeroReason(field)
+              : failedReason(field, expr, firstLine((error as Error & { reason?: string }).reason ?? String(error)));
             found.set(lo, { file: where.file === null ? null : String(where.file), line: Number(where.line), reason: why, fields: [field], expr });
           }
           // Each expression's records are found in file and line order: name the first found.
@@ -165,23 +172,31 @@ async function checkFailureCount(driver: Driver, flow: Flow): Promise<void> {
   const d = driver.dialect;
   const q = d.quote;
   const begins = (prefix: string) => `left(${q(REASON)}, ${prefix.length}) = ${sqlString(prefix)}`;
-  const byField = flowExpressions(flow).map(([field, expr]) => [field, expr, `(${q(REASON)} = ${sqlString(divisionByZeroReason(field))} OR ${begins(failedReason(field, expr))})`] as const);
+  const byField = flowExpressions(flow).map(
+    ([field, expr]) => [field, expr, `(${q(REASON)} = ${sqlString(divisionByZeroReason(field))} OR ${begins(failedReason(field, expr))})`] as const,
+  );
   const failing = `(${byField.map(([, , cond]) => cond).join(' OR ')})`;
   const count = Number((await driver.query(`SELECT count(*) AS n FROM ${q(TMP.batch)} WHERE ${failing}`))[0]!.n);
   if (count <= MAX_FAILING_RECORDS) return;
-  const first = (await driver.query(
-    `SELECT ${q(FILE_COLUMN)} AS file, CAST(${q(LINE_COLUMN)} AS ${d.types.int}) AS line, ${q(REASON)} AS reason FROM ${q(TMP.batch)} WHERE ${failing} ORDER BY 1, 2 LIMIT 1`,
-  ))[0]!;
+  const first = (
+    await driver.query(
+      `SELECT ${q(FILE_COLUMN)} AS file, CAST(${q(LINE_COLUMN)} AS ${d.types.int}) AS line, ${q(REASON)} AS reason FROM ${q(TMP.batch)} WHERE ${failing} ORDER BY 1, 2 LIMIT 1`,
+    )
+  )[0]!;
   const [field, expr] = byField.find(([field, expr]) => String(first.reason) === divisionByZeroReason(field) || String(first.reason).startsWith(failedReason(field, expr)))!;
   throw tooMany(flow, { file: first.file === null ? null : String(first.file), line: Number(first.line), reason: String(first.reason), fields: [field], expr });
 }
 
 function tooMany(flow: Flow, first: Failure & { expr: string }): ScdError {
-  return new ScdError('NOT_APPLIED', `${first.fields[0]} ${shown(first.expr)} fails on more than ${MAX_FAILING_RECORDS} records of this commit, first at ${first.file}:${first.line} (${first.reason}); nothing was applied`, {
-    file: flow.origin,
-    field: first.fields[0],
-    fix: 'write the expression so it holds for the values the records carry (e.g. guard a division: d <> 0 AND 100 / d > 10)',
-  });
+  return new ScdError(
+    'NOT_APPLIED',
+    `${first.fields[0]} ${shown(first.expr)} fails on more than ${MAX_FAILING_RECORDS} records of this commit, first at ${first.file}:${first.line} (${first.reason}); nothing was applied`,
+    {
+      file: flow.origin,
+      field: first.fields[0],
+      fix: 'write the expression so it holds for the values the records carry (e.g. guard a division: d <> 0 AND 100 / d > 10)',
+    },
+  );
 }
 
 /**

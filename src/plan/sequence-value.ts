@@ -1,5 +1,5 @@
-import { ScdError } from '../errors.js';
 import type { ColumnInfo, Driver } from '../dialects/driver.js';
+import { ScdError } from '../errors.js';
 
 /**
  * A value of the sequence given by a person (`as-of TIME`, `compact --before T`), checked before
@@ -83,9 +83,7 @@ function kindOf(type: string): Kind | undefined {
   const bits = BITS[t];
   if (bits) {
     const [n, signed] = bits;
-    return signed
-      ? { kind: 'exact', scale: 0, min: -(1n << BigInt(n - 1)), max: (1n << BigInt(n - 1)) - 1n }
-      : { kind: 'exact', scale: 0, min: 0n, max: (1n << BigInt(n)) - 1n };
+    return signed ? { kind: 'exact', scale: 0, min: -(1n << BigInt(n - 1)), max: (1n << BigInt(n - 1)) - 1n } : { kind: 'exact', scale: 0, min: 0n, max: (1n << BigInt(n)) - 1n };
   }
   const dec = /^(?:decimal|numeric)(?:\((\d+)(?:, ?(\d+))?\))?$/.exec(t);
   if (dec) {
@@ -117,8 +115,7 @@ function floatValue(text: string, column: ColumnInfo): string {
   const s = text.trim();
   const m = NUMBER.exec(s);
   if (!m || !(m[2] || m[3])) throw notANumber(text, column);
-  if (!Number.isFinite(Number(s)))
-    throw new ScdError('USAGE', `"${text}" is beyond the range of the sequence "${column.name}" (${column.type})`, { fix: 'give a smaller number' });
+  if (!Number.isFinite(Number(s))) throw new ScdError('USAGE', `"${text}" is beyond the range of the sequence "${column.name}" (${column.type})`, { fix: 'give a smaller number' });
   return s;
 }
 

@@ -1,7 +1,7 @@
+import type { Driver } from '../dialects/driver.js';
 import { ScdError } from '../errors.js';
 import { settleDebezium } from '../flow/debezium-positions.js';
-import type { Driver } from '../dialects/driver.js';
-import { PROCESSING_TIME_COLUMN, type Flow } from '../flow/flow.js';
+import { type Flow, PROCESSING_TIME_COLUMN } from '../flow/flow.js';
 import { readFlowRecord } from '../store/catalog.js';
 import type { StoreNames } from '../store/names.js';
 
@@ -61,7 +61,10 @@ export async function checkFlowUnchanged(driver: Driver, flow: Flow, names: Stor
   const record = await readFlowRecord(driver, names);
   if (!record) return;
   // A Debezium flow's sequence follows from its target's stored source columns (as in the commit).
-  const settled = settleDebezium(flow, record.model.source.map((c) => c.name));
+  const settled = settleDebezium(
+    flow,
+    record.model.source.map((c) => c.name),
+  );
   const changed = changedSettings(record.settings, semanticSettings(settled));
   if (changed.length) throw rebuildNeeded(flow, changed);
 }

@@ -1,13 +1,13 @@
 import type { Dialect } from '../dialects/dialect.js';
-import type { Flow } from '../flow/flow.js';
-import { TMP, type StoreNames } from '../store/names.js';
-import { seqParts, type ColumnModel } from './model.js';
 import { INTERNAL_COLUMN_PREFIX } from '../files/source-keys.js';
-import { rowIdOrNull, targetColumns, targetRowId } from './target.js';
-import { CURRENT, endPart, TOMBSTONE, versionsSelect } from './walk-sql.js';
-import { keyJoin, SIMPLE, SLOW } from './keys-sql.js';
-import { liveStart, ROWID } from './walk-input-sql.js';
+import type { Flow } from '../flow/flow.js';
+import { type StoreNames, TMP } from '../store/names.js';
 import { currentCondition, OP, OP_UPSERT } from '../store/target-columns.js';
+import { keyJoin, SIMPLE, SLOW } from './keys-sql.js';
+import { type ColumnModel, seqParts } from './model.js';
+import { rowIdOrNull, targetColumns, targetRowId } from './target.js';
+import { liveStart, ROWID } from './walk-input-sql.js';
+import { CURRENT, endPart, TOMBSTONE, versionsSelect } from './walk-sql.js';
 
 /**
  * The diff of the SIMPLE keys (fast, one new event), without the walk: what the walk gives for a
@@ -22,7 +22,13 @@ import { currentCondition, OP, OP_UPSERT } from '../store/target-columns.js';
  * it, read through the views of the diff rather than copied. The paths property compares it with
  * the walk and the model.
  */
-export function simpleDiffSql(flow: Flow, model: ColumnModel, d: Dialect, names: StoreNames, flags: DiffFlags): { create: string; preimages: string; removed: string; added: string } {
+export function simpleDiffSql(
+  flow: Flow,
+  model: ColumnModel,
+  d: Dialect,
+  names: StoreNames,
+  flags: DiffFlags,
+): { create: string; preimages: string; removed: string; added: string } {
   const q = d.quote;
   const K = model.keys.map((k) => q(k.name));
   const S = seqParts(model).map(q);
@@ -62,19 +68,22 @@ export function simpleDiffSql(flow: Flow, model: ColumnModel, d: Dialect, names:
   FROM ${q(TMP.newEvents)} n JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'n', 'k')}
   LEFT JOIN ${q(names.target)} p ON ${keyJoin(model, d, 'p', 'k')} AND ${currentCondition(flow, model, d, 'p.')}
   WHERE k.${q(SIMPLE)}${d.computeOnce}`;
-  const create = d.scratch(TMP.simple, `SELECT ${[
-    ...K.map((k) => `x.${k}`),
-    ...model.seq.map((_, i) => `x.${I(`ns${i}`)}`),
-    ...start.map((_, i) => `x.${I(`ps${i}`)}`),
-    ...[u, h, c, f, I('prow')].map((col) => `x.${col}`),
-    ...(flow.ignoreNullUpdates ? P.map((col) => `x.${I(`f_${col}`)}`) : []),
-    // L's values are read only for its pre-image in the change feed (the rows a close or a new
-    // version adds are stored by reference, store/feed.ts): null on every other row.
-    ...P.map((col) => `CASE WHEN ${preimageOf} THEN x.${I(`p_${col}`)} END AS ${I(`l_${col}`)}`),
-    ...P.map((col) => `x.${I(`n_${col}`)}`),
-    ...rest.map((col) => `x.${I(`t_${col}`)}`),
-  ].join(', ')}
-  FROM (${joined}) x`);
+  const create = d.scratch(
+    TMP.simple,
+    `SELECT ${[
+      ...K.map((k) => `x.${k}`),
+      ...model.seq.map((_, i) => `x.${I(`ns${i}`)}`),
+      ...start.map((_, i) => `x.${I(`ps${i}`)}`),
+      ...[u, h, c, f, I('prow')].map((col) => `x.${col}`),
+      ...(flow.ignoreNullUpdates ? P.map((col) => `x.${I(`f_${col}`)}`) : []),
+      // L's values are read only for its pre-image in the change feed (the rows a close or a new
+      // version adds are stored by reference, store/feed.ts): null on every other row.
+      ...P.map((col) => `CASE WHEN ${preimageOf} THEN x.${I(`p_${col}`)} END AS ${I(`l_${col}`)}`),
+      ...P.map((col) => `x.${I(`n_${col}`)}`),
+      ...rest.map((col) => `x.${I(`t_${col}`)}`),
+    ].join(', ')}
+  FROM (${joined}) x`,
+  );
   const ns = model.seq.map((_, i) => I(`ns${i}`));
   const ps = model.seq.map((_, i) => I(`ps${i}`));
   const nullEnd = model.seq.map((c) => `CAST(NULL AS ${c.type})`);

@@ -1,11 +1,11 @@
-import { rowIdOf, type Dialect } from '../dialects/dialect.js';
+import { type Dialect, rowIdOf } from '../dialects/dialect.js';
 import type { ColumnInfo, Driver } from '../dialects/driver.js';
 import { ScdError } from '../errors.js';
-import type { Flow } from '../flow/flow.js';
-import { written, type StoreNames } from '../store/names.js';
-import { feedColumns } from '../store/feed.js';
-import { COMMIT, currentCondition, dataColumns, HASH, OP, sequenceType } from '../store/target-columns.js';
 import type { ColumnModel } from '../flow/column-model.js';
+import type { Flow } from '../flow/flow.js';
+import { feedColumns } from '../store/feed.js';
+import { type StoreNames, written } from '../store/names.js';
+import { COMMIT, currentCondition, dataColumns, HASH, OP, sequenceType } from '../store/target-columns.js';
 import { createStateSql } from './key-state.js';
 
 /**
@@ -57,7 +57,10 @@ export function identityColumns(flow: Flow, model: ColumnModel): string[] {
  * user's values.
  */
 export function targetRowId(flow: Flow, model: ColumnModel, d: Dialect): string | undefined {
-  return rowIdOf(d, targetColumns(flow, model, d).map((c) => c.name));
+  return rowIdOf(
+    d,
+    targetColumns(flow, model, d).map((c) => c.name),
+  );
 }
 
 /** `alias`'s row id, or a null of the row id's type where there is none to read (targetRowId). */
@@ -102,7 +105,9 @@ export function createStoreSql(flow: Flow, model: ColumnModel, d: Dialect, names
 
 /** The feed's own columns (store/feed.ts). */
 function feedExtra(flow: Flow, target: ColumnInfo[], d: Dialect): string {
-  return feedColumns(flow, target, d.types.bool).map((c) => `, ${d.quote(c.name)} ${c.type}`).join('');
+  return feedColumns(flow, target, d.types.bool)
+    .map((c) => `, ${d.quote(c.name)} ${c.type}`)
+    .join('');
 }
 
 /** `<target>_current`: the live version of every key. */
@@ -134,11 +139,15 @@ export function checkInclusiveEnd(flow: Flow, model: ColumnModel, d: Dialect): v
   if (!flow.endInclusive || flow.storedAs !== 'scd2') return;
   const type = sequenceType(d, model);
   if (model.seq.length === 1 && [d.types.date, d.types.int, d.types.bigint].some((t) => d.sameType(type, t))) return;
-  throw new ScdError('FLOW_INVALID', `endInclusive steps back one day or one unit from the next start, and the sequence is ${model.seq.length > 1 ? 'a list of columns' : `of type ${type}`}`, {
-    file: flow.origin,
-    field: 'endInclusive',
-    fix: 'remove endInclusive (the end is then the next start, excluded), or sequence by one date or integer column',
-  });
+  throw new ScdError(
+    'FLOW_INVALID',
+    `endInclusive steps back one day or one unit from the next start, and the sequence is ${model.seq.length > 1 ? 'a list of columns' : `of type ${type}`}`,
+    {
+      file: flow.origin,
+      field: 'endInclusive',
+      fix: 'remove endInclusive (the end is then the next start, excluded), or sequence by one date or integer column',
+    },
+  );
 }
 
 export async function checkEndSentinel(driver: Driver, flow: Flow, model: ColumnModel): Promise<void> {

@@ -1,13 +1,13 @@
 import type { Dialect } from '../dialects/dialect.js';
-import type { Flow } from '../flow/flow.js';
-import { TMP, type StoreNames } from '../store/names.js';
-import { seqParts, type ColumnModel } from './model.js';
 import { INTERNAL_COLUMN_PREFIX } from '../files/source-keys.js';
-import { rowIdOrNull, targetRowId } from './target.js';
-import { CURRENT } from './walk-sql.js';
+import type { Flow } from '../flow/flow.js';
+import { type StoreNames, TMP } from '../store/names.js';
+import { currentCondition, HASH, OP, OP_TRUNCATE, OP_UPSERT } from '../store/target-columns.js';
 import { lastPart } from './key-state.js';
 import { keyJoin, SIMPLE, SLOW } from './keys-sql.js';
-import { currentCondition, HASH, OP, OP_TRUNCATE, OP_UPSERT } from '../store/target-columns.js';
+import { type ColumnModel, seqParts } from './model.js';
+import { rowIdOrNull, targetRowId } from './target.js';
+import { CURRENT } from './walk-sql.js';
 
 /** TMP.stored: the stored row's row id (null where the target has none to read). */
 export const ROWID = `${INTERNAL_COLUMN_PREFIX}rowid`;
@@ -20,9 +20,12 @@ export const ROWID = `${INTERNAL_COLUMN_PREFIX}rowid`;
 export function prevSql(flow: Flow, model: ColumnModel, d: Dialect, names: StoreNames, columns: string[]): string {
   const q = d.quote;
   const current = currentCondition(flow, model, d, 't.');
-  return d.scratch(TMP.stored, `SELECT ${rowIdOrNull(d, targetRowId(flow, model, d), 't')} AS ${q(ROWID)}, ${columns.map((c) => `t.${q(c)}`).join(', ')}, ${current} AS ${q(CURRENT)}, k.${q(SLOW)}
+  return d.scratch(
+    TMP.stored,
+    `SELECT ${rowIdOrNull(d, targetRowId(flow, model, d), 't')} AS ${q(ROWID)}, ${columns.map((c) => `t.${q(c)}`).join(', ')}, ${current} AS ${q(CURRENT)}, k.${q(SLOW)}
 FROM ${q(names.target)} t JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 't', 'k')}
-WHERE NOT k.${q(SIMPLE)} AND (k.${q(SLOW)} OR (${current}))`);
+WHERE NOT k.${q(SIMPLE)} AND (k.${q(SLOW)} OR (${current}))`,
+  );
 }
 
 /**
@@ -80,7 +83,5 @@ export function eventsSql(flow: Flow, model: ColumnModel, d: Dialect, names: Sto
     parts.push(`SELECT ${K.map((c) => `p.${c}`).join(', ')}, ${start.map((s, i) => `${s} AS ${S[i]}`).join(', ')}, ${OP_UPSERT}, ${P.map((c) => `p.${c}`).join(', ')}${P.length ? ', ' : ''}CAST(0 AS ${d.types.hash})
   FROM ${q(TMP.stored)} p JOIN ${q(TMP.keys)} k ON ${keyJoin(model, d, 'p', 'k')} WHERE NOT p.${q(SLOW)} AND p.${q(CURRENT)} AND NOT k.${q(SIMPLE)}`);
   // Every key slow: a view (the walk, the tie count and the key state read the log through it).
-  return wholeLog
-    ? d.scratch(LOG_VIEW, parts.join('\nUNION ALL\n'), false)
-    : d.scratch(TMP.events, parts.join('\nUNION ALL\n'));
+  return wholeLog ? d.scratch(LOG_VIEW, parts.join('\nUNION ALL\n'), false) : d.scratch(TMP.events, parts.join('\nUNION ALL\n'));
 }

@@ -1,9 +1,9 @@
 import type { Dialect } from '../dialects/dialect.js';
-import type { Flow } from '../flow/flow.js';
-import { seqParts, type ColumnModel } from './model.js';
 import { INTERNAL_COLUMN_PREFIX } from '../files/source-keys.js';
-import { currentFlag, endValue, previousColumns, targetColumns } from './target.js';
+import type { Flow } from '../flow/flow.js';
 import { HASH, OP, sentinelValue } from '../store/target-columns.js';
+import { type ColumnModel, seqParts } from './model.js';
+import { currentFlag, endValue, previousColumns, targetColumns } from './target.js';
 
 /** An event's place in its key's order (1, 2, …). */
 const EVENT_NUMBER = `${INTERNAL_COLUMN_PREFIX}i`;
@@ -102,9 +102,7 @@ function versionsSql(flow: Flow, model: ColumnModel, d: Dialect, events: string,
   if (!flow.ignoreNullUpdates) {
     effective = `SELECT *, row_number() OVER (${segWin}) AS ${q(NUMBER_IN_SEGMENT)} FROM s`;
   } else if (d.capabilities.ignoreNullsInWindows) {
-    const eff = model.payload.map(
-      (p) => `last_value(${q(p.name)} IGNORE NULLS) OVER (${segWin} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS ${q(p.name)}`,
-    );
+    const eff = model.payload.map((p) => `last_value(${q(p.name)} IGNORE NULLS) OVER (${segWin} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS ${q(p.name)}`);
     effective = `SELECT ${[...K, ...S, q(OP), q(HASH), q(EVENT_NUMBER), q(SEGMENT)].join(', ')}${eff.length ? ', ' + eff.join(', ') : ''}, row_number() OVER (${segWin}) AS ${q(NUMBER_IN_SEGMENT)} FROM s`;
   } else {
     // No IGNORE NULLS: number the runs of each column by a running count of its non-nulls,
@@ -112,14 +110,10 @@ function versionsSql(flow: Flow, model: ColumnModel, d: Dialect, events: string,
     const grp = (p: string) => q(`${INTERNAL_COLUMN_PREFIX}g_${p}`);
     const counts = model.payload.map((p) => `count(${q(p.name)}) OVER (${segWin} ROWS UNBOUNDED PRECEDING) AS ${grp(p.name)}`);
     ctes.push(`sg AS (SELECT *${counts.length ? ', ' + counts.join(', ') : ''} FROM s)`);
-    const eff = model.payload.map(
-      (p) => `first_value(${q(p.name)}) OVER (PARTITION BY ${partK}, ${q(SEGMENT)}, ${grp(p.name)} ORDER BY ${q(EVENT_NUMBER)}) AS ${q(p.name)}`,
-    );
+    const eff = model.payload.map((p) => `first_value(${q(p.name)}) OVER (PARTITION BY ${partK}, ${q(SEGMENT)}, ${grp(p.name)} ORDER BY ${q(EVENT_NUMBER)}) AS ${q(p.name)}`);
     effective = `SELECT ${[...K, ...S, q(OP), q(HASH), q(EVENT_NUMBER), q(SEGMENT)].join(', ')}${eff.length ? ', ' + eff.join(', ') : ''}, row_number() OVER (${segWin}) AS ${q(NUMBER_IN_SEGMENT)} FROM sg`;
   }
-  const changed = model.tracked.length
-    ? model.tracked.map((t) => `lag(${q(t)}) OVER (${segWin}) IS DISTINCT FROM ${q(t)}`).join(' OR ')
-    : 'false';
+  const changed = model.tracked.length ? model.tracked.map((t) => `lag(${q(t)}) OVER (${segWin}) IS DISTINCT FROM ${q(t)}`).join(' OR ') : 'false';
   const bounded = `SELECT *, CASE WHEN ${q(OP)} > 0 THEN CASE WHEN ${q(NUMBER_IN_SEGMENT)} > 1 THEN 1 ELSE 0 END
       WHEN ${q(NUMBER_IN_SEGMENT)} = 1 THEN 1 WHEN ${changed} THEN 1 ELSE 0 END AS ${q(BOUNDARY)} FROM e`;
   const byEventNumber = `PARTITION BY ${partK} ORDER BY ${q(EVENT_NUMBER)}`;
@@ -150,13 +144,16 @@ g AS (${grouped}),
 v AS (${ended})`;
   }
   return [
-    d.scratch(into, `WITH ev AS (${ev}),
+    d.scratch(
+      into,
+      `WITH ev AS (${ev}),
 o AS (${ordered}),
 s AS (${segmented}),
 ${ctes.map((c) => c + ',\n').join('')}e AS (${effective}),
 b AS (${bounded}),
 ${versions}
-${versionsSelect(flow, model, d, 'v')}`),
+${versionsSelect(flow, model, d, 'v')}`,
+    ),
   ];
 }
 
@@ -225,8 +222,7 @@ function oneSortWalk(flow: Flow, model: ColumnModel, d: Dialect, ev: string, int
     ${S.map((s, i) => `lead(${s}) ${w} AS ${q(endPart(i))}`).join(', ')},
     ${first} AS ${q(FIRST_OF_VERSION)}, ${nextOpens} AS ${q(LAST_OF_VERSION)}, ${ups} AS ${q(UPSERTS_SO_FAR)}${markTies ? `, ${tie} AS ${q(TIE)}` : ''}
   FROM ev`;
-  const cols = (start: string[]) =>
-    [...K, ...start.map((s, i) => `${s} AS ${S[i]}`), ...S.map((_, i) => q(endPart(i))), `${q(OP)} > 0 AS ${q(TOMBSTONE)}`, ...P].join(', ');
+  const cols = (start: string[]) => [...K, ...start.map((s, i) => `${s} AS ${S[i]}`), ...S.map((_, i) => q(endPart(i))), `${q(OP)} > 0 AS ${q(TOMBSTONE)}`, ...P].join(', ');
   // An event of a version of several events (in one, and first or last but not both).
   const part = `((${q(OP)} = 0 OR ${q(UPSERTS_SO_FAR)} > 0) AND ${q(FIRST_OF_VERSION)} <> ${q(LAST_OF_VERSION)})`;
   const raw = (x: string, as: string) => `CASE WHEN ${part} THEN ${x} END AS ${q(as)}`;
@@ -246,10 +242,13 @@ function oneSortWalk(flow: Flow, model: ColumnModel, d: Dialect, ev: string, int
   // the walked rows are the whole versions and the paired ones, made from it in one statement.
   const inPlace = d.capabilities.temporaryTables;
   const rawOut = inPlace ? into : `${into}_raw`;
-  const walked = d.scratch(rawOut, `WITH ev AS (${ev}),
+  const walked = d.scratch(
+    rawOut,
+    `WITH ev AS (${ev}),
 o AS (${o}),
 v AS (${v})
-${versionsSelect(flow, model, d, 'v', [...rawNames, ...(markTies ? [TIE] : [])], [TO_PAIR, ...(markTies ? [TIE] : [])])}`);
+${versionsSelect(flow, model, d, 'v', [...rawNames, ...(markTies ? [TIE] : [])], [TO_PAIR, ...(markTies ? [TIE] : [])])}`,
+  );
   // The pairs: each last event with the start of the first before it (events of one version are
   // next to each other in the key's order). Payload columns are named as in the target.
   const target = [...targetColumns(flow, model, d).map((c) => c.name), CURRENT].map(q);
@@ -303,24 +302,20 @@ export function versionsSelect(flow: Flow, model: ColumnModel, d: Dialect, from:
   const S = seqParts(model).map(q);
   const keep = [
     flow.deletes === 'tombstone' && flow.storedAs === 'scd2' ? 'true' : `NOT ${q(TOMBSTONE)}`,
-    flow.storedAs === 'scd1'
-      ? `${q(endPart(0))} IS NULL`
-      : `(${q(endPart(0))} IS NULL OR NOT (${S.map((s, i) => `${s} = ${q(endPart(i))}`).join(' AND ')}))`,
+    flow.storedAs === 'scd1' ? `${q(endPart(0))} IS NULL` : `(${q(endPart(0))} IS NULL OR NOT (${S.map((s, i) => `${s} = ${q(endPart(i))}`).join(' AND ')}))`,
   ];
   return `SELECT ${projection(flow, model, d).join(', ')}, (${q(endPart(0))} IS NULL AND NOT ${q(TOMBSTONE)}) AS ${q(CURRENT)}${extra.map((c) => `, ${q(c)}`).join('')}
 FROM ${from} WHERE ${keepAlso.length ? `(${keep.join(' AND ')}) OR ${keepAlso.map(q).join(' OR ')}` : keep.join(' AND ')}`;
 }
 
-export { TOMBSTONE, endPart };
+export { endPart, TOMBSTONE };
 
 /** Target columns from a walked version (columns of `v`), in target order. */
 function projection(flow: Flow, model: ColumnModel, d: Dialect): string[] {
   const q = d.quote;
   const S = seqParts(model);
   const seqValue = (parts: string[]) =>
-    parts.length === 1
-      ? q(parts[0]!)
-      : `CASE WHEN ${q(parts[0]!)} IS NULL THEN NULL ELSE ${d.struct(model.seq.map((c, i) => [c.name, q(parts[i]!), c.type]))} END`;
+    parts.length === 1 ? q(parts[0]!) : `CASE WHEN ${q(parts[0]!)} IS NULL THEN NULL ELSE ${d.struct(model.seq.map((c, i) => [c.name, q(parts[i]!), c.type]))} END`;
   const out: string[] = [];
   const previous = previousColumns(flow, model);
   for (const c of targetColumns(flow, model, d)) {
@@ -334,11 +329,7 @@ function projection(flow: Flow, model: ColumnModel, d: Dialect): string[] {
       out.push(`${seqValue(S)} AS ${q(n)}`);
     } else if (flow.storedAs === 'scd2' && n === flow.endAtColumn) {
       const end = endValue(flow, model, d, seqValue(S.map((_, i) => endPart(i))));
-      out.push(
-        flow.endSentinel === undefined
-          ? `${end} AS ${q(n)}`
-          : `coalesce(${end}, ${sentinelValue(flow, model, d)}) AS ${q(n)}`,
-      );
+      out.push(flow.endSentinel === undefined ? `${end} AS ${q(n)}` : `coalesce(${end}, ${sentinelValue(flow, model, d)}) AS ${q(n)}`);
     } else if (n === flow.isCurrentColumn) {
       out.push(`${currentFlag(flow, `${q(endPart(0))} IS NULL`)} AS ${q(n)}`);
     } else if (flow.deletes === 'tombstone' && n === flow.deletedColumn) {

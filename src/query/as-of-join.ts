@@ -1,10 +1,10 @@
-import { ScdError } from '../errors.js';
 import type { Dialect } from '../dialects/dialect.js';
 import { duckdbDialect } from '../dialects/duckdb/duckdb-dialect.js';
 import { postgresDialect } from '../dialects/postgres/postgres-dialect.js';
 import { sparkDialect } from '../dialects/spark/spark-dialect.js';
+import { ScdError } from '../errors.js';
 import type { Flow } from '../flow/flow.js';
-import { engineOfDatabase, type EngineName } from './engine-of.js';
+import { type EngineName, engineOfDatabase } from './engine-of.js';
 
 /** The engines by name, as a flow's database or a caller names them. */
 const DIALECTS: Record<string, Dialect> = { duckdb: duckdbDialect, postgres: postgresDialect, spark: sparkDialect };
@@ -33,8 +33,7 @@ export interface AsOfJoinOptions {
  * overlap, so a fact never multiplies; a tombstone (deleted) version never matches.
  */
 export function asOfJoin(flow: Flow, options: AsOfJoinOptions): string {
-  if (flow.storedAs !== 'scd2')
-    throw new ScdError('USAGE', 'asOfJoin needs an scd2 target; join an scd1 target on its keys', { file: flow.origin });
+  if (flow.storedAs !== 'scd2') throw new ScdError('USAGE', 'asOfJoin needs an scd2 target; join an scd1 target on its keys', { file: flow.origin });
   if (!options.columns.length) throw new ScdError('USAGE', 'asOfJoin needs at least one dimension column', { fix: "pass columns: ['city']" });
   const d = dialectOf(flow, options.dialect);
   const q = (name: string) => d.quote(name);
@@ -65,7 +64,8 @@ function dialectOf(flow: Flow, asked: Dialect | EngineName | undefined): Dialect
   if (asked === undefined) return DIALECTS[engineOfDatabase(flowDatabase(flow))]!;
   if (typeof asked === 'string') {
     const d = DIALECTS[asked];
-    if (!d) throw new ScdError('USAGE', `asOfJoin: "${asked}" is not an engine scdkit writes SQL for`, { fix: `pass dialect: 'duckdb', 'postgres' or 'spark' (or driver.dialect)` });
+    if (!d)
+      throw new ScdError('USAGE', `asOfJoin: "${asked}" is not an engine scdkit writes SQL for`, { fix: `pass dialect: 'duckdb', 'postgres' or 'spark' (or driver.dialect)` });
     return d;
   }
   if (typeof (asked as Partial<Dialect>).quote !== 'function')

@@ -1,10 +1,10 @@
 import type { Driver } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
 import type { CommitResult } from '../store/commits.js';
-import { commitLogQuery } from './history.js';
-import { eachRow } from './output.js';
 import { commitVersions, versionAfter } from '../store/engine-versions.js';
 import { storeNames } from '../store/names.js';
+import { commitLogQuery } from './history.js';
+import { eachRow } from './output.js';
 
 export interface ReadCommitLogOptions {
   /**
@@ -20,12 +20,7 @@ export interface ReadCommitLogOptions {
  * an array, `expectations` an object, `committedAt` ISO-8601 in UTC with milliseconds).
  * `scd log --json` prints exactly these objects (docs/decisions/0045-the-clis-commit-schema.md).
  */
-export async function readCommitLog(
-  driver: Driver,
-  flow: Flow,
-  onCommit?: (c: CommitResult) => void | Promise<void>,
-  options: ReadCommitLogOptions = {},
-): Promise<CommitResult[]> {
+export async function readCommitLog(driver: Driver, flow: Flow, onCommit?: (c: CommitResult) => void | Promise<void>, options: ReadCommitLogOptions = {}): Promise<CommitResult[]> {
   const out: CommitResult[] = [];
   const versions = driver.tableHistory && options.engineVersions !== false ? await commitVersions(driver, storeNames(flow.target)) : undefined;
   await eachRow(driver, await commitLogQuery(driver, flow), async (row) => {

@@ -1,5 +1,5 @@
-import { ScdError } from '../errors.js';
 import type { Driver } from '../dialects/driver.js';
+import { ScdError } from '../errors.js';
 import type { Flow } from '../flow/flow.js';
 import { readCommitLog } from './commit-log.js';
 
@@ -21,21 +21,25 @@ export interface CommitBounds {
 export async function commitRange(driver: Driver, flow: Flow, bounds: CommitBounds): Promise<{ from: number; to: number }> {
   if (bounds.fromVersion !== undefined && bounds.fromTimestamp !== undefined)
     throw new ScdError('USAGE', 'give --from-version or --from-timestamp, not both', { fix: 'drop one of them' });
-  if (bounds.toVersion !== undefined && bounds.toTimestamp !== undefined)
-    throw new ScdError('USAGE', 'give --to-version or --to-timestamp, not both', { fix: 'drop one of them' });
+  if (bounds.toVersion !== undefined && bounds.toTimestamp !== undefined) throw new ScdError('USAGE', 'give --to-version or --to-timestamp, not both', { fix: 'drop one of them' });
   const log = (await readCommitLog(driver, flow, undefined, { engineVersions: false })).reverse(); // oldest first
   const latest = log.length ? log[log.length - 1]!.version : 0;
   const first = log.length ? log[0]!.version : 0;
   const span = latest ? `commits are ${first}..${latest}, committed ${shortTime(log[0]!.committedAt)} .. ${shortTime(log[log.length - 1]!.committedAt)}` : 'there is no commit yet';
   if (!latest) throw new ScdError('NOT_APPLIED', `target "${flow.target}" has no commit yet`, { file: flow.origin, fix: 'run `scd apply` first' });
-  for (const [flag, v] of [['--from-version', bounds.fromVersion], ['--to-version', bounds.toVersion]] as const)
+  for (const [flag, v] of [
+    ['--from-version', bounds.fromVersion],
+    ['--to-version', bounds.toVersion],
+  ] as const)
     if (v !== undefined && v > latest) throw new ScdError('USAGE', `${flag} ${v} is beyond the last commit (${span})`, { fix: `use ${flag} ${first}..${latest}` });
   let from = bounds.fromVersion ?? first;
   let to = bounds.toVersion ?? latest;
   const fromT = bounds.fromTimestamp === undefined ? undefined : instant('--from-timestamp', bounds.fromTimestamp);
   const toT = bounds.toTimestamp === undefined ? undefined : instant('--to-timestamp', bounds.toTimestamp);
   if (fromT !== undefined && toT !== undefined && fromT > toT)
-    throw new ScdError('USAGE', `the range is inverted: --from-timestamp ${bounds.fromTimestamp} is after --to-timestamp ${bounds.toTimestamp}`, { fix: 'give a start at or before the end' });
+    throw new ScdError('USAGE', `the range is inverted: --from-timestamp ${bounds.fromTimestamp} is after --to-timestamp ${bounds.toTimestamp}`, {
+      fix: 'give a start at or before the end',
+    });
   if (fromT !== undefined) {
     const c = log.find((x) => Date.parse(x.committedAt) >= fromT);
     if (!c) throw new ScdError('USAGE', `no commit was made at or after --from-timestamp ${bounds.fromTimestamp} (${span})`, { fix: 'give an earlier time' });
@@ -49,8 +53,7 @@ export async function commitRange(driver: Driver, flow: Flow, bounds: CommitBoun
   // Two times in order that find from > to: every commit is before the start or after the end.
   if (from > to && fromT !== undefined && toT !== undefined)
     throw new ScdError('USAGE', `no commit was made between ${bounds.fromTimestamp} and ${bounds.toTimestamp} (${span})`, { fix: 'widen the times' });
-  if (from > to)
-    throw new ScdError('USAGE', `the range is inverted: from commit ${from} to commit ${to} (${span})`, { fix: 'give a start at or before the end' });
+  if (from > to) throw new ScdError('USAGE', `the range is inverted: from commit ${from} to commit ${to} (${span})`, { fix: 'give a start at or before the end' });
   return { from, to };
 }
 

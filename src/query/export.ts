@@ -1,11 +1,11 @@
-import { ScdError } from '../errors.js';
 import type { ColumnInfo, Driver } from '../dialects/driver.js';
+import { ScdError } from '../errors.js';
 import type { Flow } from '../flow/flow.js';
 import { readFlowRecord } from '../store/catalog.js';
 import { storeNames } from '../store/names.js';
-import { readRows, writeRows, type OutputOptions, type RowQuery } from './output.js';
-import { checkedWhere } from './where.js';
 import { currentCondition } from '../store/target-columns.js';
+import { type OutputOptions, type RowQuery, readRows, writeRows } from './output.js';
+import { checkedWhere } from './where.js';
 
 /** Which of the target's rows an export keeps (`scd export --current --where …`). */
 export interface RowFilter {

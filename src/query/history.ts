@@ -1,19 +1,20 @@
-import { ScdError } from '../errors.js';
 import type { ColumnInfo, Driver } from '../dialects/driver.js';
+import { ScdError } from '../errors.js';
 import type { Flow } from '../flow/flow.js';
 import { checkedSequenceValue } from '../plan/sequence-value.js';
 import { readFlowRecord } from '../store/catalog.js';
-import { storeNames, type StoreNames } from '../store/names.js';
-import { commitVersions, versionAfter } from '../store/engine-versions.js';
 import { latestVersion } from '../store/commits.js';
+import { commitVersions, versionAfter } from '../store/engine-versions.js';
+import { type StoreNames, storeNames } from '../store/names.js';
 
 export { latestVersion } from '../store/commits.js';
-import { targetColumnsOf, targetQuery } from './export.js';
-import { readRows, type RowQuery } from './output.js';
+
 import { sqlString } from '../dialects/dialect.js';
 import { CDF_COLUMNS, feedSql, writtenShape } from '../store/feed.js';
-import { TIES_COLUMN, versionTiesSql } from './version-ties.js';
 import { sequenceType } from '../store/target-columns.js';
+import { targetColumnsOf, targetQuery } from './export.js';
+import { type RowQuery, readRows } from './output.js';
+import { TIES_COLUMN, versionTiesSql } from './version-ties.js';
 
 /** The commit log's columns, in order, with the type each has on this engine. */
 function commitColumns(d: Driver['dialect']): ColumnInfo[] {
@@ -59,7 +60,6 @@ export async function commitLogQuery(driver: Driver, flow: Flow): Promise<RowQue
   };
 }
 
-
 /** The change data feed between two commits (inclusive), Delta Lake's schema. */
 export async function changesQuery(driver: Driver, flow: Flow, from: number, to?: number): Promise<RowQuery> {
   const record = await recordOf(driver, flow);
@@ -78,7 +78,14 @@ export async function changesQuery(driver: Driver, flow: Flow, from: number, to?
   ];
   return {
     columns: cols,
-    from: await feedSql(driver, names, writtenShape(record, target.map((c) => c.name))),
+    from: await feedSql(
+      driver,
+      names,
+      writtenShape(
+        record,
+        target.map((c) => c.name),
+      ),
+    ),
     where: `${q('_commit_version')} >= CAST($1 AS INTEGER)${to === undefined ? '' : ` AND ${q('_commit_version')} <= CAST($2 AS INTEGER)`}`,
     params: to === undefined ? [from] : [from, to],
     orderBy: order,
@@ -89,7 +96,11 @@ export async function changesQuery(driver: Driver, flow: Flow, from: number, to?
 async function cdfColumns(driver: Driver, names: StoreNames): Promise<ColumnInfo[]> {
   const t = driver.dialect.types;
   if (driver.dialect.capabilities.changeFeed)
-    return [{ name: '_change_type', type: t.text }, { name: '_commit_version', type: t.int }, { name: '_commit_timestamp', type: t.timestamptz }];
+    return [
+      { name: '_change_type', type: t.text },
+      { name: '_commit_version', type: t.int },
+      { name: '_commit_timestamp', type: t.timestamptz },
+    ];
   const all = (await driver.columns(names.changes)) ?? [];
   return all.filter((c) => CDF_COLUMNS.includes(c.name));
 }
@@ -102,8 +113,7 @@ async function cdfColumns(driver: Driver, names: StoreNames): Promise<ColumnInfo
 export async function versionQuery(driver: Driver, flow: Flow, version: number): Promise<RowQuery> {
   const record = await recordOf(driver, flow);
   const latest = await latestVersion(driver, flow);
-  if (version < 1 || version > latest)
-    throw new ScdError('USAGE', `there is no commit ${version} (the latest is ${latest})`, { fix: `use --version 1..${latest}` });
+  if (version < 1 || version > latest) throw new ScdError('USAGE', `there is no commit ${version} (the latest is ${latest})`, { fix: `use --version 1..${latest}` });
   const base = await targetQuery(driver, flow);
   const q = driver.dialect.quote;
   const names = storeNames(flow.target);
@@ -111,7 +121,14 @@ export async function versionQuery(driver: Driver, flow: Flow, version: number):
   if (driver.dialect.capabilities.changeFeed) return { ...base, from: await engineVersionSql(driver, names, version, base.columns) };
   return {
     ...base,
-    from: `(SELECT ${list} FROM ${await feedSql(driver, names, writtenShape(record, base.columns.map((c) => c.name)))} WHERE ${q('_commit_version')} <= CAST($1 AS INTEGER)
+    from: `(SELECT ${list} FROM ${await feedSql(
+      driver,
+      names,
+      writtenShape(
+        record,
+        base.columns.map((c) => c.name),
+      ),
+    )} WHERE ${q('_commit_version')} <= CAST($1 AS INTEGER)
       GROUP BY ${list}
       HAVING sum(CASE WHEN ${q('_change_type')} IN ('insert', 'update_postimage') THEN 1 ELSE -1 END) > 0) tt`,
     params: [version],

@@ -1,7 +1,7 @@
 import { createWriteStream } from 'node:fs';
 import path from 'node:path';
-import { ScdError } from '../errors.js';
 import type { ColumnInfo, Driver } from '../dialects/driver.js';
+import { ScdError } from '../errors.js';
 import { exactNumber, mayHoldInexactNumber } from '../files/json-number.js';
 import { members, NON_FINITE, quoteNonFinite, scanDocument, textOf } from '../files/json-text.js';
 
@@ -27,9 +27,7 @@ export interface RowQuery {
 export function selectOf(driver: Driver, query: RowQuery, projection?: string): string {
   const q = driver.dialect.quote;
   const proj = projection ?? query.columns.map((c) => q(c.name)).join(', ');
-  return `SELECT ${proj} FROM ${query.from}${query.where ? ` WHERE ${query.where}` : ''}${
-    query.orderBy?.length ? ` ORDER BY ${query.orderBy.join(', ')}` : ''
-  }`;
+  return `SELECT ${proj} FROM ${query.from}${query.where ? ` WHERE ${query.where}` : ''}${query.orderBy?.length ? ` ORDER BY ${query.orderBy.join(', ')}` : ''}`;
 }
 
 function jsonSelect(driver: Driver, query: RowQuery): string {

@@ -1,9 +1,9 @@
 import { existsSync, statSync } from 'node:fs';
 import type { Driver } from '../dialects/driver.js';
+import { isObjectStoreUrl } from '../files/object-store.js';
 import type { Flow } from '../flow/flow.js';
 import { folderFiles } from '../sources/files.js';
 import { pendingCount } from '../sources/landing.js';
-import { isObjectStoreUrl } from '../files/object-store.js';
 import { readFlowRecord } from '../store/catalog.js';
 import type { CommitResult } from '../store/commits.js';
 import { storeNames } from '../store/names.js';

@@ -1,8 +1,8 @@
-import type { ColumnInfo } from '../dialects/driver.js';
 import type { Dialect } from '../dialects/dialect.js';
-import type { Flow } from '../flow/flow.js';
-import type { ColumnModel } from '../flow/column-model.js';
+import type { ColumnInfo } from '../dialects/driver.js';
 import { INTERNAL_COLUMN_PREFIX } from '../files/source-keys.js';
+import type { ColumnModel } from '../flow/column-model.js';
+import type { Flow } from '../flow/flow.js';
 import { storeNames } from '../store/names.js';
 
 /** The column of `scd show` that marks tied versions: how many of the key's logged events tied in the version's span. */

@@ -1,9 +1,9 @@
-import { QueryError, ScdError } from '../errors.js';
-import { isDivisionByZero, isValueError } from '../dialects/value-errors.js';
 import type { ColumnInfo, Driver } from '../dialects/driver.js';
-import { spliced, type ExpressionProblem } from '../dialects/expression.js';
-import { spellingProblem } from '../plan/expression-spelling.js';
+import { type ExpressionProblem, spliced } from '../dialects/expression.js';
+import { isDivisionByZero, isValueError } from '../dialects/value-errors.js';
+import { QueryError, ScdError } from '../errors.js';
 import { shown } from '../plan/expression.js';
+import { spellingProblem } from '../plan/expression-spelling.js';
 
 /**
  * A person's row filter (`scd export --where`) as SQL the query may splice: the same contract and
@@ -25,16 +25,20 @@ export async function checkedWhere(driver: Driver, expr: string, columns: Column
 
 function refusal(expr: string, p: ExpressionProblem): ScdError {
   const one = (s: string) => s.replace(/[\r\n]+/g, ' ');
-  const example = "e.g. --where \"tier = 'gold'\"";
+  const example = 'e.g. --where "tier = \'gold\'"';
   switch (p.kind) {
     case 'syntax':
-      return new ScdError('USAGE', `--where ${shown(expr)} is not a single boolean expression: ${one(p.reason)}`, { fix: `write one condition over the target's columns, ${example}` });
+      return new ScdError('USAGE', `--where ${shown(expr)} is not a single boolean expression: ${one(p.reason)}`, {
+        fix: `write one condition over the target's columns, ${example}`,
+      });
     case 'reads':
       return new ScdError('USAGE', `--where ${shown(expr)} reads more than the target's row: ${one(p.reason)}`, {
         fix: `use only the target's columns, constants and functions of them (no subquery, table, file or volatile function), ${example}`,
       });
     case 'unbound':
-      return new ScdError('USAGE', `--where ${shown(expr)} cannot be evaluated on the target: ${one(p.reason)}`, { fix: `use the target's column names (see \`scd export --format csv | head -1\`), ${example}` });
+      return new ScdError('USAGE', `--where ${shown(expr)} cannot be evaluated on the target: ${one(p.reason)}`, {
+        fix: `use the target's column names (see \`scd export --format csv | head -1\`), ${example}`,
+      });
     case 'type':
       return new ScdError('USAGE', `--where ${shown(expr)} is not a boolean expression (it gives ${p.type})`, { fix: `compare it, ${example}` });
   }
@@ -51,7 +55,7 @@ export function whereRefusal(e: unknown, expr: string): ScdError | undefined {
   return new ScdError('USAGE', `--where ${shown(expr)} failed on the target's rows: ${e.reason.replace(/[\r\n]+/g, ' ')}`, {
     fix: isDivisionByZero(e)
       ? 'guard the division, e.g. --where "d <> 0 AND 100 / d > 1"'
-      : "compare each column with a value of its type, e.g. --where \"amount > 100\" or --where \"tier = 'gold'\"",
+      : 'compare each column with a value of its type, e.g. --where "amount > 100" or --where "tier = \'gold\'"',
     cause: e,
   });
 }

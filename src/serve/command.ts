@@ -6,7 +6,7 @@ import { ScdError } from '../errors.js';
 import { loadFlowFile } from '../flow/load.js';
 import { readFlowRecord } from '../store/catalog.js';
 import { storeNames } from '../store/names.js';
-import { driverPerRequest, duckdbFile, sharedDriver, type DriverSource } from './database.js';
+import { type DriverSource, driverPerRequest, duckdbFile, sharedDriver } from './database.js';
 import { startServer } from './server.js';
 
 export interface ServeCommandOptions {
@@ -22,7 +22,7 @@ export async function serveCommand(flowFile: string, opts: ServeCommandOptions):
   const port = Number(opts.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ScdError('USAGE', `--port ${opts.port} is not a port`, { fix: 'give 0 to 65535 (0: any free port)' });
   const database = databaseOf(flow, { database: opts.db });
-  if (database.startsWith(':memory:')) throw new ScdError('USAGE', 'an in-memory database has nothing to serve', { fix: 'give the flow\'s database file or URL (--db)' });
+  if (database.startsWith(':memory:')) throw new ScdError('USAGE', 'an in-memory database has nothing to serve', { fix: "give the flow's database file or URL (--db)" });
   const isUrl = /^[a-z]+:\/\//i.test(database);
   // Opening a DuckDB file that is not there would create it: say so instead.
   if (!isUrl && !existsSync(database))

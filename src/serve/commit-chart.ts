@@ -1,5 +1,5 @@
 import { count } from './format.js';
-import { html, raw, type Html } from './html.js';
+import { type Html, html, raw } from './html.js';
 import { fitText, textWidth } from './text-width.js';
 
 /** One commit in the chart: what it read, what it changed, the target's rows after it. */

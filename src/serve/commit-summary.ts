@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { count } from './format.js';
-import { html, type Html } from './html.js';
+import { type Html, html } from './html.js';
 
 /** A commit log row (commitLogQuery's columns) as a person reads it. */
 export type CommitRow = Record<string, unknown>;
@@ -44,7 +44,9 @@ export function commitsTable(commits: CommitRow[]): Html {
   return html`<div class="wide"><table class="commits"><thead><tr><th>commit</th><th>committed at</th><th>operation</th><th>inputs</th>
 <th>rows read = applied + duplicates + quarantined</th><th>keys changed</th><th>versions added / changed / removed</th><th>closed</th>${withExpectations ? html`<th>expectations</th>` : ''}<th>ms</th></tr></thead>
 <tbody>${commits.map(
-    (c) => html`<tr><td class="num"><a href="/commits/${Number(c.version)}">${Number(c.version)}</a></td><td class="time">${String(c.committed_at)}</td><td>${String(c.operation)}</td>
+    (
+      c,
+    ) => html`<tr><td class="num"><a href="/commits/${Number(c.version)}">${Number(c.version)}</a></td><td class="time">${String(c.committed_at)}</td><td>${String(c.operation)}</td>
 <td class="inputs">${inputsOf(c).map((f, i) => html`${i ? ', ' : ''}<span title="${f}">${path.basename(f)}</span>`)}</td>
 <td class="num sum">${readBreakdown(c)}</td><td class="num">${count(c.keys_affected)}</td><td class="num sum">${count(c.rows_inserted)} / ${count(c.rows_updated)} / ${count(c.rows_deleted)}</td>
 <td class="num">${count(c.versions_closed)}</td>${withExpectations ? html`<td>${expectationsText(c)}</td>` : ''}<td class="num">${count(c.duration_ms)}</td></tr>`,

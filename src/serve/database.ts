@@ -1,6 +1,6 @@
 import type { Driver } from '../dialects/driver.js';
-import { openDriverWaiting } from '../dialects/open-waiting.js';
 import { KeyedMutex } from '../dialects/duckdb/keyed-mutex.js';
+import { openDriverWaiting } from '../dialects/open-waiting.js';
 
 /**
  * Where a request's driver comes from. The server reads only, and holds no lock of the target:

@@ -1,5 +1,5 @@
 import { valueText } from '../query/output.js';
-import { html, type Html } from './html.js';
+import { type Html, html } from './html.js';
 
 /** A value as read: text for a person, exactly what the engine holds (query/output.ts valueText). */
 export { valueText };

@@ -1,5 +1,5 @@
-import { hostname } from 'node:os';
 import { isIP } from 'node:net';
+import { hostname } from 'node:os';
 
 /**
  * Which Host headers the server answers. A page of another site can make a browser send requests

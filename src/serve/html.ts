@@ -27,7 +27,9 @@ function render(part: Part): string {
 /** `html\`<td>${value}</td>\``: the values escaped, nested Html and arrays of it kept. */
 export function html(strings: TemplateStringsArray, ...values: Part[]): Html {
   let out = strings[0]!;
-  values.forEach((v, i) => { out += render(v) + strings[i + 1]!; });
+  values.forEach((v, i) => {
+    out += render(v) + strings[i + 1]!;
+  });
   return new Html(out);
 }
 

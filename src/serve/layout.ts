@@ -1,5 +1,5 @@
-import { html, raw, type Html } from './html.js';
 import type { PageContext } from './context.js';
+import { type Html, html, raw } from './html.js';
 
 const CSS = raw(`
 body{font:14px/1.4 system-ui,sans-serif;margin:0;color:#1d232a;background:#fafafa}

@@ -1,6 +1,6 @@
 import type { Driver } from '../dialects/driver.js';
-import { readRows, selectOf, type RowQuery } from '../query/output.js';
-import { href, html, type Html } from './html.js';
+import { type RowQuery, readRows, selectOf } from '../query/output.js';
+import { type Html, href, html } from './html.js';
 
 /**
  * A query narrowed by more conditions, their values bound as parameters after the query's own:

@@ -1,5 +1,5 @@
 import { cell, valueText } from './format.js';
-import { href, html, type Html } from './html.js';
+import { type Html, href, html } from './html.js';
 
 export interface RowsTableOptions {
   /** Columns to show, in order. */
@@ -29,11 +29,12 @@ export function rowsTable(rows: Array<Record<string, unknown>>, o: RowsTableOpti
   const keyLink = (row: Record<string, unknown>) => href('/key', Object.fromEntries(keys.map((k) => [k, keyText(row[k])])));
   return html`<div class="wide"><table><thead><tr>${o.columns.map((c) => html`<th>${c}</th>`)}${(o.extra ?? []).map((e) => html`<th>${e.header}</th>`)}</tr></thead>
 <tbody>${rows.map(
-    (row, i) => html`<tr class="${o.rowClass?.(row) ?? ''}">${o.columns.map((c) => {
-      const classes = [typeof row[c] === 'number' ? 'num' : '', long.has(c) ? 'long' : '', o.highlight?.(row, c, i) ? 'changed' : ''].filter(Boolean).join(' ');
-      const content = keys.includes(c) && row[c] !== null && row[c] !== undefined ? html`<a href="${keyLink(row)}">${cell(row[c])}</a>` : cell(row[c]);
-      return html`<td class="${classes}">${content}</td>`;
-    })}${(o.extra ?? []).map((e) => html`<td>${e.cell(row, i)}</td>`)}</tr>`,
+    (row, i) =>
+      html`<tr class="${o.rowClass?.(row) ?? ''}">${o.columns.map((c) => {
+        const classes = [typeof row[c] === 'number' ? 'num' : '', long.has(c) ? 'long' : '', o.highlight?.(row, c, i) ? 'changed' : ''].filter(Boolean).join(' ');
+        const content = keys.includes(c) && row[c] !== null && row[c] !== undefined ? html`<a href="${keyLink(row)}">${cell(row[c])}</a>` : cell(row[c]);
+        return html`<td class="${classes}">${content}</td>`;
+      })}${(o.extra ?? []).map((e) => html`<td>${e.cell(row, i)}</td>`)}</tr>`,
   )}</tbody></table></div>`;
 }
 

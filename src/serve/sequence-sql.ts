@@ -1,6 +1,6 @@
 import type { Dialect } from '../dialects/dialect.js';
-import type { Flow } from '../flow/flow.js';
 import type { ColumnModel } from '../flow/column-model.js';
+import type { Flow } from '../flow/flow.js';
 import { sentinelValue } from '../store/target-columns.js';
 
 /**

@@ -6,8 +6,8 @@ import { readFlowRecord } from '../store/catalog.js';
 import { storeNames } from '../store/names.js';
 import type { PageContext, PageResult } from './context.js';
 import type { DriverSource } from './database.js';
-import { hostCheck, type HostCheck } from './host-check.js';
-import { html, type Html } from './html.js';
+import { type HostCheck, hostCheck } from './host-check.js';
+import { type Html, html } from './html.js';
 import { layout } from './layout.js';
 import { route } from './routes.js';
 
@@ -78,14 +78,17 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
 /** Why the server could not listen, as one line with its fix (the port taken, the host not this machine's). */
 function listenError(e: Error, host: string, port: number): Error {
   const code = (e as NodeJS.ErrnoException).code;
-  if (code === 'EADDRINUSE')
-    return new ScdError('USAGE', `port ${port} on ${host} is in use by another program`, { fix: 'give another --port, or --port 0 for any free one' });
+  if (code === 'EADDRINUSE') return new ScdError('USAGE', `port ${port} on ${host} is in use by another program`, { fix: 'give another --port, or --port 0 for any free one' });
   if (code === 'EACCES')
     return new ScdError('USAGE', `port ${port} on ${host} needs privileges this user does not have`, { fix: 'give a --port above 1023, or --port 0 for any free one' });
   if (code === 'EADDRNOTAVAIL')
-    return new ScdError('USAGE', `--host ${host} is not an address of this machine`, { fix: 'give one of its addresses: 127.0.0.1 (this machine only) or 0.0.0.0 (every network)' });
+    return new ScdError('USAGE', `--host ${host} is not an address of this machine`, {
+      fix: 'give one of its addresses: 127.0.0.1 (this machine only) or 0.0.0.0 (every network)',
+    });
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_NONAME')
-    return new ScdError('USAGE', `--host ${host} is not an IP address, nor a name that resolves to one`, { fix: 'give an address of this machine: 127.0.0.1 (this machine only) or 0.0.0.0 (every network)' });
+    return new ScdError('USAGE', `--host ${host} is not an IP address, nor a name that resolves to one`, {
+      fix: 'give an address of this machine: 127.0.0.1 (this machine only) or 0.0.0.0 (every network)',
+    });
   return e;
 }
 
@@ -99,7 +102,11 @@ async function handle(options: ServeOptions, hosts: HostCheck, req: IncomingMess
   // Before anything is read: a request for another host name (DNS rebinding) is not answered.
   if (!hosts.allows(req.headers.host)) {
     const asked = JSON.stringify(req.headers.host ?? '');
-    refuse(res, 421, `scd serve answers to ${hosts.names.join(', ')}; this request was for the host ${asked} (fix: open the URL scd serve printed, or start it with --host set to the name you use)`);
+    refuse(
+      res,
+      421,
+      `scd serve answers to ${hosts.names.join(', ')}; this request was for the host ${asked} (fix: open the URL scd serve printed, or start it with --host set to the name you use)`,
+    );
     return;
   }
   const url = new URL(req.url ?? '/', 'http://localhost');
@@ -123,7 +130,11 @@ async function handle(options: ServeOptions, hosts: HostCheck, req: IncomingMess
   const nul = [...url.searchParams].find(([k, v]) => k.includes('\0') || v.includes('\0'));
   if (nul) {
     status = 400;
-    document = layout(shell, 'Error', html`<h1>Error</h1><p class="error">The parameter ${nul[0].replace(/\0/g, '\\0')} holds a NUL character (%00), which no value can hold (fix: remove it from the URL)</p><p><a href="/">Overview</a></p>`);
+    document = layout(
+      shell,
+      'Error',
+      html`<h1>Error</h1><p class="error">The parameter ${nul[0].replace(/\0/g, '\\0')} holds a NUL character (%00), which no value can hold (fix: remove it from the URL)</p><p><a href="/">Overview</a></p>`,
+    );
   } else if (!page) {
     status = 404;
     document = layout(shell, 'Not found', html`<h1>Not found</h1><p class="error">There is no page ${url.pathname}.</p><p><a href="/">Overview</a></p>`);
@@ -131,8 +142,7 @@ async function handle(options: ServeOptions, hosts: HostCheck, req: IncomingMess
     try {
       const result: PageResult = await options.source.use(async (driver) => {
         const record = await readFlowRecord(driver, storeNames(flow.target));
-        if (!record)
-          throw new ScdError('NOT_APPLIED', `target "${flow.target}" does not exist in ${driver.location} yet`, { fix: 'run `scd apply` first, then reload' });
+        if (!record) throw new ScdError('NOT_APPLIED', `target "${flow.target}" does not exist in ${driver.location} yet`, { fix: 'run `scd apply` first, then reload' });
         return page({ driver, flow, record, keyColumns: flow.keys, url, pageSize: options.pageSize ?? 100 });
       });
       status = result.status ?? 200;
@@ -142,7 +152,11 @@ async function handle(options: ServeOptions, hosts: HostCheck, req: IncomingMess
       status = e instanceof ScdError ? statusOf(e) : 500;
       if (status === 503) headers['retry-after'] = '2';
       const message = e instanceof ScdError ? e.oneLine() : `unexpected error (a bug in scdkit, please report it): ${e instanceof Error ? e.message : String(e)}`;
-      document = layout(shell, 'Error', html`<h1>${status === 503 ? 'Busy' : 'Error'}</h1><p class="error">${message}</p>${status === 503 ? html`<p>Reload in a moment.</p>` : ''}<p><a href="/">Overview</a></p>`);
+      document = layout(
+        shell,
+        'Error',
+        html`<h1>${status === 503 ? 'Busy' : 'Error'}</h1><p class="error">${message}</p>${status === 503 ? html`<p>Reload in a moment.</p>` : ''}<p><a href="/">Overview</a></p>`,
+      );
     }
   }
   res.writeHead(status, headers);

@@ -1,5 +1,5 @@
 import { valueText } from './format.js';
-import { html, raw, type Html } from './html.js';
+import { type Html, html, raw } from './html.js';
 import { fitText, textWidth } from './text-width.js';
 
 /** One version of a key on the timeline. */

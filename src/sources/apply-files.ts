@@ -12,14 +12,14 @@ import path from 'node:path';
 import type { Driver, InputFile } from '../dialects/driver.js';
 import { ScdError } from '../errors.js';
 import type { Flow } from '../flow/flow.js';
-import { applyCommit, type ApplyResult, type CommitSpec, type Progress } from '../plan/apply.js';
+import { type ApplyResult, applyCommit, type CommitSpec, type Progress } from '../plan/apply.js';
 import { storeNames } from '../store/names.js';
-import { claimFiles, ensureFilesTable, recordFiles, type FileRecord, type Renamed } from './landing.js';
 import { checkInputsReadable } from './files.js';
-import { stageInputs } from './stage.js';
+import { claimFiles, ensureFilesTable, type FileRecord, type Renamed, recordFiles } from './landing.js';
 import { firstRecordKeys } from './record-keys.js';
 import { rowJson } from './rows-json.js';
 import { orderSnapshots, snapshotSpec } from './snapshot.js';
+import { stageInputs } from './stage.js';
 
 export interface ApplyFilesOptions {
   progress?: Progress;
@@ -43,7 +43,10 @@ export function filesCommit(driver: Driver, flow: Flow, files: InputFile[], opti
     if (inputs.release) staged.push(inputs.release);
     return inputs;
   };
-  const release = () => staged.splice(0).forEach((done) => { done(); });
+  const release = () =>
+    staged.splice(0).forEach((done) => {
+      done();
+    });
   const landing: Pick<CommitSpec, 'claim' | 'finish'> = {
     claim: record.length ? (drv) => claimFiles(drv, names, record, flow.origin) : undefined,
     finish:

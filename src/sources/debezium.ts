@@ -1,7 +1,7 @@
 import { createWriteStream } from 'node:fs';
 import { LINE_COLUMN } from '../dialects/driver.js';
+import { isInteger, JsonSyntaxError, type Member, memberMap, type Span, scanDocument, textOf } from '../files/json-text.js';
 import { CONNECTORS, DEBEZIUM_COLUMNS, type PositionPart } from '../flow/debezium-positions.js';
-import { isInteger, JsonSyntaxError, memberMap, scanDocument, textOf, type Member, type Span } from '../files/json-text.js';
 import { decodeLine, eachLine, end, write } from './lines.js';
 
 export interface DebeziumScan {
@@ -120,8 +120,7 @@ export function flattenEnvelope(text: string, positions?: string[]): string | ty
 
   // The envelope's columns take the place of the image's members of the same name.
   const fields: string[] = [];
-  for (const m of image.members.values())
-    if (!added.has(m.name) && m.name !== LINE_COLUMN) fields.push(`${textOf(image.text, m.key)}:${oneLine(textOf(image.text, m.value))}`);
+  for (const m of image.members.values()) if (!added.has(m.name) && m.name !== LINE_COLUMN) fields.push(`${textOf(image.text, m.key)}:${oneLine(textOf(image.text, m.value))}`);
   for (const [column, value] of added) fields.push(`${JSON.stringify(column)}:${value}`);
   return `{${fields.join(',')}`;
 }

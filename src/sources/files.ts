@@ -1,9 +1,9 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { ScdError } from '../errors.js';
 import type { Driver, FileFormat, InputFile } from '../dialects/driver.js';
-import type { Flow } from '../flow/flow.js';
+import { ScdError } from '../errors.js';
 import { isObjectStoreUrl } from '../files/object-store.js';
+import type { Flow } from '../flow/flow.js';
 
 const BY_EXTENSION: Record<string, FileFormat> = {
   '.ndjson': 'ndjson',
@@ -41,8 +41,7 @@ export function resolveInputs(paths: string[], declared?: FileFormat | 'debezium
       continue;
     }
     const abs = path.resolve(p);
-    if (!existsSync(abs))
-      throw new ScdError('INPUT_UNREADABLE', `input ${p} does not exist`, { fix: 'check the path (relative to the current directory)' });
+    if (!existsSync(abs)) throw new ScdError('INPUT_UNREADABLE', `input ${p} does not exist`, { fix: 'check the path (relative to the current directory)' });
     if (statSync(abs).isDirectory()) out.push(...folderFiles(abs, declared));
     else out.push({ path: abs, format: formatOf(abs, declared) });
   }

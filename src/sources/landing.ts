@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { ScdError } from '../errors.js';
 import type { Driver, InputFile } from '../dialects/driver.js';
+import { ScdError } from '../errors.js';
+import { isObjectStoreUrl } from '../files/object-store.js';
 import type { Flow } from '../flow/flow.js';
 import type { StoreNames } from '../store/names.js';
 import { folderFiles, formatOf, isDataFile } from './files.js';
-import { isObjectStoreUrl } from '../files/object-store.js';
 
 /**
  * What identifies an applied file, recorded in the same transaction as its commit: its name inside
@@ -261,12 +261,19 @@ function hashesOf(driver: Driver): (paths: string[]) => Promise<Map<string, stri
  * apply of the same landing folder): it rolls back, and its caller lists the pending files again.
  */
 export class FilesTaken extends ScdError {
-  constructor(readonly taken: Array<{ path: string; version: number }>, origin?: string) {
+  constructor(
+    readonly taken: Array<{ path: string; version: number }>,
+    origin?: string,
+  ) {
     const first = taken[0]!;
-    super('NOT_APPLIED', `${first.path}${taken.length > 1 ? ` and ${taken.length - 1} more file(s)` : ''} were applied by commit ${first.version} while this apply waited for the target; nothing was applied`, {
-      file: origin,
-      fix: 'run again: only the files not applied yet are applied',
-    });
+    super(
+      'NOT_APPLIED',
+      `${first.path}${taken.length > 1 ? ` and ${taken.length - 1} more file(s)` : ''} were applied by commit ${first.version} while this apply waited for the target; nothing was applied`,
+      {
+        file: origin,
+        fix: 'run again: only the files not applied yet are applied',
+      },
+    );
   }
 }
 

@@ -29,8 +29,7 @@ export async function eachLine(file: string, onLine: (bytes: Buffer, line: numbe
 /** A line as text, or why it cannot be one (with its whole raw text, lossily decoded). */
 export function decodeLine(bytes: Buffer): { text: string } | { reason: string; raw: string } {
   if (bytes.length && bytes[bytes.length - 1] === 0x0d) bytes = bytes.subarray(0, bytes.length - 1);
-  if (bytes.length > MAX_RECORD_BYTES)
-    return { reason: TOO_LARGE, raw: lossy.decode(bytes) };
+  if (bytes.length > MAX_RECORD_BYTES) return { reason: TOO_LARGE, raw: lossy.decode(bytes) };
   try {
     return { text: strict.decode(bytes) };
   } catch {

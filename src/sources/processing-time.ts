@@ -1,6 +1,6 @@
 import type { ColumnInfo, Driver } from '../dialects/driver.js';
 import { ScdError } from '../errors.js';
-import { PROCESSING_TIME_COLUMN, type Flow } from '../flow/flow.js';
+import { type Flow, PROCESSING_TIME_COLUMN } from '../flow/flow.js';
 import { TMP } from '../store/names.js';
 import type { LexicalColumns } from '../typing/lexical.js';
 

@@ -6,8 +6,8 @@
  */
 import type { Driver, InputFile } from '../dialects/driver.js';
 import { FILE_COLUMN, LINE_COLUMN, RAW_COLUMN } from '../dialects/driver.js';
-import { TMP } from '../store/names.js';
 import { JsonSyntaxError, scanDocument } from '../files/json-text.js';
+import { TMP } from '../store/names.js';
 
 /** The first (by file, then line) of `firsts` in `files`' order, as its keys; undefined if it is not a JSON record. */
 export async function firstRecordKeys(driver: Driver, files: InputFile[], firsts: Array<{ file: string; line: number }>): Promise<string[] | undefined> {

@@ -1,13 +1,13 @@
 import path from 'node:path';
-import { ScdError } from '../errors.js';
 import type { Driver, InputFile } from '../dialects/driver.js';
 import { FILE_COLUMN, LINE_COLUMN } from '../dialects/driver.js';
-import type { Flow } from '../flow/flow.js';
-import { castStaged, type StagedColumn } from '../typing/cast.js';
+import { ScdError } from '../errors.js';
 import type { ColumnModel } from '../flow/column-model.js';
-import { TMP, type StoreNames } from '../store/names.js';
+import type { Flow } from '../flow/flow.js';
 import type { CommitSpec } from '../plan/apply.js';
+import { type StoreNames, TMP } from '../store/names.js';
 import { currentCondition, dataColumns, OP } from '../store/target-columns.js';
+import { castStaged, type StagedColumn } from '../typing/cast.js';
 
 export const SNAPSHOT_VERSION = '_snapshot_version';
 export const SNAPSHOT_DELETED = '_snapshot_deleted';
@@ -63,17 +63,23 @@ export function snapshotSpec(flow: Flow, driver: Driver, file: InputFile, stageF
     },
     prepare: async (drv: Driver, model: ColumnModel, names: StoreNames, existed: boolean, stagedAs: ReadonlyMap<string, StagedColumn>) => {
       // A snapshot is a full image: a record it cannot identify would read as a deleted key.
-      const bad = (await drv.query(
-        `SELECT ${q(FILE_COLUMN)} AS f, CAST(${q(LINE_COLUMN)} AS ${d.types.bigint}) AS l, reason FROM ${q(TMP.rejects)}
+      const bad = (
+        await drv.query(
+          `SELECT ${q(FILE_COLUMN)} AS f, CAST(${q(LINE_COLUMN)} AS ${d.types.bigint}) AS l, reason FROM ${q(TMP.rejects)}
          UNION ALL SELECT ${q(FILE_COLUMN)}, CAST(${q(LINE_COLUMN)} AS ${d.types.bigint}), 'a key column is null' FROM ${q(TMP.stage)}
            WHERE ${model.keys.map((k) => `${q(k.name)} IS NULL`).join(' OR ')}
          ORDER BY 2 LIMIT 1`,
-      ))[0];
+        )
+      )[0];
       if (bad)
-        throw new ScdError('NOT_APPLIED', `snapshot ${path.basename(file.path)} has a record it cannot identify (line ${bad.l}: ${bad.reason}); a snapshot must be complete, so nothing was applied`, {
-          file: flow.origin,
-          fix: 'correct that line (or replace the file) and apply again',
-        });
+        throw new ScdError(
+          'NOT_APPLIED',
+          `snapshot ${path.basename(file.path)} has a record it cannot identify (line ${bad.l}: ${bad.reason}); a snapshot must be complete, so nothing was applied`,
+          {
+            file: flow.origin,
+            fix: 'correct that line (or replace the file) and apply again',
+          },
+        );
       if (!existed) return { implied: 0, unchanged: 0 };
       const seqType = model.seq[0]!.type;
       const stagedCols = (await drv.columns(TMP.stage)) ?? [];
@@ -85,19 +91,23 @@ export function snapshotSpec(flow: Flow, driver: Driver, file: InputFile, stageF
         const form = stagedAsOf(n).lexical;
         return form === 'json' ? d.toJson(expr) : form === 'text' ? d.toText(expr) : expr;
       };
-      const range = (await drv.query(
-        `SELECT CAST(min(${typed(versionCol, seqType)}) AS ${d.types.text}) AS lo, CAST(max(${typed(versionCol, seqType)}) AS ${d.types.text}) AS hi FROM ${q(TMP.stage)} s`,
-      ))[0]!;
-      const last = (await drv.query(
-        `SELECT CAST(max(${q(versionCol)}) AS ${d.types.text}) AS v FROM ${q(names.events)} WHERE ${q(OP)} <> 2`,
-      ))[0]!;
+      const range = (
+        await drv.query(
+          `SELECT CAST(min(${typed(versionCol, seqType)}) AS ${d.types.text}) AS lo, CAST(max(${typed(versionCol, seqType)}) AS ${d.types.text}) AS hi FROM ${q(TMP.stage)} s`,
+        )
+      )[0]!;
+      const last = (await drv.query(`SELECT CAST(max(${q(versionCol)}) AS ${d.types.text}) AS v FROM ${q(names.events)} WHERE ${q(OP)} <> 2`))[0]!;
       if (range.lo === null) return { implied: 0, unchanged: 0 };
       const older = (await drv.query(`SELECT CAST($1 AS ${seqType}) <= CAST($2 AS ${seqType}) AS older`, [range.lo, last.v ?? range.lo]))[0]!;
       if (last.v !== null && older.older)
-        throw new ScdError('NOT_APPLIED', `snapshot ${path.basename(file.path)} (version ${range.lo}) is not newer than the last applied snapshot (version ${last.v}); nothing was applied`, {
-          file: flow.origin,
-          fix: 'snapshots apply in version order: give it a higher version, or rebuild the target from scratch',
-        });
+        throw new ScdError(
+          'NOT_APPLIED',
+          `snapshot ${path.basename(file.path)} (version ${range.lo}) is not newer than the last applied snapshot (version ${last.v}); nothing was applied`,
+          {
+            file: flow.origin,
+            fix: 'snapshots apply in version order: give it a higher version, or rebuild the target from scratch',
+          },
+        );
       const keys = model.keys.map((k) => k.name);
       const compared = dataColumns(model).filter((c) => !model.seq.some((s) => s.name === c.name));
       const live = currentCondition(flow, model, d, 't.');
@@ -122,15 +132,16 @@ export function snapshotSpec(flow: Flow, driver: Driver, file: InputFile, stageF
           d.scratch(TMP.stage, `SELECT * FROM ${q(SNAPSHOT_LIVE)} s WHERE NOT ${unchangedRow} UNION ALL SELECT ${items.join(', ')} ${impliedFrom(SNAPSHOT_LIVE)}`),
           params,
         );
-        const n = (await drv.query(
-          `SELECT (SELECT count(*) FROM ${q(TMP.stage)} WHERE ${q(SNAPSHOT_DELETED)}) AS implied,
+        const n = (
+          await drv.query(
+            `SELECT (SELECT count(*) FROM ${q(TMP.stage)} WHERE ${q(SNAPSHOT_DELETED)}) AS implied,
                   (SELECT count(*) FROM ${q(SNAPSHOT_LIVE)}) - (SELECT count(*) FROM ${q(TMP.stage)} WHERE NOT ${q(SNAPSHOT_DELETED)}) AS unchanged`,
-        ))[0]!;
+          )
+        )[0]!;
         return { implied: Number(n.implied), unchanged: Number(n.unchanged) };
       }
       await drv.run(`INSERT INTO ${q(TMP.stage)} (${given.map(q).join(', ')}) SELECT ${impliedItems.join(', ')} ${impliedFrom(TMP.stage)}`, params);
-      const count = async (where: string) =>
-        Number((await drv.query(`SELECT CAST(count(*) AS INTEGER) AS n FROM ${q(TMP.stage)} WHERE ${where}`))[0]!.n);
+      const count = async (where: string) => Number((await drv.query(`SELECT CAST(count(*) AS INTEGER) AS n FROM ${q(TMP.stage)} WHERE ${where}`))[0]!.n);
       const implied = await count(q(SNAPSHOT_DELETED));
       const before = await count(`NOT ${q(SNAPSHOT_DELETED)}`);
       await drv.run(`DELETE FROM ${q(TMP.stage)} s WHERE NOT s.${q(SNAPSHOT_DELETED)} AND ${unchangedRow}`);

@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Driver, InputFile, StagedFiles } from '../dialects/driver.js';
 import { LINE_COLUMN } from '../dialects/driver.js';
+import { POSITION_COLUMNS } from '../flow/debezium-positions.js';
 import type { Flow } from '../flow/flow.js';
 import { readFlowRecord } from '../store/catalog.js';
 import { storeNames, TMP } from '../store/names.js';
-import { POSITION_COLUMNS } from '../flow/debezium-positions.js';
 import { flattenDebezium } from './debezium.js';
 import { stampProcessingTime } from './processing-time.js';
 

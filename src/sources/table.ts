@@ -1,10 +1,10 @@
-import { ScdError } from '../errors.js';
-import type { ColumnInfo, Driver } from '../dialects/driver.js';
 import { quoteDotted } from '../dialects/dialect.js';
+import type { ColumnInfo, Driver } from '../dialects/driver.js';
 import { FILE_COLUMN, LINE_COLUMN } from '../dialects/driver.js';
+import { ScdError } from '../errors.js';
 import type { Flow } from '../flow/flow.js';
 import type { CommitSpec } from '../plan/apply.js';
-import { TMP, type StoreNames } from '../store/names.js';
+import { type StoreNames, TMP } from '../store/names.js';
 
 /** Where the last applied watermark of a table/query source is kept. */
 export async function ensureWatermarks(driver: Driver, names: StoreNames): Promise<void> {
@@ -40,10 +40,19 @@ export async function tableSpec(driver: Driver, flow: Flow, names: StoreNames): 
     try {
       cols = await driver.describe(`SELECT * FROM ${from}`);
     } catch (e) {
-      throw new ScdError('SOURCE_INVALID', `cannot read ${label}: ${e instanceof Error ? e.message : String(e)}`, { file: flow.origin, field: 'source', fix: 'check the table name or query' });
+      throw new ScdError('SOURCE_INVALID', `cannot read ${label}: ${e instanceof Error ? e.message : String(e)}`, {
+        file: flow.origin,
+        field: 'source',
+        fix: 'check the table name or query',
+      });
     }
     const col = cols.find((c) => c.name === src.watermark);
-    if (!col) throw new ScdError('SOURCE_INVALID', `watermark column "${src.watermark}" is not in ${label}`, { file: flow.origin, field: 'source.watermark', fix: 'name a column of the source' });
+    if (!col)
+      throw new ScdError('SOURCE_INVALID', `watermark column "${src.watermark}" is not in ${label}`, {
+        file: flow.origin,
+        field: 'source.watermark',
+        fix: 'name a column of the source',
+      });
     wmType = col.type;
     if (last !== null) where = ` WHERE ${q(src.watermark)} > CAST($1 AS ${wmType})`;
   }
@@ -53,15 +62,25 @@ export async function tableSpec(driver: Driver, flow: Flow, names: StoreNames): 
     stage: async (drv) => {
       await drv.run(`DROP TABLE IF EXISTS ${q(TMP.rejects)}`);
       await drv.run(
-        drv.dialect.scratch(TMP.rejects, `SELECT CAST(NULL AS ${drv.dialect.types.text}) AS ${q(FILE_COLUMN)}, CAST(NULL AS ${drv.dialect.types.bigint}) AS ${q(LINE_COLUMN)}, CAST(NULL AS ${drv.dialect.types.text}) AS reason, CAST(NULL AS ${drv.dialect.types.text}) AS raw WHERE false`),
+        drv.dialect.scratch(
+          TMP.rejects,
+          `SELECT CAST(NULL AS ${drv.dialect.types.text}) AS ${q(FILE_COLUMN)}, CAST(NULL AS ${drv.dialect.types.bigint}) AS ${q(LINE_COLUMN)}, CAST(NULL AS ${drv.dialect.types.text}) AS reason, CAST(NULL AS ${drv.dialect.types.text}) AS raw WHERE false`,
+        ),
       );
       try {
         await drv.run(
-          drv.dialect.scratch(TMP.stage, `SELECT *, CAST($${where ? 2 : 1} AS ${drv.dialect.types.text}) AS ${q(FILE_COLUMN)}, CAST(${drv.dialect.rowNumberAsRead} AS ${drv.dialect.types.bigint}) AS ${q(LINE_COLUMN)} FROM ${from}${where}`),
+          drv.dialect.scratch(
+            TMP.stage,
+            `SELECT *, CAST($${where ? 2 : 1} AS ${drv.dialect.types.text}) AS ${q(FILE_COLUMN)}, CAST(${drv.dialect.rowNumberAsRead} AS ${drv.dialect.types.bigint}) AS ${q(LINE_COLUMN)} FROM ${from}${where}`,
+          ),
           where ? [last, label] : [label],
         );
       } catch (e) {
-        throw new ScdError('SOURCE_INVALID', `cannot read ${label}: ${e instanceof Error ? e.message : String(e)}`, { file: flow.origin, field: 'source', fix: 'check the table name or query' });
+        throw new ScdError('SOURCE_INVALID', `cannot read ${label}: ${e instanceof Error ? e.message : String(e)}`, {
+          file: flow.origin,
+          field: 'source',
+          fix: 'check the table name or query',
+        });
       }
       // The watermark the rows reach, read now: the commit drops the staged rows once mapped.
       if (src.watermark) reached = (await drv.query(`SELECT CAST(max(${q(src.watermark)}) AS ${drv.dialect.types.text}) AS v FROM ${q(TMP.stage)}`))[0]!.v as string | null;

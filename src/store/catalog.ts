@@ -75,12 +75,14 @@ export async function readTargetRecords<K extends string = never>(
   const q = d.quote;
   const counted = Object.entries(count) as Array<[K, string]>;
   const among = columns && d.columnsAmong ? `, ${d.columnsAmong(columns.table, columns.among)} AS found` : '';
-  const row = (await driver.query(
-    `SELECT f.model, f.settings, c.v, c.ties${counted.map(([k, t]) => `, (SELECT count(*) FROM ${q(t)}) AS ${q(`n_${k}`)}`).join('')}${among} FROM
+  const row = (
+    await driver.query(
+      `SELECT f.model, f.settings, c.v, c.ties${counted.map(([k, t]) => `, (SELECT count(*) FROM ${q(t)}) AS ${q(`n_${k}`)}`).join('')}${among} FROM
        (SELECT CAST(coalesce(max(version), 0) AS ${d.types.int}) AS v, count(*) FILTER (WHERE ties > 0) AS ties FROM ${q(names.commits)} WHERE target = $1) c
        LEFT JOIN ${q(names.flows)} f ON f.target = $1`,
-    [names.target],
-  ))[0]!;
+      [names.target],
+    )
+  )[0]!;
   const rows = Object.fromEntries(counted.map(([k]) => [k, Number(row[`n_${k}`])])) as Record<K, number>;
   const found = among ? new Set(row.found == null ? [] : String(row.found).split(',')) : undefined;
   return { record: row.model == null ? undefined : parseFlowRecord(row), version: Number(row.v) + 1, hadTies: Number(row.ties) > 0, rows, found };

@@ -1,7 +1,7 @@
 import type { Dialect } from '../dialects/dialect.js';
 import type { Driver, LockRecords } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
-import { storeNames, type StoreNames } from './names.js';
+import { type StoreNames, storeNames } from './names.js';
 
 /**
  * What one commit did (SEMANTICS §5). rows read = events applied + duplicates + quarantined

@@ -1,6 +1,6 @@
 import type { Driver, TableVersion } from '../dialects/driver.js';
-import { commitOfLabel } from './recovery.js';
 import type { StoreNames } from './names.js';
+import { commitOfLabel } from './recovery.js';
 
 /** One engine version of the target and the scdkit commit that wrote it. */
 export interface CommitVersion {

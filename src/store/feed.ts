@@ -1,9 +1,9 @@
+import { sqlString } from '../dialects/dialect.js';
 import type { ColumnInfo, Driver } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
-import type { StoreNames } from './names.js';
 import type { FlowRecord } from './catalog.js';
-import { sqlString } from '../dialects/dialect.js';
 import { commitVersions } from './engine-versions.js';
+import type { StoreNames } from './names.js';
 
 /**
  * The change feed's storage (docs/DESIGN.md "change feed"). SEMANTICS §5 gives the feed Delta Lake's
@@ -126,13 +126,17 @@ export async function feedSql(driver: Driver, names: StoreNames, shape: FeedShap
   const { cols, endAt, isCurrent, currentValues } = shape;
   // PRE_CURRENT holds whether the pre-image was current (a boolean): shown as the flag's own values.
   const text = (v: string) => `'${v.replace(/'/g, "''")}'`;
-  const preCurrent = currentValues ? `CASE WHEN s.${q(PRE_CURRENT)} THEN ${text(currentValues[0])} WHEN NOT s.${q(PRE_CURRENT)} THEN ${text(currentValues[1])} END` : `s.${q(PRE_CURRENT)}`;
+  const preCurrent = currentValues
+    ? `CASE WHEN s.${q(PRE_CURRENT)} THEN ${text(currentValues[0])} WHEN NOT s.${q(PRE_CURRENT)} THEN ${text(currentValues[1])} END`
+    : `s.${q(PRE_CURRENT)}`;
   // A close is read twice (k.pre: its pre-image, then its post-image), every other row once; one
   // read of the stored rows, so that a reader's filter on the commit reaches them.
   const image = (c: string) =>
-    c === endAt ? `CASE WHEN k.pre THEN s.${q(PRE_END)} ELSE s.${q(c)} END AS ${q(c)}`
-    : c === isCurrent ? `CASE WHEN k.pre THEN ${preCurrent} ELSE s.${q(c)} END AS ${q(c)}`
-    : `s.${q(c)}`;
+    c === endAt
+      ? `CASE WHEN k.pre THEN s.${q(PRE_END)} ELSE s.${q(c)} END AS ${q(c)}`
+      : c === isCurrent
+        ? `CASE WHEN k.pre THEN ${preCurrent} ELSE s.${q(c)} END AS ${q(c)}`
+        : `s.${q(c)}`;
   const type = `CASE WHEN s._change_type <> '${CLOSE_TYPE}' THEN s._change_type WHEN k.pre THEN 'update_preimage' ELSE 'update_postimage' END AS _change_type`;
   return `(SELECT ${[...cols.map(image), type, 's._commit_version', 's._commit_timestamp'].join(', ')}
     FROM (${stored}) s, (VALUES (false), (true)) k(pre) WHERE NOT k.pre OR s._change_type = '${CLOSE_TYPE}') feed`;

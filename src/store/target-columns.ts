@@ -3,11 +3,12 @@
  * operation, payload hash and commit, the target's data columns, and what makes a version live.
  * The plan (plan/target.ts) builds the tables from these; query/, serve/ and sources/ read them.
  */
-import type { ColumnInfo } from '../dialects/driver.js';
+
 import type { Dialect } from '../dialects/dialect.js';
+import type { ColumnInfo } from '../dialects/driver.js';
+import { INTERNAL_COLUMN_PREFIX } from '../files/source-keys.js';
 import type { ColumnModel } from '../flow/column-model.js';
 import type { Flow } from '../flow/flow.js';
-import { INTERNAL_COLUMN_PREFIX } from '../files/source-keys.js';
 
 /** The column of the event log and the quarantine that holds the number of the scdkit commit that wrote the row. */
 export const COMMIT = `${INTERNAL_COLUMN_PREFIX}commit`;

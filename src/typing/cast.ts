@@ -1,7 +1,7 @@
-import { exactDigits, type Dialect } from '../dialects/dialect.js';
-import { microsecondText } from './time-fraction.js';
-import { DATE, INSTANT, INTEGER, MAX_DOUBLE, NUMBER, WALL_CLOCK, type ValueClass } from './lexical.js';
+import { type Dialect, exactDigits } from '../dialects/dialect.js';
 import type { Lexical } from '../dialects/driver.js';
+import { DATE, INSTANT, INTEGER, MAX_DOUBLE, NUMBER, type ValueClass, WALL_CLOCK } from './lexical.js';
+import { microsecondText } from './time-fraction.js';
 
 /** A staged column as the cast sees it: the reader's type, and its lexical form if it has one. */
 export interface StagedColumn {
@@ -56,7 +56,10 @@ function castLexical(d: Dialect, value: string, staged: StagedColumn, type: stri
   if (isInteger(d, type)) return { expr: when(INTEGER, INTEGERS, d.tryCast(t, type)), exact: false };
   const decimal = decimalScale(type);
   if (decimal !== undefined)
-    return { expr: `CASE WHEN ${d.matches(t, decimal === 0 ? INTEGER : `[+-]?([0-9]+[.]?[0-9]{0,${decimal}}|[.][0-9]{1,${decimal}})`)} THEN ${d.tryCast(t, type)} END`, exact: false };
+    return {
+      expr: `CASE WHEN ${d.matches(t, decimal === 0 ? INTEGER : `[+-]?([0-9]+[.]?[0-9]{0,${decimal}}|[.][0-9]{1,${decimal}})`)} THEN ${d.tryCast(t, type)} END`,
+      exact: false,
+    };
   if (is(d.types.double) || /^(real|float4?|float8)$/i.test(type.trim())) {
     // A number beyond the type's range is no value of it (the engine would make it ±Infinity):
     // it does not fit. Every value of the NUMBERS classes is within a double's range.
@@ -81,8 +84,7 @@ function castLexical(d: Dialect, value: string, staged: StagedColumn, type: stri
     return { expr: `CASE WHEN ${d.matches(t, INSTANT)} THEN ${d.tryCast(time, type)} WHEN ${d.matches(t, local)} THEN ${wallClock} END`, exact: false };
   }
   // Other stored types (nested, UUID, time, ...): the engine's own conversion of the text, or of the JSON.
-  if (lexical === 'json')
-    return { expr: `CASE WHEN ${d.jsonKind(value)} IN ('object', 'array') THEN ${d.tryCast(value, type)} ELSE ${d.tryCast(t, type)} END`, exact: false };
+  if (lexical === 'json') return { expr: `CASE WHEN ${d.jsonKind(value)} IN ('object', 'array') THEN ${d.tryCast(value, type)} ELSE ${d.tryCast(t, type)} END`, exact: false };
   return { expr: d.tryCast(t, type), exact: false };
 }
 

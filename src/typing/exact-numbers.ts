@@ -1,6 +1,6 @@
-import { ScdError } from '../errors.js';
-import { exactDigits, type Dialect } from '../dialects/dialect.js';
+import { type Dialect, exactDigits } from '../dialects/dialect.js';
 import type { Driver } from '../dialects/driver.js';
+import { ScdError } from '../errors.js';
 import type { StagedColumn } from './cast.js';
 import { beyondDouble } from './lexical.js';
 
@@ -50,12 +50,13 @@ export async function numberDigits(driver: Driver, table: string, columns: Array
     return `CASE WHEN ${plain} THEN ${before} END AS i${j}, CASE WHEN ${plain} THEN length(split_part(${t}, '.', 2)) END AS s${j},
       CASE WHEN ${plain} AND ${t} NOT LIKE '%.%' AND (${before} > ${DOUBLE_EXACT.length} OR (${before} = ${DOUBLE_EXACT.length} AND ltrim(${t}, '+-0') > '${DOUBLE_EXACT}')) THEN 1 ELSE 0 END AS b${j}`;
   });
-  const row = (await driver.query(
-    `SELECT ${columns.map((_, j) => `max(i${j}) AS i${j}, max(s${j}) AS s${j}, max(b${j}) AS b${j}`).join(', ')}
+  const row = (
+    await driver.query(
+      `SELECT ${columns.map((_, j) => `max(i${j}) AS i${j}, max(s${j}) AS s${j}, max(b${j}) AS b${j}`).join(', ')}
      FROM (SELECT ${digits.join(', ')} FROM (SELECT ${texts.join(', ')} FROM ${q(table)}${d.computeOnce}) x${d.computeOnce}) y`,
-  ))[0]!;
-  for (const [j, c] of columns.entries())
-    out.set(c.name, { integer: Number(row[`i${j}`] ?? 0), scale: Number(row[`s${j}`] ?? 0), beyondDouble: Number(row[`b${j}`] ?? 0) > 0 });
+    )
+  )[0]!;
+  for (const [j, c] of columns.entries()) out.set(c.name, { integer: Number(row[`i${j}`] ?? 0), scale: Number(row[`s${j}`] ?? 0), beyondDouble: Number(row[`b${j}`] ?? 0) > 0 });
   return out;
 }
 
@@ -76,8 +77,12 @@ export function exactDecimal(d: Dialect, column: string, digits: NumberDigits, s
   const integer = Math.max(digits.integer, was?.integer ?? 0, BIGINT_DIGITS);
   if (integer + scale <= MAX_PRECISION) return d.decimal(integer + scale, scale);
   const holder = stored === undefined ? `integers beyond 2^53 and fractions` : `fractions, and it holds ${stored} values`;
-  throw new ScdError('SCHEMA_CHANGE', `column "${column}" has ${holder}: no decimal of ${MAX_PRECISION} digits holds values of ${integer} digits before the point and ${scale} after it, and a double would round them`, {
-    file: origin,
-    fix: `declare its type, e.g. columnTypes: { ${column}: decimal(${MAX_PRECISION},${MAX_PRECISION - Math.min(integer, MAX_PRECISION)}) }${stored === undefined ? ` (or double, to round)` : ''}; values that do not fit are quarantined`,
-  });
+  throw new ScdError(
+    'SCHEMA_CHANGE',
+    `column "${column}" has ${holder}: no decimal of ${MAX_PRECISION} digits holds values of ${integer} digits before the point and ${scale} after it, and a double would round them`,
+    {
+      file: origin,
+      fix: `declare its type, e.g. columnTypes: { ${column}: decimal(${MAX_PRECISION},${MAX_PRECISION - Math.min(integer, MAX_PRECISION)}) }${stored === undefined ? ` (or double, to round)` : ''}; values that do not fit are quarantined`,
+    },
+  );
 }

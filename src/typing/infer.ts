@@ -1,7 +1,6 @@
 import type { Dialect } from '../dialects/dialect.js';
-import type { Driver } from '../dialects/driver.js';
-import { CLASSES, jsonTextForClass, valueClass, type ValueClass } from './lexical.js';
-import type { Lexical } from '../dialects/driver.js';
+import type { Driver, Lexical } from '../dialects/driver.js';
+import { CLASSES, jsonTextForClass, type ValueClass, valueClass } from './lexical.js';
 
 /**
  * A column's type, decided by what its values say (docs/TYPES.md "Inferred types"):
@@ -19,9 +18,23 @@ export type TypeDecision =
 
 type Family = 'number' | 'boolean' | 'time' | 'text' | 'nested';
 const FAMILY: Record<ValueClass, Family> = {
-  i: 'number', I: 'number', H: 'number', f: 'number', X: 'number',
-  b: 'boolean', n: 'nested', d: 'time', w: 'time', z: 'time',
-  si: 'text', sI: 'text', sH: 'text', sf: 'text', sX: 'text', sb: 'text', s: 'text',
+  i: 'number',
+  I: 'number',
+  H: 'number',
+  f: 'number',
+  X: 'number',
+  b: 'boolean',
+  n: 'nested',
+  d: 'time',
+  w: 'time',
+  z: 'time',
+  si: 'text',
+  sI: 'text',
+  sH: 'text',
+  sf: 'text',
+  sX: 'text',
+  sb: 'text',
+  s: 'text',
 };
 const FAMILIES: Family[] = ['number', 'boolean', 'time', 'text', 'nested'];
 
@@ -135,7 +148,9 @@ function classesSql(d: Dialect, table: string, columns: UntypedColumn[], textOf:
  * Text that spells no other kind (class s) stands for the text family where there is some.
  */
 async function samplesOf(driver: Driver, table: string, column: UntypedColumn): Promise<ColumnStats['samples']> {
-  const rows = await driver.query(`SELECT k0 AS k, min(left(x0, 40)) AS t FROM (${classesSql(driver.dialect, table, [column], 'all')}) c WHERE k0 IS NOT NULL GROUP BY k0 ORDER BY k0`);
+  const rows = await driver.query(
+    `SELECT k0 AS k, min(left(x0, 40)) AS t FROM (${classesSql(driver.dialect, table, [column], 'all')}) c WHERE k0 IS NOT NULL GROUP BY k0 ORDER BY k0`,
+  );
   const found: Partial<Record<Family, { text: string; plain: boolean }>> = {};
   for (const r of rows) {
     const family = FAMILY[String(r.k) as ValueClass];

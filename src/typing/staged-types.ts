@@ -1,12 +1,12 @@
-import { ScdError } from '../errors.js';
+import { exactDigits } from '../dialects/dialect.js';
 import type { ColumnInfo, Driver } from '../dialects/driver.js';
 import { FILE_COLUMN, LINE_COLUMN, RAW_COLUMN } from '../dialects/driver.js';
+import { ScdError } from '../errors.js';
 import type { StagedColumn } from './cast.js';
 import { declaredType } from './declared.js';
+import { exactDecimal, numberDigits } from './exact-numbers.js';
 import { inferTypes, type UntypedColumn } from './infer.js';
 import type { LexicalColumns } from './lexical.js';
-import { exactDecimal, numberDigits } from './exact-numbers.js';
-import { exactDigits } from '../dialects/dialect.js';
 
 /**
  * What typing reads of a flow (flow/flow.ts Flow has all of it): the types it declares, its keys
@@ -80,7 +80,11 @@ export async function typeStagedColumns(
   // Integers with fractions in a fresh column: their digits decide (exact-numbers.ts). A stored
   // column is given a double here, and evolve.ts finds the decimal that holds it and them.
   const mixed = untyped.filter((c) => decided.get(c.name)?.kind === 'integersAndFractions' && !storedType.has(c.name));
-  const digits = await numberDigits(driver, table, mixed.map((c) => ({ name: c.name, staged: staged.get(c.name)! })));
+  const digits = await numberDigits(
+    driver,
+    table,
+    mixed.map((c) => ({ name: c.name, staged: staged.get(c.name)! })),
+  );
   for (const c of mixed) {
     const need = digits.get(c.name)!;
     decided.set(c.name, { kind: 'typed', type: need.beyondDouble ? exactDecimal(d, c.name, need, undefined, flow.origin) : d.types.double });
@@ -91,8 +95,7 @@ export async function typeStagedColumns(
     if (!lexical.has(c.name)) return c;
     const was = storedType.get(c.name);
     const decision = decided.get(c.name);
-    if (was !== undefined)
-      return { name: c.name, type: decision?.kind === 'typed' ? decision.type : decision?.kind === 'integersAndFractions' ? d.types.double : was };
+    if (was !== undefined) return { name: c.name, type: decision?.kind === 'typed' ? decision.type : decision?.kind === 'integersAndFractions' ? d.types.double : was };
     if (!decision) throw new Error(`no type decided for staged column ${c.name}`);
     if (decision.kind === 'integersAndFractions') throw new Error(`column ${c.name}: its digits were not counted`);
     if (decision.kind === 'mixed')

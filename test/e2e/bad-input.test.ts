@@ -131,7 +131,13 @@ describe.concurrent('a file that cannot be read at all is one quarantined record
 
   it('a good file and an unreadable one in the same commit: the good one applies, the other is one quarantined record', async () => {
     const { dir, db } = await started('half');
-    writeFileSync(path.join(dir, 'a_good.ndjson'), ndjson([{ id: 1, ts: 9, qty: 50, label: 'changed' }, { id: 7, ts: 9, qty: 1, label: 'new' }]));
+    writeFileSync(
+      path.join(dir, 'a_good.ndjson'),
+      ndjson([
+        { id: 1, ts: 9, qty: 50, label: 'changed' },
+        { id: 7, ts: 9, qty: 1, label: 'new' },
+      ]),
+    );
     writeFileSync(path.join(dir, 'b_bad.parquet'), 'this is not parquet at all, just some text that is long enough\n');
     const r = await scdOk(['apply', 'flow.yaml', '--input', 'a_good.ndjson', 'b_bad.parquet', '--json'], dir);
     expect(JSON.parse(r.stdout.trim())).toMatchObject({ version: 2, rowsRead: 3, eventsApplied: 2, quarantined: 1 });

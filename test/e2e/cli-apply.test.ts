@@ -3,12 +3,13 @@
  * path resolution (SEMANTICS §7), export formats, exit codes. Every run starts from a temp folder
  * that is NOT the repository, to prove the CLI works from anywhere.
  */
+
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDriver } from '../../src/index.js';
-import { copyFixture, errorLines, libApply, libExport, ndjson, parseNdjson, scd, scdOk, SCD, tempDir } from './fixtures/cli.js';
+import { copyFixture, errorLines, libApply, libExport, ndjson, parseNdjson, SCD, scd, scdOk, tempDir } from './fixtures/cli.js';
 
 const FLOW = 'dim_account';
 const CHANGES = ['001_initial.ndjson', '002_upgrade_delete_new.ndjson', '003_late_and_duplicate.ndjson'];
@@ -62,7 +63,7 @@ describe.concurrent('scd apply + export (accounts fixture)', () => {
     expect(existsSync(path.join(work, 'accounts.duckdb'))).toBe(false);
   });
 
-  it('--each over the flow\'s source folder gives the same target, one commit (and one --json line) per file', async () => {
+  it("--each over the flow's source folder gives the same target, one commit (and one --json line) per file", async () => {
     const { proj, work } = project('each');
     const r = await scdOk(['apply', path.join(proj, 'flow.yaml'), '--each', '--json'], work);
     const lines = r.stdout.trim().split('\n');
@@ -142,7 +143,10 @@ describe('every input format through the CLI', () => {
     ];
 
     const each = await scdOk(['apply', '../proj/flow.yaml', '--input', 'mixed', '--each', '--json', '--db', 'each.duckdb'], work);
-    const results = each.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const results = each.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(results.map((r) => [path.basename(r.inputs[0]), r.rowsRead, r.quarantined])).toEqual([
       ['001_initial.csv', 3, 0],
       ['002_upgrade.jsonl', 3, 0],
@@ -160,7 +164,7 @@ describe('every input format through the CLI', () => {
 });
 
 describe.concurrent('paths (SEMANTICS §7)', () => {
-  it('--db is relative to the current directory; the flow\'s database to the flow file\'s folder', async () => {
+  it("--db is relative to the current directory; the flow's database to the flow file's folder", async () => {
     const { proj, work, flow } = project('db-paths');
     await scdOk(['apply', flow, '--input', path.join(proj, 'changes'), '--db', 'mine.duckdb'], work);
     expect(existsSync(path.join(work, 'mine.duckdb'))).toBe(true);
@@ -219,7 +223,13 @@ describe('export formats', () => {
     const text = readFileSync(path.join(work, 'x.csv'), 'utf8');
     const lines = text.trim().split('\n');
     expect(lines[0]).toBe('account_id,owner,tier,seq,__START_AT,__END_AT');
-    expect(lines.slice(1)).toEqual(expected.map((r) => Object.values(r).map((v) => (v === null ? '' : String(v))).join(',')));
+    expect(lines.slice(1)).toEqual(
+      expected.map((r) =>
+        Object.values(r)
+          .map((v) => (v === null ? '' : String(v)))
+          .join(','),
+      ),
+    );
   });
 
   it('--format csv to stdout writes the same CSV', async () => {
@@ -247,10 +257,7 @@ describe('export formats', () => {
     const other = path.join(work, 'other');
     mkdirSync(other);
     // The exported rows are versions; re-key them by (account_id, __START_AT) into an scd1 table.
-    writeFileSync(
-      path.join(other, 'flow.yaml'),
-      'target: copy\nkeys: [account_id, start_at]\nsequenceBy: seq\nstoredAs: scd1\n',
-    );
+    writeFileSync(path.join(other, 'flow.yaml'), 'target: copy\nkeys: [account_id, start_at]\nsequenceBy: seq\nstoredAs: scd1\n');
     // Rename the added columns so they do not clash with the new target's own.
     const driver = await openDriver(':memory:');
     const src = path.join(work, 'x.parquet').replace(/'/g, "''");
@@ -262,9 +269,7 @@ describe('export formats', () => {
     }
     await scdOk(['apply', 'flow.yaml', '--input', 'in.parquet'], other);
     const out = await scdOk(['export', 'flow.yaml', '--format', 'ndjson'], other);
-    expect(parseNdjson(out.stdout)).toEqual(
-      expected.map((r) => ({ account_id: r.account_id, owner: r.owner, tier: r.tier, seq: r.seq, start_at: r.__START_AT })),
-    );
+    expect(parseNdjson(out.stdout)).toEqual(expected.map((r) => ({ account_id: r.account_id, owner: r.owner, tier: r.tier, seq: r.seq, start_at: r.__START_AT })));
   });
 
   it('--out with a .csv name picks csv without --format', async () => {
@@ -284,10 +289,7 @@ describe('export formats', () => {
     const dir = path.join(work, 'big');
     mkdirSync(dir);
     writeFileSync(path.join(dir, 'flow.yaml'), 'target: big\nkeys: id\nsequenceBy: ts\n');
-    writeFileSync(
-      path.join(dir, 'big.ndjson'),
-      ndjson(Array.from({ length: 20000 }, (_, i) => ({ id: i, ts: 1, name: `name number ${i} with some padding text` }))),
-    );
+    writeFileSync(path.join(dir, 'big.ndjson'), ndjson(Array.from({ length: 20000 }, (_, i) => ({ id: i, ts: 1, name: `name number ${i} with some padding text` }))));
     await libApply(path.join(dir, 'flow.yaml'), [path.join(dir, 'big.ndjson')]);
     const child = spawn(process.execPath, [SCD, 'export', 'flow.yaml', '--format', 'ndjson'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';

@@ -39,7 +39,10 @@ describe.concurrent('scd apply --dry-run', () => {
     const blocks = lines.join('\n').trimEnd().split('\n\n');
     expect(blocks.length).toBeGreaterThan(5);
     for (const b of blocks) expect(b.endsWith(';'), b).toBe(true);
-    expect(blocks.some((b) => b.startsWith('INSERT INTO "dim_account" ')), 'the target\'s INSERT').toBe(true);
+    expect(
+      blocks.some((b) => b.startsWith('INSERT INTO "dim_account" ')),
+      "the target's INSERT",
+    ).toBe(true);
     // Parameters are shown above their statement.
     expect(blocks.some((b) => /^-- \$1 = 2\nINSERT INTO "_scd_dim_account_events"/.test(b))).toBe(true);
 

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresDriver } from '../../src/dialects/postgres/index.js';
 import { defineFlow } from '../../src/index.js';
 import { freshSchema } from '../engines.js';
-import { copyFixture, errorLines, parseNdjson, scd, scdOk, tempDir, type RunResult } from './fixtures/cli.js';
+import { copyFixture, errorLines, parseNdjson, type RunResult, scd, scdOk, tempDir } from './fixtures/cli.js';
 
 let tmp: { dir: string; cleanup: () => void };
 beforeAll(() => {
@@ -113,9 +113,15 @@ for (const engine of ENGINES) {
       try {
         await scdOk(['apply', 'flow.yaml', ...p.db], p.dir);
         refusedInOneLine(await scd(['show', 'flow.yaml', ...p.db, '--key', 'account_id=99'], p.dir), /key account_id=99 has no versions in dim_account/);
-        const typed = refusedInOneLine(await scd(['show', 'flow.yaml', ...p.db, '--key', 'account_id=abc'], p.dir), /"abc" is not a value of the key column "account_id", which is /);
+        const typed = refusedInOneLine(
+          await scd(['show', 'flow.yaml', ...p.db, '--key', 'account_id=abc'], p.dir),
+          /"abc" is not a value of the key column "account_id", which is /,
+        );
         expect(typed).toMatch(/which is (BIGINT|bigint)/);
-        refusedInOneLine(await scd(['show', 'flow.yaml', ...p.db, '--key', 'account_id=1', '--key', 'account_id=2'], p.dir), /--key account_id is given twice \(account_id=1 and account_id=2\)/);
+        refusedInOneLine(
+          await scd(['show', 'flow.yaml', ...p.db, '--key', 'account_id=1', '--key', 'account_id=2'], p.dir),
+          /--key account_id is given twice \(account_id=1 and account_id=2\)/,
+        );
         refusedInOneLine(await scd(['quarantine', 'flow.yaml', ...p.db, '--commit', '99'], p.dir), /commit 99 is beyond the last commit \(commits are 1\.\.1\)/);
         refusedInOneLine(await scd(['quarantine', 'flow.yaml', ...p.db, '--commit', '2147483648'], p.dir), /commit 2147483648 is beyond the last commit \(commits are 1\.\.1\)/);
         // Past 2^53 a number reads as another: refused as given, never echoed as a rounded one.
@@ -138,7 +144,10 @@ for (const engine of ENGINES) {
       const p = await engine.project('kinds');
       try {
         const changes = path.join(p.dir, 'changes');
-        writeFileSync(path.join(changes, '001_initial.ndjson'), '{"account_id": 1, "seq": 1}\n{"account_id": "2", "seq": 2}\n{"account_id": true, "seq": 3}\n{"account_id": "12", "seq": 4}\n');
+        writeFileSync(
+          path.join(changes, '001_initial.ndjson'),
+          '{"account_id": 1, "seq": 1}\n{"account_id": "2", "seq": 2}\n{"account_id": true, "seq": 3}\n{"account_id": "12", "seq": 4}\n',
+        );
         for (const f of ['002_upgrade_delete_new.ndjson', '003_late_and_duplicate.ndjson']) writeFileSync(path.join(changes, f), '');
         const line = refusedInOneLine(await scd(['apply', 'flow.yaml', ...p.db], p.dir), /column "account_id" holds values of different kinds/);
         expect(line).toContain('(e.g. "12" and 1)');
@@ -163,7 +172,9 @@ for (const engine of ENGINES) {
         }
         const status = (await scdOk(['status', 'flow.yaml', ...p.db], p.dir)).stdout;
         expect(status).toMatch(/pending files\s+0\n/);
-        expect(status).toMatch(/changed files\s+1: changes\/002_upgrade_delete_new\.ndjson \(applied by commit 1\), changed after it was applied; never applied again \(put new changes in a new file\)\n/);
+        expect(status).toMatch(
+          /changed files\s+1: changes\/002_upgrade_delete_new\.ndjson \(applied by commit 1\), changed after it was applied; never applied again \(put new changes in a new file\)\n/,
+        );
       } finally {
         await p.close();
       }

@@ -4,11 +4,11 @@
  * commit schema of `apply --json`, one CSV format, export filters, the range of `changes`,
  * `apply --json` when nothing is new, output names, `status` and `init`.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { copyFixture, DIST_INDEX, errorLines, FIXTURES, ndjson, parseNdjson, scd, scdOk, SCD, tempDir } from './fixtures/cli.js';
+import { copyFixture, DIST_INDEX, errorLines, FIXTURES, ndjson, parseNdjson, SCD, scd, scdOk, tempDir } from './fixtures/cli.js';
 
 const CHANGES = ['001_initial.ndjson', '002_upgrade_delete_new.ndjson', '003_late_and_duplicate.ndjson'];
 let tmp: { dir: string; cleanup: () => void };
@@ -69,7 +69,11 @@ describe.concurrent('scd as a new user meets it', () => {
     // Idle between rounds: other processes open the file (a watcher that held it would have them
     // wait 5 s and then fail with DB_IN_USE). No timing is asserted: on a loaded machine a process
     // alone may take seconds to start.
-    for (const args of [['export', 'flow.yaml', '--format', 'ndjson'], ['log', 'flow.yaml', '--json'], ['status', 'flow.yaml', '--json']]) {
+    for (const args of [
+      ['export', 'flow.yaml', '--format', 'ndjson'],
+      ['log', 'flow.yaml', '--json'],
+      ['status', 'flow.yaml', '--json'],
+    ]) {
       const r = await scd(args, dir);
       expect(r.stderr, args.join(' ')).not.toMatch(/in use/);
       expect(r.code, args.join(' ')).toBe(0);
@@ -172,7 +176,9 @@ describe.concurrent('scd as a new user meets it', () => {
     expect(view[2]).toMatch(/^5 +\d{4}-\d{2}-\d{2} \d{2}:\d{2} +rebuild /);
     // CSV: the same fields.
     const csv = (await scdOk(['log', 'flow.yaml', '--format', 'csv'], dir)).stdout.split('\n');
-    expect(csv[0]).toBe('version,operation,committedAt,inputs,rowsRead,eventsApplied,duplicates,ties,quarantined,dropped,skipped,expectations,keysChanged,versionsAdded,versionsChanged,versionsRemoved,versionsClosed,durationMs');
+    expect(csv[0]).toBe(
+      'version,operation,committedAt,inputs,rowsRead,eventsApplied,duplicates,ties,quarantined,dropped,skipped,expectations,keysChanged,versionsAdded,versionsChanged,versionsRemoved,versionsClosed,durationMs',
+    );
   });
 
   it('export CSV is one format, to a file or to stdout (ISO-8601 times)', async () => {
@@ -205,7 +211,7 @@ describe.concurrent('scd as a new user meets it', () => {
     expect(await rows('--version', '1', '--current')).toEqual(['1:gold', '2:silver', '3:bronze']);
     for (const [where, why] of [
       ['(SELECT 1) = 1', /reads more than the target's row|not a single boolean/],
-      ["true; DROP TABLE dim_account", /it contains ";"/],
+      ['true; DROP TABLE dim_account', /it contains ";"/],
       ["owner IN (SELECT owner FROM read_csv('/etc/passwd'))", /reads more|not a single/],
       ['random() < 0.5', /reads more than the target's row/],
       ['tier', /is not a boolean expression/],
@@ -224,7 +230,10 @@ describe.concurrent('scd as a new user meets it', () => {
 
   it('changes: from the first commit by default, by timestamp; an inverted range or one beyond the last commit is one line', async () => {
     const dir = project('changes');
-    const applied = (await scdOk(['apply', 'flow.yaml', '--each', '--json'], dir)).stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const applied = (await scdOk(['apply', 'flow.yaml', '--each', '--json'], dir)).stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     const all = (await scdOk(['changes', 'flow.yaml', '--format', 'ndjson'], dir)).stdout;
     expect(all).toBe((await scdOk(['changes', 'flow.yaml', '--from-version', '1', '--format', 'ndjson'], dir)).stdout);
     expect(new Set(parseNdjson(all).map((r) => r._commit_version))).toEqual(new Set([1, 2, 3]));

@@ -7,7 +7,7 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { copyFixture, errorLines, scd, tempDir, type RunResult } from './fixtures/cli.js';
+import { copyFixture, errorLines, type RunResult, scd, tempDir } from './fixtures/cli.js';
 
 const SECRET = 'S3cr3t';
 

@@ -53,10 +53,7 @@ describe.skipIf(!flags).each(databases)('$engine: a full disk during a commit (i
     writeFileSync(path.join(dir, 'flow.yaml'), `target: dim\nkeys: [id]\nsequenceBy: seq\ndatabase: ${database}\n`);
     writeFileSync(path.join(dir, 'b1.ndjson'), ndjson([{ id: 1, seq: 1, v: 'a' }]));
     // About 2.5 MB of records that do not compress away: more than the 1 MB left.
-    writeFileSync(
-      path.join(dir, 'big.ndjson'),
-      ndjson(Array.from({ length: 30000 }, (_, i) => ({ id: i + 2, seq: 2, v: `${i}-${(i * 2654435761) % 4294967296}`.repeat(6) }))),
-    );
+    writeFileSync(path.join(dir, 'big.ndjson'), ndjson(Array.from({ length: 30000 }, (_, i) => ({ id: i + 2, seq: 2, v: `${i}-${(i * 2654435761) % 4294967296}`.repeat(6) }))));
     const step = (name: string, args: string) => `node ${JSON.stringify(SCD)} ${args} > ${name}.out 2> ${name}.err; echo $? > ${name}.code`;
     writeFileSync(
       path.join(dir, 'run.sh'),

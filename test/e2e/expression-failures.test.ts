@@ -9,9 +9,9 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'vitest';
-import { parseNdjson, scd, scdOk } from '../history/fixtures/history.js';
 import { cliDatabases, cliTestDir } from '../history/fixtures/cli-databases.js';
-import { mkdir, spawnScd, sleep } from '../sources/fixtures/util.js';
+import { parseNdjson, scd, scdOk } from '../history/fixtures/history.js';
+import { mkdir, sleep, spawnScd } from '../sources/fixtures/util.js';
 
 const tmp = cliTestDir();
 
@@ -127,7 +127,9 @@ describe.concurrent('a flow expression that fails on a record quarantines that r
       const r = await scd(['apply', flow, '--input', many], dir);
       expect(r.code).not.toBe(0);
       expect(r.stderr.split('\n').filter((l) => l.startsWith('scd:'))).toEqual([
-        expect.stringContaining(`applyAsDeletes "100 / d > 10" fails on more than 100 records of this commit, first at ${many}:2 (division by zero in applyAsDeletes); nothing was applied`),
+        expect.stringContaining(
+          `applyAsDeletes "100 / d > 10" fails on more than 100 records of this commit, first at ${many}:2 (division by zero in applyAsDeletes); nothing was applied`,
+        ),
       ]);
       const hundred = path.join(dir, 'hundred.ndjson');
       writeFileSync(hundred, '{"id":1,"seq":"2026-03-01T10:00:00Z","d":"50.00","code":"1","name":"ok"}\n' + zeros(100, 100));
@@ -163,7 +165,10 @@ describe.concurrent('a flow expression that fails on a record quarantines that r
       const live = spawnScd(['apply', flow, '--watch', '--interval', '0.2'], dir);
       try {
         await live.until(({ stdout }) => /^commit 1: /m.test(stdout), 120_000);
-        writeFileSync(path.join(landing, '002.ndjson'), '{"id":5,"seq":"2026-03-02T00:00:00Z","d":"0","code":"x1","name":"five"}\n{"id":6,"seq":"2026-03-02T00:00:00Z","d":"40","code":"3","name":"six"}\n');
+        writeFileSync(
+          path.join(landing, '002.ndjson'),
+          '{"id":5,"seq":"2026-03-02T00:00:00Z","d":"0","code":"x1","name":"five"}\n{"id":6,"seq":"2026-03-02T00:00:00Z","d":"40","code":"3","name":"six"}\n',
+        );
         await live.until(({ stdout }) => /^commit 2: /m.test(stdout), 120_000);
         await sleep(500);
         expect(live.child.exitCode).toBe(null);

@@ -58,10 +58,7 @@ describe.concurrent('flow errors through scd', () => {
   it('SQL injected into applyAsDeletes through scd apply (an E-string that closes the expression, a file read in a subquery): one line each; no table dropped, nothing created', async () => {
     const dir = folder(`target: victim\nkeys: [id]\nsequenceBy: ts\n`);
     expect((await scd(['apply', 'flow.yaml', '--input', 'in.ndjson'], dir)).code).toBe(0);
-    const hostile = [
-      String.raw`"E'\\'' = 'a') AS x; COMMIT; DROP TABLE victim; DESCRIBE SELECT (E'\\'' = 'a'"`,
-      `"(SELECT count(*) FROM read_text('/etc/passwd')) > 0"`,
-    ];
+    const hostile = [String.raw`"E'\\'' = 'a') AS x; COMMIT; DROP TABLE victim; DESCRIBE SELECT (E'\\'' = 'a'"`, `"(SELECT count(*) FROM read_text('/etc/passwd')) > 0"`];
     for (const [i, expr] of hostile.entries()) {
       writeFileSync(path.join(dir, `hostile${i}.yaml`), `target: t${i}\nkeys: [id]\nsequenceBy: ts\napplyAsDeletes: ${expr}\ndatabase: scd.duckdb\n`);
       const r = await scd(['apply', `hostile${i}.yaml`, '--input', 'in.ndjson'], dir);
@@ -89,9 +86,7 @@ describe.concurrent('flow errors through scd', () => {
     const dir = folder('target: t\nkeys: [id]\nsequenceBy: changed_at\n');
     const r = await scd(['apply', 'flow.yaml', '--input', 'in.ndjson', '--json'], dir);
     expect(r.code).toBe(1);
-    expect(r.stderr.split('\n').filter((l) => l !== '')).toEqual([
-      expect.stringMatching(/^scd: flow\.yaml: field "sequenceBy": .*"changed_at".*\(fix: /),
-    ]);
+    expect(r.stderr.split('\n').filter((l) => l !== '')).toEqual([expect.stringMatching(/^scd: flow\.yaml: field "sequenceBy": .*"changed_at".*\(fix: /)]);
     expect(await tablesOf(path.join(dir, 'scd.duckdb'))).not.toContain('t');
   });
 

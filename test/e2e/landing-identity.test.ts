@@ -11,8 +11,8 @@
 import { appendFileSync, cpSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDriver, type Driver } from '../../src/index.js';
 import { PostgresDriver } from '../../src/dialects/postgres/index.js';
+import { type Driver, openDriver } from '../../src/index.js';
 import { freshSchema } from '../engines.js';
 import { errorLines, parseNdjson, scd, tempDir } from './fixtures/cli.js';
 
@@ -28,11 +28,9 @@ source:
 
 const FILES: Record<string, string> = {
   '2025-01-01.ndjson':
-    `{"id":1,"ts":"2025-01-01T00:00:00Z","amount":10.25,"name":"Zoë","note":null}\n` +
-    `{"id":2,"ts":"2025-01-01T05:30:00+05:30","amount":-0.01,"name":"日本語","note":""}\n`,
+    `{"id":1,"ts":"2025-01-01T00:00:00Z","amount":10.25,"name":"Zoë","note":null}\n` + `{"id":2,"ts":"2025-01-01T05:30:00+05:30","amount":-0.01,"name":"日本語","note":""}\n`,
   '2025-01-02.ndjson':
-    `{"id":1,"ts":"2025-01-02T00:00:00-08:00","amount":99999.99,"name":"Zoe","note":"x"}\n` +
-    `{"id":3,"ts":"2025-01-02T00:00:00Z","amount":null,"name":"🙂","note":null}\n`,
+    `{"id":1,"ts":"2025-01-02T00:00:00-08:00","amount":99999.99,"name":"Zoe","note":"x"}\n` + `{"id":3,"ts":"2025-01-02T00:00:00Z","amount":null,"name":"🙂","note":null}\n`,
 };
 
 let tmp: { dir: string; cleanup: () => void };
@@ -60,7 +58,14 @@ const ENGINES: Engine[] = [
   { name: 'duckdb', db: () => [], open: (dir) => openDriver(path.join(dir, 'moved.duckdb')), flowLines: () => '' },
   { name: 'pglite', db: (name) => ['--db', `pglite://${pgFolder(name)}`], open: (_, name) => openDriver(`pglite://${pgFolder(name)}`), flowLines: () => '' },
   ...(url
-    ? [{ name: 'postgres', db: () => ['--db', url], open: (_: string, name: string) => PostgresDriver.connect(url, { schema: schemaOf(name) }), flowLines: (name: string) => `schema: ${schemaOf(name)}\n` }]
+    ? [
+        {
+          name: 'postgres',
+          db: () => ['--db', url],
+          open: (_: string, name: string) => PostgresDriver.connect(url, { schema: schemaOf(name) }),
+          flowLines: (name: string) => `schema: ${schemaOf(name)}\n`,
+        },
+      ]
     : []),
 ];
 
@@ -111,7 +116,9 @@ describe.concurrent.each(ENGINES)('a landing file is its name in the folder and 
   };
   const exported = async (dir: string, name: string) => (await ok(['export', 'flow.yaml', '--format', 'ndjson'], dir, name)).stdout;
 
-  it('a moved or copied project finds nothing new; a file renamed in place is the one applied; a copy beside it is new; a changed one is never applied twice', { timeout: 300_000 }, async () => {
+  it('a moved or copied project finds nothing new; a file renamed in place is the one applied; a copy beside it is new; a changed one is never applied twice', {
+    timeout: 300_000,
+  }, async () => {
     const name = 'move';
     let dir = project(engine, name);
     expect((await ok(['apply', 'flow.yaml'], dir, name)).stdout).toMatch(/^commit 1: read 4 rows = 4 applied/);
@@ -139,7 +146,9 @@ describe.concurrent.each(ENGINES)('a landing file is its name in the folder and 
     // Changed after it was applied: a warning, never applied again.
     appendFileSync(path.join(dir, 'landing', '2025-01-02.ndjson'), `{"id":9,"ts":"2025-03-01T00:00:00Z","amount":1,"name":"late","note":null}\n`);
     const changed = await ok(['apply', 'flow.yaml'], dir, name);
-    expect(changed.stdout).toBe('nothing new to apply: 1 file changed after it was applied and is not applied again (see the warning above: put new changes in a new file); 2 files already applied\n');
+    expect(changed.stdout).toBe(
+      'nothing new to apply: 1 file changed after it was applied and is not applied again (see the warning above: put new changes in a new file); 2 files already applied\n',
+    );
     expect(errorLines(changed.stderr)).toEqual([expect.stringMatching(/^scd: warning: landing\/2025-01-02\.ndjson changed after commit 1 applied it; it is not applied again/)]);
     expect(await exported(dir, name)).toBe(before);
   });

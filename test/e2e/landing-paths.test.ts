@@ -13,10 +13,10 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apply, loadFlowFile } from '../../src/index.js';
 import { PostgresDriver } from '../../src/dialects/postgres/index.js';
+import { apply, loadFlowFile } from '../../src/index.js';
 import { freshSchema } from '../engines.js';
-import { errorLines, scd, scdOk, SCD, tempDir } from './fixtures/cli.js';
+import { errorLines, SCD, scd, scdOk, tempDir } from './fixtures/cli.js';
 
 const FLOW = `name: paths
 target: dim_paths
@@ -148,7 +148,10 @@ describe.concurrent.each(ENGINES)('every path that applies files gives one targe
     }
     const reference = targets['landing folder']!;
     // The columns in the first record's key order; the ties resolved by that order's payload.
-    const rows = reference.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const rows = reference
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(Object.keys(rows[0]!)).toEqual(['zeta', 'id', 'seq', 'ts', 'amount', 'name', 'note', '__START_AT', '__END_AT']);
     expect(rows.map((r) => [r.id, r.zeta, r.__START_AT, r.__END_AT])).toEqual([
       [1, 'b', 1, 5],
@@ -226,7 +229,10 @@ describe.concurrent.each(ENGINES)('every path that applies snapshots gives one t
       for (const o of owners) await o.close();
     }
     const reference = targets['snapshot folder']!;
-    const rows = reference.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const rows = reference
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     // Key 3, missing from the second snapshot, is deleted at its version.
     expect(rows.map((r) => [r.id, r.name, r.__START_AT, r.__END_AT])).toEqual([
       [1, 'Zoë', 1, null],

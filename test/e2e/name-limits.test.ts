@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresDriver } from '../../src/dialects/postgres/index.js';
 import { freshSchema } from '../engines.js';
-import { errorLines, parseNdjson, scd, scdOk, tempDir, type RunResult } from './fixtures/cli.js';
+import { errorLines, parseNdjson, type RunResult, scd, scdOk, tempDir } from './fixtures/cli.js';
 
 let tmp: { dir: string; cleanup: () => void };
 beforeAll(() => {
@@ -78,11 +78,13 @@ const write = (dir: string, file: string, text: string) => writeFileSync(path.jo
 for (const engine of ENGINES) {
   (engine.name === 'pglite' ? describe : describe.concurrent)(`${engine.name}: names the engine cannot keep`, () => {
     it('a source column longer than 63 bytes (JSON and CSV), two alike in their first 63, one of 64 bytes in 32 characters', async () => {
-      for (const [i, [file, text, named]] of ([
-        ['a.ndjson', `{"id": 1, "seq": 1, "${LONG}": 12.50}\n`, LONG],
-        ['a.ndjson', `{"id": 1, "seq": 1, "${LONG}": "a", "${LONG_TOO}": "b"}\n`, LONG],
-        ['a.csv', `id,seq,${WIDE}\n1,1,x\n`, WIDE],
-      ] as const).entries()) {
+      for (const [i, [file, text, named]] of (
+        [
+          ['a.ndjson', `{"id": 1, "seq": 1, "${LONG}": 12.50}\n`, LONG],
+          ['a.ndjson', `{"id": 1, "seq": 1, "${LONG}": "a", "${LONG_TOO}": "b"}\n`, LONG],
+          ['a.csv', `id,seq,${WIDE}\n1,1,x\n`, WIDE],
+        ] as const
+      ).entries()) {
         const p = await engine.project(`column${i}`, 'target: dim_customer\nkeys: [id]');
         try {
           write(p.dir, file, text);
@@ -95,7 +97,12 @@ for (const engine of ENGINES) {
             continue;
           }
           const bytes = Buffer.byteLength(named);
-          refusedInOneLine(r, new RegExp(`source column "${named}" is ${bytes} bytes long, and PostgreSQL keeps only the first 63 bytes of a name; nothing was applied \\(fix: rename it in the source\\)`));
+          refusedInOneLine(
+            r,
+            new RegExp(
+              `source column "${named}" is ${bytes} bytes long, and PostgreSQL keeps only the first 63 bytes of a name; nothing was applied \\(fix: rename it in the source\\)`,
+            ),
+          );
           // Nothing was applied: the pending file is still pending, and the target was never made.
           const status = await scd(['export', 'flow.yaml', ...p.db, '--format', 'ndjson'], p.dir);
           expect(status.code).not.toBe(0);
@@ -141,7 +148,10 @@ for (const engine of ENGINES) {
       const p = await engine.project('nul', 'target: dim_customer\nkeys: ["id\\0x"]');
       try {
         write(p.dir, 'a.ndjson', '{"id\\u0000x": 1, "seq": 1, "v": "a"}\n');
-        refusedInOneLine(await scd(['apply', 'flow.yaml', ...p.db], p.dir), /field "keys": the column name "id\\u0000x" holds a NUL character \(\\u0000\), which no engine keeps in a name; nothing was applied \(fix: rename the column in the source and in the flow\)/);
+        refusedInOneLine(
+          await scd(['apply', 'flow.yaml', ...p.db], p.dir),
+          /field "keys": the column name "id\\u0000x" holds a NUL character \(\\u0000\), which no engine keeps in a name; nothing was applied \(fix: rename the column in the source and in the flow\)/,
+        );
         // The flow rewritten keeps the test's own schema on a server.
         const schemaLine = /schema: \S+\n/.exec(readFileSync(path.join(p.dir, 'flow.yaml'), 'utf8'))?.[0] ?? '';
         writeFileSync(path.join(p.dir, 'flow.yaml'), `target: dim_customer\nkeys: [id]\nsequenceBy: seq\ndatabase: w.duckdb\nsource:\n  path: in/\n${schemaLine}`);
@@ -158,7 +168,10 @@ for (const engine of ENGINES) {
         writeFileSync(path.join(p.dir, 'flow.yaml'), `target: dim_csv\nkeys: [id]\nsequenceBy: seq\ndatabase: w.duckdb\nsource:\n  path: csv/\n${schemaLine}`);
         mkdirSync(path.join(p.dir, 'csv'));
         writeFileSync(path.join(p.dir, 'csv', 'a.csv'), 'id,seq,no\u0000te\n1,2025-03-01T10:00:00Z,Zoë\n');
-        refusedInOneLine(await scd(['apply', 'flow.yaml', ...p.db], p.dir), /source column "no\\u0000te" holds a NUL character \(\\u0000\), which no engine keeps in a name; nothing was applied \(fix: rename it in the source\)/);
+        refusedInOneLine(
+          await scd(['apply', 'flow.yaml', ...p.db], p.dir),
+          /source column "no\\u0000te" holds a NUL character \(\\u0000\), which no engine keeps in a name; nothing was applied \(fix: rename it in the source\)/,
+        );
       } finally {
         await p.close();
       }

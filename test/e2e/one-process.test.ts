@@ -9,7 +9,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apply, applyRows, applySource, compact, defineFlow, openDriver, readTarget, readTargetWith, ScdError, type ApplyResult } from '../../src/index.js';
+import { type ApplyResult, apply, applyRows, applySource, compact, defineFlow, openDriver, readTarget, readTargetWith, ScdError } from '../../src/index.js';
 import { errorLines, ndjson, queryDb, scd, tempDir } from './fixtures/cli.js';
 
 let tmp: { dir: string; cleanup: () => void };
@@ -56,7 +56,9 @@ describe('one DuckDB file, one process', () => {
     const flow = defineFlow({ ...FLOW, database: 'shared.duckdb' }, { baseDir: dir });
     const files = Array.from({ length: N }, (_, b) => path.join(tmp.dir, `batch-${b}.ndjson`));
     mkdirSync(dir);
-    files.forEach((f, b) => { writeFileSync(f, ndjson(batch(b))); });
+    files.forEach((f, b) => {
+      writeFileSync(f, ndjson(batch(b)));
+    });
 
     const results = await Promise.all(files.map((f) => apply(flow, { inputs: [f] })));
 
@@ -141,10 +143,7 @@ describe('one DuckDB file, one process', () => {
     await apply(flow, { rows: [{ id: 1, ts: 1, v: 'a' }] });
     // A flow whose keys changed fails inside the commit, after it took the target.
     const changed = defineFlow({ ...FLOW, keys: ['id', 'v'], database: 'fails.duckdb' }, { baseDir: dir });
-    const [bad, good] = await Promise.allSettled([
-      apply(changed, { rows: [{ id: 1, ts: 2, v: 'b' }] }),
-      apply(flow, { rows: [{ id: 1, ts: 3, v: 'c' }] }),
-    ]);
+    const [bad, good] = await Promise.allSettled([apply(changed, { rows: [{ id: 1, ts: 2, v: 'b' }] }), apply(flow, { rows: [{ id: 1, ts: 3, v: 'c' }] })]);
     expect(bad.status).toBe('rejected');
     expect((bad as PromiseRejectedResult).reason).toBeInstanceOf(ScdError);
     expect(good).toMatchObject({ status: 'fulfilled', value: { version: 2 } });
@@ -152,7 +151,7 @@ describe('one DuckDB file, one process', () => {
     expect(next.version).toBe(3);
   });
 
-  it('a second open shares the first one\'s instance; the last close releases the file', async () => {
+  it("a second open shares the first one's instance; the last close releases the file", async () => {
     const dir = tmp.dir;
     const file = path.join(dir, 'two-opens.duckdb');
     writeFileSync(path.join(dir, 'two-opens.yaml'), 'target: t\nkeys: [id]\nsequenceBy: ts\ndatabase: two-opens.duckdb\n');

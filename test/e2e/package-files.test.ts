@@ -18,7 +18,9 @@ describe('npm pack', () => {
     const { stdout } = await promisify(execFile)('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, maxBuffer: 64 * 1024 * 1024 });
     const files = new Set((JSON.parse(stdout) as Array<{ files: Array<{ path: string }> }>)[0]!.files.map((f) => f.path));
     expect(files.has('dist/index.js'), 'dist/ is missing: run npm run build first').toBe(true);
-    const pages = readdirSync(path.join(ROOT, 'src', 'serve', 'pages')).filter((f) => f.endsWith('.ts')).map((f) => `dist/serve/pages/${f.replace(/\.ts$/, '.js')}`);
+    const pages = readdirSync(path.join(ROOT, 'src', 'serve', 'pages'))
+      .filter((f) => f.endsWith('.ts'))
+      .map((f) => `dist/serve/pages/${f.replace(/\.ts$/, '.js')}`);
     expect(pages.length).toBeGreaterThanOrEqual(5);
     const protos = readdirSync(path.join(ROOT, 'proto')).map((f) => `proto/${f}`);
     expect(protos).toContain('proto/spark-connect.proto');

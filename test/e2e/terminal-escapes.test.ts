@@ -170,6 +170,6 @@ describe('a column name and a file name are escaped too', () => {
     expect(exported).toContain('na\\x1b[31mme');
     const log = (await scdOk(['log', 'flow.yaml', '--format', 'table'], dir)).stdout;
     expect(log).not.toMatch(ACTED_ON);
-    expect(log).toContain("in\\x1b[2Jput.c");
+    expect(log).toContain('in\\x1b[2Jput.c');
   });
 });

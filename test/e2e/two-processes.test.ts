@@ -4,7 +4,7 @@
  * completes its own apply correctly. No timing guesses: the holder says "ready" once the
  * database is open and waits for "go" on stdin.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresDriver } from '../../src/dialects/postgres/index.js';
 import { freshSchema } from '../engines.js';
-import { errorLines, parseNdjson, scd, scdOk, tempDir, type RunResult } from './fixtures/cli.js';
+import { errorLines, parseNdjson, type RunResult, scd, scdOk, tempDir } from './fixtures/cli.js';
 
 const QUERIES: Array<[string, string]> = [
   ['a file (DuckDB read_csv)', "SELECT * FROM read_csv('/etc/passwd', header = false)"],
@@ -21,13 +21,7 @@ const QUERIES: Array<[string, string]> = [
   ["the database's own table", 'SELECT * FROM raw_changes'],
 ];
 
-const EXPRESSIONS = [
-  "current_setting('search_path') = ''",
-  "getvariable('x') IS NULL",
-  "version() <> ''",
-  "current_user = 'postgres'",
-  'tableoid > 0',
-];
+const EXPRESSIONS = ["current_setting('search_path') = ''", "getvariable('x') IS NULL", "version() <> ''", "current_user = 'postgres'", 'tableoid > 0'];
 
 let tmp: { dir: string; cleanup: () => void };
 let projects = 0;
@@ -89,10 +83,7 @@ for (const engine of ENGINES) {
       it(`source.query without trusted: true is refused up front: ${what}`, async () => {
         const p = await engine.project();
         try {
-          writeFileSync(
-            path.join(p.dir, 'flow.yaml'),
-            `target: dim\nkeys: id\nsequenceBy: ts\ndatabase: t.duckdb\n${p.extra}source:\n  query: ${JSON.stringify(query)}\n`,
-          );
+          writeFileSync(path.join(p.dir, 'flow.yaml'), `target: dim\nkeys: id\nsequenceBy: ts\ndatabase: t.duckdb\n${p.extra}source:\n  query: ${JSON.stringify(query)}\n`);
           const line = refused(await scd(['apply', 'flow.yaml', ...p.db], p.dir), p.dir, 'source.query', /trusted flows only/);
           expect(line).toMatch(/trusted: true/);
           expect(line).toMatch(/view/);

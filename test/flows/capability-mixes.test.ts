@@ -5,8 +5,8 @@
  * has run, not only the three engines' own sets.
  */
 import { afterAll, expect } from 'vitest';
-import { openDriver, type Driver } from '../../src/index.js';
 import type { Dialect, DialectCapabilities } from '../../src/dialects/dialect.js';
+import { type Driver, openDriver } from '../../src/index.js';
 import { scenarioSuite } from '../scenario-suite.js';
 
 /**
@@ -19,8 +19,14 @@ async function duckdbWithout(sent: string[], off: Partial<DialectCapabilities>, 
   Object.defineProperty(driver, 'dialect', { value: { ...base, ...dialect, capabilities: { ...base.capabilities, ...off } } });
   const run = driver.run.bind(driver);
   const query = driver.query.bind(driver);
-  driver.run = (sql, params) => (sent.push(sql), run(sql, params));
-  driver.query = (sql, params) => (sent.push(sql), query(sql, params));
+  driver.run = (sql, params) => {
+    sent.push(sql);
+    return run(sql, params);
+  };
+  driver.query = (sql, params) => {
+    sent.push(sql);
+    return query(sql, params);
+  };
   return driver;
 }
 
@@ -45,6 +51,9 @@ const DRIVER_STAGING = /"?_scd_(lines|part)_\d/;
 afterAll(() => {
   for (const mix of mixes) {
     expect(mix.sent.length, mix.name).toBeGreaterThan(1000);
-    expect(mix.sent.filter((sql) => mix.never.test(sql) && !DRIVER_STAGING.test(sql)), mix.name).toEqual([]);
+    expect(
+      mix.sent.filter((sql) => mix.never.test(sql) && !DRIVER_STAGING.test(sql)),
+      mix.name,
+    ).toEqual([]);
   }
 });

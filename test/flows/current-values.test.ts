@@ -9,8 +9,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresDriver } from '../../src/dialects/postgres/index.js';
 import { freshSchema } from '../engines.js';
+import { assertBuilt, parseNdjson, type Row, scd, scdOk, tempDir } from '../history/fixtures/history.js';
 import { FLOW_PLACES, writeFlowProject } from './fixtures/flow-projects.js';
-import { assertBuilt, parseNdjson, scd, scdOk, tempDir, type Row } from '../history/fixtures/history.js';
 
 let tmp: { dir: string; cleanup: () => void };
 beforeAll(() => {
@@ -46,7 +46,11 @@ describe("a current flag with the flow's values, through bin/scd", { timeout: 24
       const owner = schema ? await PostgresDriver.connect(url!, { schema, dropSchemaOnClose: true }) : undefined;
       try {
         const name = `employees-${place.engine}`;
-        const dir = project(name, { ...EMPLOYEES, database: place.database(path.join(tmp.dir, name)), ...(schema ? { schema } : {}) }, { '01.ndjson': INITIAL, '02.ndjson': RAISE });
+        const dir = project(
+          name,
+          { ...EMPLOYEES, database: place.database(path.join(tmp.dir, name)), ...(schema ? { schema } : {}) },
+          { '01.ndjson': INITIAL, '02.ndjson': RAISE },
+        );
         await scdOk(['apply', 'flow.json', '--input', '01.ndjson'], dir);
         await scdOk(['apply', 'flow.json', '--input', '02.ndjson'], dir);
         const rows = parseNdjson((await scdOk(['export', 'flow.json', '--format', 'ndjson'], dir)).stdout);
@@ -64,7 +68,10 @@ describe("a current flag with the flow's values, through bin/scd", { timeout: 24
           ['insert', 70000, null, 'Y'],
         ]);
         const current = parseNdjson((await scdOk(['export', 'flow.json', '--format', 'ndjson', '--where', "is_active = 'Y'"], dir)).stdout);
-        expect(current.map((r) => [r.id, r.salary])).toEqual([[1, 30000], [2, 70000]]);
+        expect(current.map((r) => [r.id, r.salary])).toEqual([
+          [1, 30000],
+          [2, 70000],
+        ]);
         const rebuilt = JSON.parse((await scdOk(['rebuild', 'flow.json', '--json'], dir)).stdout);
         expect(rebuilt).toMatchObject({ keysChanged: 0, versionsAdded: 0, versionsChanged: 0, versionsRemoved: 0, versionsClosed: 0 });
         expect(parseNdjson((await scdOk(['export', 'flow.json', '--format', 'ndjson'], dir)).stdout)).toEqual(rows);

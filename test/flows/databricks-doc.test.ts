@@ -14,10 +14,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { applyFiles, defineFlow, loadFlowFile, openDriver, readTargetWith, resolveInputs, ScdError, type Driver, type FlowInput } from '../../src/index.js';
 import { sparkSchemaName } from '../../src/dialects/spark/spark-driver.js';
 import { foreignName } from '../../src/flow/foreign-names.js';
 import { flowSchema } from '../../src/flow/schema.js';
+import { applyFiles, type Driver, defineFlow, type FlowInput, loadFlowFile, openDriver, readTargetWith, resolveInputs, ScdError } from '../../src/index.js';
 import { engines } from '../engines.js';
 
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -34,7 +34,12 @@ function tables(header: string): string[][][] {
     const rows: string[][] = [];
     for (const line of lines.slice(i + 2)) {
       if (!line.startsWith('|')) break;
-      rows.push(line.split(/(?<!\\)\|/).slice(1, -1).map((c) => c.trim()));
+      rows.push(
+        line
+          .split(/(?<!\\)\|/)
+          .slice(1, -1)
+          .map((c) => c.trim()),
+      );
     }
     out.push(rows);
   });

@@ -6,7 +6,7 @@
  * sequence, where a version meets the one before it on every part.
  */
 import { describe, expect, it } from 'vitest';
-import { applyRows, defineFlow, readTargetWith, rebuild, ScdError, type FlowInput } from '../../src/index.js';
+import { applyRows, defineFlow, type FlowInput, readTargetWith, rebuild, ScdError } from '../../src/index.js';
 import { engines } from '../engines.js';
 
 const EVENTS = [

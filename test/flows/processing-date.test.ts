@@ -5,13 +5,14 @@
  * whose existing rows carry their effective date and whose later batches take `current_date()`.
  * Then a rebuild, which must change nothing.
  */
+
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { PostgresDriver } from '../../src/dialects/postgres/index.js';
 import { freshSchema } from '../engines.js';
+import { assertBuilt, parseNdjson, type Row, scd, scdOk, tempDir } from '../history/fixtures/history.js';
 import { ndjson, writeFlowProject } from './fixtures/flow-projects.js';
-import { writeFileSync } from 'node:fs';
-import { assertBuilt, parseNdjson, scd, scdOk, tempDir, type Row } from '../history/fixtures/history.js';
 
 let tmp: { dir: string; cleanup: () => void };
 beforeAll(() => {
@@ -75,7 +76,11 @@ describe('processing time as a date, after a dated load, through bin/scd', { tim
       const owned = await place.schema?.();
       try {
         const dir0 = path.join(tmp.dir, `article-${place.engine}`);
-        const dir = project(`article-${place.engine}`, { ...ARTICLE, database: place.database(dir0), ...(owned ? { schema: owned.schema } : {}) }, { '01_existing.ndjson': EXISTING, '02_today.ndjson': INCOMING });
+        const dir = project(
+          `article-${place.engine}`,
+          { ...ARTICLE, database: place.database(dir0), ...(owned ? { schema: owned.schema } : {}) },
+          { '01_existing.ndjson': EXISTING, '02_today.ndjson': INCOMING },
+        );
         await scdOk(['apply', 'flow.json', '--input', '01_existing.ndjson'], dir);
         const before = todayUtc();
         const second = await scdOk(['apply', 'flow.json', '--input', '02_today.ndjson', '--json'], dir);
@@ -112,13 +117,21 @@ describe('processing time as a date, after a dated load, through bin/scd', { tim
           database: place.database(dir0),
           ...(owned ? { schema: owned.schema } : {}),
         };
-        const dir = project(`date-${place.engine}`, flow, { '01.ndjson': [{ id: 1, name: 'John', salary: 30000 }, { id: 2, name: 'Jack', salary: 30000 }] });
+        const dir = project(`date-${place.engine}`, flow, {
+          '01.ndjson': [
+            { id: 1, name: 'John', salary: 30000 },
+            { id: 2, name: 'Jack', salary: 30000 },
+          ],
+        });
         const before = todayUtc();
         const first = JSON.parse((await scdOk(['apply', 'flow.json', '--input', '01.ndjson', '--json'], dir)).stdout);
         const after = todayUtc();
         expect(first).toMatchObject({ rowsRead: 2, eventsApplied: 2, quarantined: 0, versionsAdded: 2 });
         const rows = parseNdjson((await scdOk(['export', 'flow.json', '--format', 'ndjson'], dir)).stdout);
-        expect(rows.map((r) => Object.keys(r))).toEqual([['id', 'name', 'salary', '__START_AT', '__END_AT'], ['id', 'name', 'salary', '__START_AT', '__END_AT']]);
+        expect(rows.map((r) => Object.keys(r))).toEqual([
+          ['id', 'name', 'salary', '__START_AT', '__END_AT'],
+          ['id', 'name', 'salary', '__START_AT', '__END_AT'],
+        ]);
         expect([before, after]).toContain(rows[0]!.__START_AT);
         expect(rows[1]!.__START_AT).toBe(rows[0]!.__START_AT);
         // A second batch the same day: id 2's new record has the first one's sequence (today), a tie
@@ -136,7 +149,11 @@ describe('processing time as a date, after a dated load, through bin/scd', { tim
   }
 
   it('a processing time stamped as a timestamp, declared a date in columnTypes, is refused before anything is applied', async ({ expect }) => {
-    const dir = project('declared-date', { target: 'dim_x', keys: 'id', sequenceBy: { processingTime: true }, columnTypes: { _processed_at: 'date' }, database: 'x.duckdb' }, { '01.ndjson': [{ id: 1, v: 'a' }] });
+    const dir = project(
+      'declared-date',
+      { target: 'dim_x', keys: 'id', sequenceBy: { processingTime: true }, columnTypes: { _processed_at: 'date' }, database: 'x.duckdb' },
+      { '01.ndjson': [{ id: 1, v: 'a' }] },
+    );
     const r = await scd(['apply', 'flow.json', '--input', '01.ndjson'], dir);
     expect(r.code).not.toBe(0);
     expect(r.stderr).toMatch(/_processed_at.*holds the commit's time/);

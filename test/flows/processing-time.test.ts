@@ -5,7 +5,7 @@
  * line order.
  */
 import { describe, expect, it } from 'vitest';
-import { applyRows, defineFlow, readTargetWith, ScdError, type Driver } from '../../src/index.js';
+import { applyRows, type Driver, defineFlow, readTargetWith, ScdError } from '../../src/index.js';
 import { storeNames } from '../../src/store/names.js';
 import { engines } from '../engines.js';
 
@@ -88,7 +88,11 @@ for (const engine of engines) {
 
     it('a record without a key is quarantined with its own line (the stamp leaves the staged rows as they were)', async () => {
       await withDriver(engine.open, async (driver) => {
-        const r = await applyRows(driver, flow, [{ id: 1, city: 'Pune' }, { id: null, city: 'nowhere' }, { id: 3, city: 'Goa' }]);
+        const r = await applyRows(driver, flow, [
+          { id: 1, city: 'Pune' },
+          { id: null, city: 'nowhere' },
+          { id: 3, city: 'Goa' },
+        ]);
         expect([r.eventsApplied, r.quarantined]).toEqual([2, 1]);
         const q = await driver.query(`SELECT line, raw FROM ${driver.dialect.quote(storeNames(flow.target).quarantine)}`);
         expect(q.map((x) => [Number(x.line), String(x.raw)])).toEqual([[2, '{"id":null,"city":"nowhere"}']]);

@@ -72,8 +72,7 @@ for (const engine of engines) {
           ['C2', 'gold', 'east'],
           ['C3', 'platinum', 'west'],
         ]);
-        const atDay = async (n: number) =>
-          plain(await driver.query(pointInTime!.replaceAll("DATE '2025-06-15'", `DATE '${day(n)}'`))).map((r) => [r.customer_id, r.tier]);
+        const atDay = async (n: number) => plain(await driver.query(pointInTime!.replaceAll("DATE '2025-06-15'", `DATE '${day(n)}'`))).map((r) => [r.customer_id, r.tier]);
         expect(await atDay(-50)).toEqual([
           ['C1', 'silver'],
           ['C2', 'bronze'],

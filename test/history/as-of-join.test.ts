@@ -3,8 +3,8 @@
  * (the seed's Fact_Sales ⋈ Dim_Customer_SCD2), run on the engine itself.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyRows, asOfJoin, defineFlow, duckdbDialect, postgresDialect, type Driver } from '../../src/index.js';
 import { sparkDialect } from '../../src/dialects/spark/spark-dialect.js';
+import { applyRows, asOfJoin, type Driver, defineFlow, duckdbDialect, postgresDialect } from '../../src/index.js';
 import { engines } from '../engines.js';
 import { CUSTOMER_BATCHES, CUSTOMER_FLOW, FACT_DDL, FACT_INSERT, FACT_SALES } from './fixtures/customers.js';
 
@@ -43,11 +43,7 @@ for (const engine of engines) {
     afterAll(() => driver?.close());
 
     const run = async (sql: string) =>
-      (await driver.query(`SELECT sale_id, city, customer_name FROM (${sql}) j ORDER BY sale_id`)).map((r) => [
-        Number(r.sale_id),
-        r.city,
-        r.customer_name,
-      ]);
+      (await driver.query(`SELECT sale_id, city, customer_name FROM (${sql}) j ORDER BY sale_id`)).map((r) => [Number(r.sale_id), r.city, r.customer_name]);
 
     it("the seed's query: a 2024 sale is Bengaluru, a 2026 sale is Pune", async () => {
       const rows = await run(asOfJoin(flow, { fact: 'Fact_Sales', time: 'sale_date', columns: ['city', 'customer_name'], dialect: driver.dialect }));

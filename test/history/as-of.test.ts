@@ -3,7 +3,7 @@
  * what changed) and the <target>_current view, on the seed's customer dimension.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyRows, asOfQuery, defineFlow, keyHistory, readRows, readTargetWith, type Driver } from '../../src/index.js';
+import { applyRows, asOfQuery, type Driver, defineFlow, keyHistory, readRows, readTargetWith } from '../../src/index.js';
 import { engines } from '../engines.js';
 import { CUSTOMER_BATCHES, CUSTOMER_FLOW, CUSTOMER_TARGET, customerRow } from './fixtures/customers.js';
 

@@ -3,12 +3,12 @@
  * changed. Every expected row below is written by hand from the walk of SEMANTICS §3.
  */
 import { describe, expect, it } from 'vitest';
-import { applyRows, changesQuery, commitLogQuery, defineFlow, openDriver, readRows, versionQuery, type Driver } from '../../src/index.js';
+import { applyRows, changesQuery, commitLogQuery, type Driver, defineFlow, openDriver, readRows, versionQuery } from '../../src/index.js';
+import { readFlowRecord } from '../../src/store/catalog.js';
+import { materializeFeed, writtenShape } from '../../src/store/feed.js';
+import { storeNames } from '../../src/store/names.js';
 import { engines } from '../engines.js';
 import { feed, type Row } from './fixtures/history.js';
-import { materializeFeed, writtenShape } from '../../src/store/feed.js';
-import { readFlowRecord } from '../../src/store/catalog.js';
-import { storeNames } from '../../src/store/names.js';
 
 type T = 'insert' | 'update_preimage' | 'update_postimage' | 'delete';
 
@@ -69,10 +69,7 @@ for (const engine of engines) {
         for (const b of [B1, B2, B3, B4, B5, B6]) await applyRows(d, scd2, b);
 
         // Commit 1: two new keys.
-        expect(await feed(d, scd2, 1, 1)).toEqual([
-          c2(1, 'insert', 1, 'Ann', 'Goa', 10, null),
-          c2(1, 'insert', 2, 'Bob', 'Pune', 10, null),
-        ]);
+        expect(await feed(d, scd2, 1, 1)).toEqual([c2(1, 'insert', 1, 'Ann', 'Goa', 10, null), c2(1, 'insert', 2, 'Bob', 'Pune', 10, null)]);
         // Commit 2, in order: id 1's tracked change closes [10,-) and opens [20,-); id 2's untracked
         // change updates its version in place; id 3 is new.
         expect(await feed(d, scd2, 2, 2)).toEqual([
@@ -121,9 +118,7 @@ for (const engine of engines) {
         await applyRows(d, scd2, [del(1, 15)]);
         // What is stored: every added row (insert, post-image, close) is a reference, with its
         // identity, end and is-current, and null values; every removed row is in full.
-        const stored = await d.query(
-          `SELECT _commit_version AS v, _change_type AS t, "__scd_ref" AS ref, name, city, "__START_AT" AS s FROM "_scd_dim_cf_changes" ORDER BY 1, 2`,
-        );
+        const stored = await d.query(`SELECT _commit_version AS v, _change_type AS t, "__scd_ref" AS ref, name, city, "__START_AT" AS s FROM "_scd_dim_cf_changes" ORDER BY 1, 2`);
         expect(stored.map((r) => [Number(r.v), r.t, r.ref, r.name, r.city, Number(r.s)])).toEqual([
           [1, 'insert', true, null, null, 10],
           [2, 'update_postimage', true, null, null, 10],
@@ -149,18 +144,23 @@ for (const engine of engines) {
         const at = async (n: number) => (await readRows(d, await versionQuery(d, scd2, n))).map((r) => [r.name, r.city, r.__START_AT, r.__END_AT]);
         expect(await at(1)).toEqual([['Ann', 'Goa', 10, null]]);
         expect(await at(2)).toEqual([['Annie', 'Goa', 10, null]]);
-        expect(await at(4)).toEqual([['Anya', 'Goa', 10, 14], ['Anya', 'Pune', 14, null]]);
+        expect(await at(4)).toEqual([
+          ['Anya', 'Goa', 10, 14],
+          ['Anya', 'Pune', 14, null],
+        ]);
       });
     });
 
     it('scd2: a close is stored as one row and read as its two images (store/feed.ts)', async () => {
       await withEngine(engine.open, async (d) => {
         for (const b of [B1, B2, B3, B4]) await applyRows(d, scd2, b);
-        const stored = await d.query(
-          `SELECT _commit_version AS v, CAST(count(*) AS INTEGER) AS n FROM "_scd_dim_cf_changes" WHERE _change_type = 'close' GROUP BY 1 ORDER BY 1`,
-        );
+        const stored = await d.query(`SELECT _commit_version AS v, CAST(count(*) AS INTEGER) AS n FROM "_scd_dim_cf_changes" WHERE _change_type = 'close' GROUP BY 1 ORDER BY 1`);
         // Commit 2 closes id 1; commit 3 shortens [10,20); commit 4 shortens [15,20) and closes id 2.
-        expect(stored.map((r) => [Number(r.v), Number(r.n)])).toEqual([[2, 1], [3, 1], [4, 2]]);
+        expect(stored.map((r) => [Number(r.v), Number(r.n)])).toEqual([
+          [2, 1],
+          [3, 1],
+          [4, 2],
+        ]);
         const all = await d.query(`SELECT CAST(count(*) AS INTEGER) AS n FROM "_scd_dim_cf_changes"`);
         expect(Number(all[0]!.n)).toBe(2 + 5 + 2 + 2);
         expect((await feed(d, scd2, 1, 4)).length).toBe(2 + 6 + 3 + 4);
@@ -259,13 +259,16 @@ for (const engine of engines) {
 // SQL shape where it matters (DuckDB's plan of the feed reader).
 describe('duckdb: change feed reader plan', () => {
   it('reading the feed joins references with the target by hash (a regression: an IS NULL in the join condition made DuckDB loop over every pair)', async () => {
-    await withEngine(() => openDriver(':memory:'), async (d) => {
-      for (const b of [B1, B2]) await applyRows(d, scd2, b);
-      const q = await changesQuery(d, scd2, 2, 2);
-      const plan = (await d.query(`EXPLAIN SELECT count(*) FROM ${q.from} WHERE ${q.where}`, q.params)).map((r) => String(r.explain_value)).join('\n');
-      expect(plan).toContain('HASH_JOIN');
-      // The only loop join is the one that reads a close as two images (a two-row VALUES list).
-      expect(plan.match(/NL_JOIN|NESTED_LOOP/g) ?? []).toHaveLength(1);
-    });
+    await withEngine(
+      () => openDriver(':memory:'),
+      async (d) => {
+        for (const b of [B1, B2]) await applyRows(d, scd2, b);
+        const q = await changesQuery(d, scd2, 2, 2);
+        const plan = (await d.query(`EXPLAIN SELECT count(*) FROM ${q.from} WHERE ${q.where}`, q.params)).map((r) => String(r.explain_value)).join('\n');
+        expect(plan).toContain('HASH_JOIN');
+        // The only loop join is the one that reads a close as two images (a two-row VALUES list).
+        expect(plan.match(/NL_JOIN|NESTED_LOOP/g) ?? []).toHaveLength(1);
+      },
+    );
   });
 });

@@ -3,12 +3,13 @@
  * export --version, as-of, show, rebuild. Projects are written to a temp folder; the database is
  * a DuckDB file next to the flow.
  */
-import path from 'node:path';
+
 import { mkdirSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { applyFiles, applyRows, loadFlowFile, openDriver, readTargetWith, resolveInputs, type Flow, type FlowInput } from '../../src/index.js';
+import { applyFiles, applyRows, type Flow, type FlowInput, loadFlowFile, openDriver, readTargetWith, resolveInputs } from '../../src/index.js';
 import { CUSTOMER_BATCHES, CUSTOMER_FLOW, CUSTOMER_TARGET, customerRow, writeProject } from './fixtures/customers.js';
-import { assertBuilt, parseNdjson, pickLog, scd, scdOk, tempDir, type Row } from './fixtures/history.js';
+import { assertBuilt, parseNdjson, pickLog, type Row, scd, scdOk, tempDir } from './fixtures/history.js';
 import { LOG_BATCHES, LOG_EXPECTED, LOG_FEED_2, LOG_FLOW } from './fixtures/log-scenario.js';
 import { TT_BATCHES, TT_FLOW, TT_STATES, ttRows } from './fixtures/timetravel.js';
 
@@ -78,21 +79,27 @@ describe.concurrent('history commands through bin/scd', () => {
     // The change feed of commits 2..4: commit 2's rows, nothing for the replay (3), one insert (4).
     const ch = parseNdjson((await scdOk(['changes', p.flowFile, '--from-version', '2', '--to-version', '4', '--format', 'ndjson'], p.dir)).stdout);
     expect(Object.keys(ch[0]!)).toEqual(['id', 'v', 'seq', '__START_AT', '__END_AT', '_change_type', '_commit_version', '_commit_timestamp']);
-    expect(noTs(ch)).toEqual([
-      ...LOG_FEED_2,
-      { id: 2, v: 'b0', seq: 0, __START_AT: 0, __END_AT: 1, _change_type: 'insert', _commit_version: 4 },
-    ]);
+    expect(noTs(ch)).toEqual([...LOG_FEED_2, { id: 2, v: 'b0', seq: 0, __START_AT: 0, __END_AT: 1, _change_type: 'insert', _commit_version: 4 }]);
   });
 
-  it('`changes` and `export --version` through bin/scd show the values a version had, after it was rewritten in place (the feed stores added rows by reference)', async ({ expect }) => {
+  it('`changes` and `export --version` through bin/scd show the values a version had, after it was rewritten in place (the feed stores added rows by reference)', async ({
+    expect,
+  }) => {
     // name is untracked: commit 2 rewrites [10,-) in place, commit 3 closes it and opens [14,-).
     const flow: FlowInput = { target: 'dim_ref', keys: 'id', sequenceBy: 'seq', exceptColumns: ['seq'], trackHistory: ['city'] };
     const batches = [[{ id: 1, name: 'Ann', city: 'Goa', seq: 10 }], [{ id: 1, name: 'Annie', city: 'Goa', seq: 12 }], [{ id: 1, name: 'Annie', city: 'Pune', seq: 14 }]];
     const p = project('ref', flow, batches);
     for (const f of p.files) await scdOk(['apply', p.flowFile, '--input', f], p.dir);
     const ch = noTs(parseNdjson((await scdOk(['changes', p.flowFile, '--from-version', '1', '--format', 'ndjson'], p.dir)).stdout));
-    const row = (v: number, t: string, name: string, city: string, start: number, end: number | null) =>
-      ({ id: 1, name, city, __START_AT: start, __END_AT: end, _change_type: t, _commit_version: v });
+    const row = (v: number, t: string, name: string, city: string, start: number, end: number | null) => ({
+      id: 1,
+      name,
+      city,
+      __START_AT: start,
+      __END_AT: end,
+      _change_type: t,
+      _commit_version: v,
+    });
     expect(ch).toEqual([
       row(1, 'insert', 'Ann', 'Goa', 10, null),
       row(2, 'update_preimage', 'Ann', 'Goa', 10, null),

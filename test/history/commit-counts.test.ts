@@ -4,13 +4,14 @@
  * physical writes), and the keys that tied, listed. Every expectation is written by hand from the
  * events below; then the same through `bin/scd` (the summary line and `--json`).
  */
-import path from 'node:path';
+
 import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyRows, defineFlow, readTargetWith, rebuild, type ApplyResult, type Driver, type FlowInput } from '../../src/index.js';
-import { engines, freshSchema } from '../engines.js';
 import { PostgresDriver } from '../../src/dialects/postgres/index.js';
-import { assertBuilt, parseNdjson, scdOk, tempDir, type Row } from './fixtures/history.js';
+import { type ApplyResult, applyRows, type Driver, defineFlow, type FlowInput, readTargetWith, rebuild } from '../../src/index.js';
+import { engines, freshSchema } from '../engines.js';
+import { assertBuilt, parseNdjson, type Row, scdOk, tempDir } from './fixtures/history.js';
 
 const FLOW: FlowInput = { target: 'dim_counts', keys: 'id', sequenceBy: 'seq', applyAsDeletes: "op = 'D'", exceptColumns: ['op'] };
 const up = (id: number, seq: number, v: string) => ({ id, seq, v, op: 'U' });
@@ -73,7 +74,12 @@ for (const engine of engines) {
         expect(await readTargetWith(driver, flow)).toEqual(TARGET);
         // A replay changes nothing, and ties nothing new.
         const replay = await applyRows(driver, flow, BATCHES[3]!);
-        expect({ ...pick(replay, ZERO), duplicates: replay.duplicates, ties: replay.ties, tiedKeys: replay.tiedKeys }).toEqual({ ...ZERO, duplicates: 3, ties: 0, tiedKeys: undefined });
+        expect({ ...pick(replay, ZERO), duplicates: replay.duplicates, ties: replay.ties, tiedKeys: replay.tiedKeys }).toEqual({
+          ...ZERO,
+          duplicates: 3,
+          ties: 0,
+          tiedKeys: undefined,
+        });
         // A rebuild of an unchanged flow changes no key.
         const rebuilt = await rebuild(driver, flow);
         expect(pick(rebuilt, ZERO)).toEqual(ZERO);
@@ -103,26 +109,30 @@ describe('the counts through bin/scd', { timeout: 240_000 }, () => {
       const owner = schema ? await PostgresDriver.connect(database, { schema, dropSchemaOnClose: true }) : undefined;
       writeFileSync(path.join(dir, 'flow.json'), JSON.stringify({ ...FLOW, database, ...(schema ? { schema } : {}) }));
       try {
-      const files = BATCHES.map((b, i) => {
-        const file = path.join(dir, `0${i + 1}.ndjson`);
-        writeFileSync(file, b.map((r) => JSON.stringify(r)).join('\n') + '\n');
-        return file;
-      });
-      const first = await scdOk(['apply', 'flow.json', '--input', files[0]!], dir);
-      expect(first.stdout).toMatch(/^commit 1: read 8 rows = 8 applied \+ 0 duplicates \+ 0 quarantined; 4 keys changed: 7 versions added, 4 closed, 0 changed, 0 removed \(\d+ ms\)\n$/);
-      const second = await scdOk(['apply', 'flow.json', '--input', files[1]!], dir);
-      expect(second.stdout).toMatch(/^commit 2: read 3 rows = 3 applied \+ 0 duplicates \+ 0 quarantined; 1 key changed: 0 versions added, 1 closed, 1 changed, 0 removed /);
-      await scdOk(['apply', 'flow.json', '--input', files[2]!], dir);
-      const tied = await scdOk(['apply', 'flow.json', '--input', files[3]!], dir);
-      expect(tied.stdout).toMatch(/^commit 4: read 3 rows = 3 applied \+ 0 duplicates \+ 0 quarantined; 3 ties \(id=1, id=4\); 2 keys changed: 1 version added, 0 closed, 1 changed, 0 removed /);
-      const json = parseNdjson((await scdOk(['apply', 'flow.json', '--input', files[3]!, '--json'], dir)).stdout);
-      expect(json[0]).toMatchObject({ version: 5, ties: 0, duplicates: 3, ...ZERO });
-      expect(json[0]).not.toHaveProperty('tiedKeys');
-      const rebuilt = parseNdjson((await scdOk(['rebuild', 'flow.json', '--json'], dir)).stdout);
-      expect(rebuilt[0]).toMatchObject({ version: 6, operation: 'rebuild', ...ZERO });
-      // The log keeps the counts: commit 4's, as `apply --json` gave them.
-      const log = parseNdjson((await scdOk(['log', 'flow.json', '--json'], dir)).stdout);
-      expect(log.find((c) => c.version === 4)).toMatchObject({ ties: 3, keysChanged: 2, versionsAdded: 1, versionsClosed: 0, versionsChanged: 1, versionsRemoved: 0 });
+        const files = BATCHES.map((b, i) => {
+          const file = path.join(dir, `0${i + 1}.ndjson`);
+          writeFileSync(file, b.map((r) => JSON.stringify(r)).join('\n') + '\n');
+          return file;
+        });
+        const first = await scdOk(['apply', 'flow.json', '--input', files[0]!], dir);
+        expect(first.stdout).toMatch(
+          /^commit 1: read 8 rows = 8 applied \+ 0 duplicates \+ 0 quarantined; 4 keys changed: 7 versions added, 4 closed, 0 changed, 0 removed \(\d+ ms\)\n$/,
+        );
+        const second = await scdOk(['apply', 'flow.json', '--input', files[1]!], dir);
+        expect(second.stdout).toMatch(/^commit 2: read 3 rows = 3 applied \+ 0 duplicates \+ 0 quarantined; 1 key changed: 0 versions added, 1 closed, 1 changed, 0 removed /);
+        await scdOk(['apply', 'flow.json', '--input', files[2]!], dir);
+        const tied = await scdOk(['apply', 'flow.json', '--input', files[3]!], dir);
+        expect(tied.stdout).toMatch(
+          /^commit 4: read 3 rows = 3 applied \+ 0 duplicates \+ 0 quarantined; 3 ties \(id=1, id=4\); 2 keys changed: 1 version added, 0 closed, 1 changed, 0 removed /,
+        );
+        const json = parseNdjson((await scdOk(['apply', 'flow.json', '--input', files[3]!, '--json'], dir)).stdout);
+        expect(json[0]).toMatchObject({ version: 5, ties: 0, duplicates: 3, ...ZERO });
+        expect(json[0]).not.toHaveProperty('tiedKeys');
+        const rebuilt = parseNdjson((await scdOk(['rebuild', 'flow.json', '--json'], dir)).stdout);
+        expect(rebuilt[0]).toMatchObject({ version: 6, operation: 'rebuild', ...ZERO });
+        // The log keeps the counts: commit 4's, as `apply --json` gave them.
+        const log = parseNdjson((await scdOk(['log', 'flow.json', '--json'], dir)).stdout);
+        expect(log.find((c) => c.version === 4)).toMatchObject({ ties: 3, keysChanged: 2, versionsAdded: 1, versionsClosed: 0, versionsChanged: 1, versionsRemoved: 0 });
       } finally {
         await owner?.close();
       }

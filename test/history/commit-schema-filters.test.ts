@@ -4,20 +4,7 @@
  * flow expression, refused in one line otherwise), the range of `changes`, and `status`.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  applyRows,
-  commitRange,
-  defineFlow,
-  filtered,
-  flowStatus,
-  readCommitLog,
-  readRows,
-  rebuild,
-  ScdError,
-  targetQuery,
-  type Driver,
-  type Flow,
-} from '../../src/index.js';
+import { applyRows, commitRange, type Driver, defineFlow, type Flow, filtered, flowStatus, readCommitLog, readRows, rebuild, ScdError, targetQuery } from '../../src/index.js';
 import { engines } from '../engines.js';
 
 const FLOW = defineFlow({ target: 'dim_acct', keys: 'id', sequenceBy: 'seq', applyAsDeletes: "op = 'D'", exceptColumns: ['op'] });
@@ -86,7 +73,7 @@ for (const engine of engines) {
         const refused = (where: string) => refusal(filtered(driver, FLOW, base, { where }));
         expect((await refused('(SELECT count(*) FROM dim_acct) > 0')).message).toMatch(/reads more than the target's row|not a single boolean/);
         expect((await refused('random() > 0.5')).message).toMatch(/reads more than the target's row/);
-        expect((await refused("true; DROP TABLE dim_acct")).message).toMatch(/not a single boolean expression: it contains ";"/);
+        expect((await refused('true; DROP TABLE dim_acct')).message).toMatch(/not a single boolean expression: it contains ";"/);
         expect((await refused('true) OR (1 = 1')).message).toMatch(/not a single boolean/);
         expect((await refused('tier')).message).toMatch(/not a boolean expression/);
         expect((await refused('nope = 1')).message).toMatch(/cannot be evaluated on the target/);
@@ -111,7 +98,9 @@ for (const engine of engines) {
         expect(await commitRange(driver, FLOW, { fromTimestamp: '2000-01-01', toTimestamp: at[1] })).toEqual({ from: 1, to: 2 });
         const later = new Date(Date.parse(at[0]!) + 1).toISOString();
         expect(await commitRange(driver, FLOW, { fromTimestamp: later })).toEqual({ from: 2, to: 3 });
-        expect((await refusal(commitRange(driver, FLOW, { fromVersion: 3, toVersion: 2 }))).problem).toMatch(/^the range is inverted: from commit 3 to commit 2 \(commits are 1\.\.3/);
+        expect((await refusal(commitRange(driver, FLOW, { fromVersion: 3, toVersion: 2 }))).problem).toMatch(
+          /^the range is inverted: from commit 3 to commit 2 \(commits are 1\.\.3/,
+        );
         expect((await refusal(commitRange(driver, FLOW, { fromVersion: 4 }))).problem).toMatch(/^--from-version 4 is beyond the last commit \(commits are 1\.\.3/);
         expect((await refusal(commitRange(driver, FLOW, { toVersion: 7 }))).problem).toMatch(/^--to-version 7 is beyond the last commit/);
         expect((await refusal(commitRange(driver, FLOW, { fromTimestamp: '2999-01-01' }))).message).toMatch(/no commit was made at or after/);
@@ -123,7 +112,9 @@ for (const engine of engines) {
         const none = (await refusal(commitRange(driver, FLOW, { fromTimestamp: t1, toTimestamp: t2 }))).message;
         expect(none.startsWith(`no commit was made between ${t1} and ${t2} (commits are 1..3`), none).toBe(true);
         expect(none).not.toContain('\n');
-        expect((await refusal(commitRange(driver, FLOW, { fromTimestamp: t2, toTimestamp: t1 }))).problem).toMatch(/^the range is inverted: --from-timestamp .* is after --to-timestamp/);
+        expect((await refusal(commitRange(driver, FLOW, { fromTimestamp: t2, toTimestamp: t1 }))).problem).toMatch(
+          /^the range is inverted: --from-timestamp .* is after --to-timestamp/,
+        );
         expect((await refusal(commitRange(driver, FLOW, { fromVersion: 1, fromTimestamp: at[0] }))).message).toMatch(/not both/);
       }));
 

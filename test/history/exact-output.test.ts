@@ -7,14 +7,13 @@
  * timestamps with microseconds, dates — and each format (table, CSV, NDJSON, Parquet, the web
  * pages) is read back and compared with what the engine itself holds (its own text of each value).
  */
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { driverPerRequest, loadFlowFile, openDriver, startServer, withDatabase } from '../../src/index.js';
 import { members, scanDocument, textOf } from '../../src/files/json-text.js';
-import { scdOk } from './fixtures/history.js';
+import { driverPerRequest, loadFlowFile, openDriver, startServer, withDatabase } from '../../src/index.js';
 import { cliDatabases, cliTestDir } from './fixtures/cli-databases.js';
-import { mkdirSync } from 'node:fs';
+import { scdOk } from './fixtures/history.js';
 
 const tmp = cliTestDir();
 
@@ -88,7 +87,9 @@ function fromNdjson(text: string): Cells {
     .split('\n')
     .map((line) => {
       const doc = scanDocument(line);
-      const byName = new Map(members(line, doc).map((m) => [m.name, m.value.kind === 'null' ? null : m.value.kind === 'string' ? (JSON.parse(textOf(line, m.value)) as string) : textOf(line, m.value)]));
+      const byName = new Map(
+        members(line, doc).map((m) => [m.name, m.value.kind === 'null' ? null : m.value.kind === 'string' ? (JSON.parse(textOf(line, m.value)) as string) : textOf(line, m.value)]),
+      );
       return COLUMNS.map((c) => byName.get(c) ?? null);
     });
 }
@@ -176,9 +177,10 @@ describe.concurrent('every output format names every stored value exactly', { ti
       const blank = (rows: Cells) => rows.map((r) => r.map((v) => (v === '' ? null : v)));
       const tableColumns = COLUMNS.filter((c) => c !== 's');
       const table = fromTable(await out('table'), COLUMNS);
-      expect(canonicalRows(blank(table)).map((r) => r.filter((_, i) => COLUMNS[i] !== 's')), 'table').toEqual(
-        blank(expected).map((r) => r.filter((_, i) => COLUMNS[i] !== 's')),
-      );
+      expect(
+        canonicalRows(blank(table)).map((r) => r.filter((_, i) => COLUMNS[i] !== 's')),
+        'table',
+      ).toEqual(blank(expected).map((r) => r.filter((_, i) => COLUMNS[i] !== 's')));
       expect(tableColumns).toHaveLength(COLUMNS.length - 1);
 
       // Parquet, read back by DuckDB: each value's text.
@@ -199,7 +201,16 @@ describe.concurrent('every output format names every stored value exactly', { ti
         const res = await fetch(new URL('/key?id=9007199254740993', server.url));
         const page = await res.text();
         expect(res.status).toBe(200);
-        for (const shown of ['9007199254740993.0', '1234567890123456789012345678.0123456789', '9223372036854775807', '-9223372036854775808', '-0.1', 'héllo ✓ 東京 🎉', '2025-12-31', '2024-12-31T18:30:00.000001Z'])
+        for (const shown of [
+          '9007199254740993.0',
+          '1234567890123456789012345678.0123456789',
+          '9223372036854775807',
+          '-9223372036854775808',
+          '-0.1',
+          'héllo ✓ 東京 🎉',
+          '2025-12-31',
+          '2024-12-31T18:30:00.000001Z',
+        ])
           expect(page, shown).toContain(shown);
         expect(page).toMatch(/>-0</);
         expect(page).toMatch(/>(-0\.0000000001|-1e-10)</); // one number, in JavaScript's spelling or the engine's

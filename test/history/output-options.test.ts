@@ -3,7 +3,7 @@
  * deletes: tombstone, and the <target>_current view. Expected rows by hand.
  */
 import { describe, expect, it } from 'vitest';
-import { applyRows, asOfQuery, defineFlow, readRows, readTargetWith, rebuild, targetQuery, type Driver, type FlowInput } from '../../src/index.js';
+import { applyRows, asOfQuery, type Driver, defineFlow, type FlowInput, readRows, readTargetWith, rebuild, targetQuery } from '../../src/index.js';
 import { engines } from '../engines.js';
 import { feed, type Row } from './fixtures/history.js';
 
@@ -84,7 +84,7 @@ for (const engine of engines) {
       });
     });
 
-    it('the change feed carries the sentinel in a closed version\'s pre-image and the same surrogate key in pre and post', async () => {
+    it("the change feed carries the sentinel in a closed version's pre-image and the same surrogate key in pre and post", async () => {
       await using(engine.open, async (d) => {
         const flow = defineFlow(OPT);
         await applyRows(d, flow, A);
@@ -168,12 +168,7 @@ for (const engine of engines) {
         expect(await current()).toEqual([[2, 'b']]);
 
         await applyRows(d, flow, [up(1, 'b1', 5)]);
-        expect(await readTargetWith(d, flow)).toEqual([
-          t(1, 'a', 1, 3, false),
-          t(1, null, 3, 5, true),
-          t(1, 'b1', 5, null, false),
-          t(2, 'b', 1, null, false),
-        ]);
+        expect(await readTargetWith(d, flow)).toEqual([t(1, 'a', 1, 3, false), t(1, null, 3, 5, true), t(1, 'b1', 5, null, false), t(2, 'b', 1, null, false)]);
         expect(await feed(d, flow, 3, 3)).toEqual([
           { ...t(1, null, 3, null, true), _change_type: 'update_preimage', _commit_version: 3 },
           { ...t(1, null, 3, 5, true), _change_type: 'update_postimage', _commit_version: 3 },
@@ -200,7 +195,8 @@ for (const engine of engines) {
     it('the <target>_current view of a plain scd2 target: one row per live key, also after a late event', async () => {
       await using(engine.open, async (d) => {
         const flow = defineFlow({ target: 'dim_cv', keys: 'id', sequenceBy: 'seq', applyAsDeletes: "op = 'D'", exceptColumns: ['op', 'seq'] });
-        const current = async () => (await d.query(`SELECT CAST(id AS INTEGER) AS id, v, CAST("__START_AT" AS INTEGER) AS s FROM dim_cv_current ORDER BY id`)).map((r) => [r.id, r.v, r.s]);
+        const current = async () =>
+          (await d.query(`SELECT CAST(id AS INTEGER) AS id, v, CAST("__START_AT" AS INTEGER) AS s FROM dim_cv_current ORDER BY id`)).map((r) => [r.id, r.v, r.s]);
         await applyRows(d, flow, [
           { id: 1, v: 'a', seq: 1, op: 'U' },
           { id: 1, v: 'b', seq: 5, op: 'U' },

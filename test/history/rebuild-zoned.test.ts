@@ -10,8 +10,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'vitest';
-import { parseNdjson, scd, scdOk, type Row } from './fixtures/history.js';
 import { cliDatabases, cliTestDir } from './fixtures/cli-databases.js';
+import { parseNdjson, type Row, scd, scdOk } from './fixtures/history.js';
 
 const tmp = cliTestDir();
 

@@ -3,7 +3,7 @@
  * flow change that needs it, apply is refused and rebuild gives the new semantics over all history.
  */
 import { describe, expect, it } from 'vitest';
-import { applyRows, defineFlow, latestVersion, readRows, readTargetWith, rebuild, versionQuery, type Driver, type FlowInput } from '../../src/index.js';
+import { applyRows, type Driver, defineFlow, type FlowInput, latestVersion, readRows, readTargetWith, rebuild, versionQuery } from '../../src/index.js';
 import { engines } from '../engines.js';
 import { commitLog, feed, type Row } from './fixtures/history.js';
 import { TT_BATCHES, TT_FLOW } from './fixtures/timetravel.js';
@@ -26,11 +26,7 @@ const NAMES: FlowInput = {
   trackHistory: ['city'],
 };
 const up = (id: number, name: string, city: string, seq: number) => ({ id, name, city, seq, op: 'U' });
-const NAME_BATCHES = [
-  [up(1, 'Ann', 'Goa', 1), up(2, 'Bob', 'Pune', 1)],
-  [up(1, 'Anna', 'Goa', 2), up(2, 'Bob', 'Agra', 3)],
-  [up(1, 'Anna', 'Delhi', 3)],
-];
+const NAME_BATCHES = [[up(1, 'Ann', 'Goa', 1), up(2, 'Bob', 'Pune', 1)], [up(1, 'Anna', 'Goa', 2), up(2, 'Bob', 'Agra', 3)], [up(1, 'Anna', 'Delhi', 3)]];
 const nr = (id: number, name: string, city: string, s: number, e: number | null): Row => ({ id, name, city, __START_AT: s, __END_AT: e });
 
 for (const engine of engines) {
@@ -232,7 +228,14 @@ for (const engine of engines) {
         return seed % n;
       };
       for (let run = 0; run < 4; run++) {
-        const flow = defineFlow({ target: 'dim_rand', keys: 'id', sequenceBy: 'seq', applyAsDeletes: "op = 'D'", exceptColumns: ['op'], ...(run % 2 ? { storedAs: 'scd1' as const } : { trackHistory: ['a'] }) });
+        const flow = defineFlow({
+          target: 'dim_rand',
+          keys: 'id',
+          sequenceBy: 'seq',
+          applyAsDeletes: "op = 'D'",
+          exceptColumns: ['op'],
+          ...(run % 2 ? { storedAs: 'scd1' as const } : { trackHistory: ['a'] }),
+        });
         const events = Array.from({ length: 24 }, () => ({ id: rnd(4), a: ['x', 'y', null][rnd(3)], b: rnd(3), seq: rnd(12), op: rnd(5) === 0 ? 'D' : 'U' }));
         const cuts = [rnd(24), rnd(24)].sort((x, y) => x - y);
         const batches = [events.slice(0, cuts[0]), events.slice(cuts[0], cuts[1]), events.slice(cuts[1])].filter((b) => b.length);

@@ -8,12 +8,11 @@
  * apply names the tied key; the table and NDJSON of `show` carry `_ties`; a tuple sequence's ties
  * are found part by part.
  */
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'vitest';
-import { mkdirSync } from 'node:fs';
-import { parseNdjson, scdOk } from './fixtures/history.js';
 import { cliDatabases, cliTestDir } from './fixtures/cli-databases.js';
+import { parseNdjson, scdOk } from './fixtures/history.js';
 
 const tmp = cliTestDir();
 

@@ -7,7 +7,7 @@
  * and PostgreSQL alike.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyRows, asOfQuery, compact, defineFlow, latestVersion, readRows, ScdError, type Driver, type Flow } from '../../src/index.js';
+import { applyRows, asOfQuery, compact, type Driver, defineFlow, type Flow, latestVersion, readRows, ScdError } from '../../src/index.js';
 import { engines } from '../engines.js';
 import { CUSTOMER_BATCHES, CUSTOMER_FLOW } from './fixtures/customers.js';
 
@@ -99,7 +99,7 @@ for (const engine of engines) {
       expect((await refusal(asOfQuery(driver, numeric, '2025-06-15'))).problem).toBe('"2025-06-15" is not a number');
     });
 
-    it('compact --before a time that does not parse: a person\'s error, nothing committed', async () => {
+    it("compact --before a time that does not parse: a person's error, nothing committed", async () => {
       const latest = await latestVersion(driver, customers);
       for (const before of ['June 15', '2025-02-30']) {
         const e = await refusal(compact(driver, customers, before));

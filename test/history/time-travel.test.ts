@@ -46,13 +46,25 @@ for (const engine of engines) {
           captured.push(await readTargetWith(driver, flow));
         }
         // By hand: the live value of each key after commits 1, 3, 4, 5, 7.
-        expect(captured[0]).toEqual([{ id: 1, v: 'a' }, { id: 2, v: 'b' }, { id: 3, v: 'c' }]);
-        expect(captured[2]).toEqual([{ id: 1, v: 'a2' }, { id: 4, v: 'd' }]);
+        expect(captured[0]).toEqual([
+          { id: 1, v: 'a' },
+          { id: 2, v: 'b' },
+          { id: 3, v: 'c' },
+        ]);
+        expect(captured[2]).toEqual([
+          { id: 1, v: 'a2' },
+          { id: 4, v: 'd' },
+        ]);
         expect(captured[3]).toEqual([]);
-        expect(captured[4]).toEqual([{ id: 1, v: 'a3' }, { id: 5, v: 'e' }]);
-        expect(captured[6]).toEqual([{ id: 2, v: 'b3' }, { id: 5, v: 'e' }]);
-        for (let n = 1; n <= TT_BATCHES.length; n++)
-          expect(await readRows(driver, await versionQuery(driver, flow, n)), `version ${n}`).toEqual(captured[n - 1]);
+        expect(captured[4]).toEqual([
+          { id: 1, v: 'a3' },
+          { id: 5, v: 'e' },
+        ]);
+        expect(captured[6]).toEqual([
+          { id: 2, v: 'b3' },
+          { id: 5, v: 'e' },
+        ]);
+        for (let n = 1; n <= TT_BATCHES.length; n++) expect(await readRows(driver, await versionQuery(driver, flow, n)), `version ${n}`).toEqual(captured[n - 1]);
       } finally {
         await driver.close();
       }

@@ -5,8 +5,8 @@
  */
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { applyRows, defineFlow, openDriver, rebuild, type Driver } from '../../src/index.js';
 import { PostgresDriver } from '../../src/dialects/postgres/index.js';
+import { applyRows, type Driver, defineFlow, openDriver, rebuild } from '../../src/index.js';
 import { engines, freshSchema } from '../engines.js';
 import { tempDir } from '../helpers.js';
 
@@ -33,7 +33,13 @@ describe.each(engines)('a commit reports its steps ($name)', (engine) => {
 });
 
 /** Two drivers of one database, one holding the target's lock for `holdMs` while the other commits (an apply of `rows`, or `commit`). */
-async function waitedCommit(holder: Driver, applier: Driver, holdMs: number, commit = (progress: (m: string) => void) => applyRows(applier, flow, rows, progress), target = flow.target) {
+async function waitedCommit(
+  holder: Driver,
+  applier: Driver,
+  holdMs: number,
+  commit = (progress: (m: string) => void) => applyRows(applier, flow, rows, progress),
+  target = flow.target,
+) {
   let held!: () => void;
   const locked = new Promise<void>((r) => (held = r));
   const holding = holder.transaction(async () => {
@@ -110,7 +116,10 @@ describe.each(shared)('a commit that waits for another holds its wait out of its
     expect(result.eventsApplied).toBe(3);
     // A rebuild is a commit too: its wait is left out the same way.
     const numbered = defineFlow({ target: 'dim_rebuilt', keys: 'id', sequenceBy: 'seq' });
-    await applyRows(applier, numbered, [{ id: '9007199254740993', seq: 1, v: 'a' }, { id: '9007199254740993', seq: 2, v: 'b' }]);
+    await applyRows(applier, numbered, [
+      { id: '9007199254740993', seq: 1, v: 'a' },
+      { id: '9007199254740993', seq: 2, v: 'b' },
+    ]);
     const rebuilt = await waitedCommit(holder, applier, HOLD_MS, (progress) => rebuild(applier, numbered, progress), numbered.target);
     expect(rebuilt.told[0]).toMatch(/^waiting for target "dim_rebuilt"/);
     expect(rebuilt.result.durationMs).toBeLessThanOrEqual(rebuilt.wall - HOLD_MS + 500);

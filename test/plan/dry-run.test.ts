@@ -7,9 +7,9 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyRows, applySourceWith, defineFlow, dryRun, ScdError, type ApplyResult, type Driver, type Flow } from '../../src/index.js';
-import { storeNames } from '../../src/store/names.js';
 import { sparkDialect } from '../../src/dialects/spark/spark-dialect.js';
+import { type ApplyResult, applyRows, applySourceWith, type Driver, defineFlow, dryRun, type Flow, ScdError } from '../../src/index.js';
+import { storeNames } from '../../src/store/names.js';
 import { engines } from '../engines.js';
 import { tempDir } from '../helpers.js';
 
@@ -68,8 +68,14 @@ for (const engine of engines) {
         expect(run.dryRun).toBe(true);
         expect(run.result).toMatchObject({ version: 2, rowsRead: 4, eventsApplied: 2, duplicates: 1, quarantined: 1, versionsAdded: 2, versionsClosed: 1 });
         expect(await everything(driver, flow)).toEqual(before);
-        expect(run.statements.some((s) => insertsTarget(s.sql)), 'the target\'s INSERT is among the statements').toBe(true);
-        expect(run.statements.some((s) => s.sql.includes('"_scd_commits"') && s.sql.trimStart().startsWith('INSERT')), 'the commit\'s log entry too').toBe(true);
+        expect(
+          run.statements.some((s) => insertsTarget(s.sql)),
+          "the target's INSERT is among the statements",
+        ).toBe(true);
+        expect(
+          run.statements.some((s) => s.sql.includes('"_scd_commits"') && s.sql.trimStart().startsWith('INSERT')),
+          "the commit's log entry too",
+        ).toBe(true);
         // Nothing consumed: the real commit is commit 2, and does what the dry run said.
         const real = await applyRows(driver, flow, SECOND);
         expect(counts(real)).toEqual(counts(run.result));
@@ -85,7 +91,10 @@ for (const engine of engines) {
       try {
         const run = await dryRun(driver, (d) => applyRows(d, flow, FIRST));
         expect(run.result).toMatchObject({ version: 1, eventsApplied: 2, quarantined: 1, versionsAdded: 2 });
-        expect(run.statements.some((s) => /^CREATE TABLE "dim_dry"/.test(s.sql.trimStart())), 'the target\'s CREATE TABLE is among the statements').toBe(true);
+        expect(
+          run.statements.some((s) => /^CREATE TABLE "dim_dry"/.test(s.sql.trimStart())),
+          "the target's CREATE TABLE is among the statements",
+        ).toBe(true);
         expect(run.statements.some((s) => insertsTarget(s.sql))).toBe(true);
         const after = await everything(driver, flow);
         for (const table of ['dim_dry', '_scd_dim_dry_events', '_scd_dim_dry_quarantine', '_scd_dim_dry_changes', '_scd_dim_dry_keys', '_scd_files'])
@@ -111,7 +120,10 @@ for (const engine of engines) {
         const before = await everything(driver, flow);
         const run = await dryRun(driver, (d) => applySourceWith(d, flow));
         expect(run.result.results.map((r) => [r.version, r.inputs.map((f) => path.basename(f))])).toEqual([[2, ['a.ndjson', 'b.ndjson']]]);
-        expect(run.statements.some((s) => s.sql.includes('"_scd_files"') && s.sql.trimStart().startsWith('INSERT')), 'the files\' records are among the statements').toBe(true);
+        expect(
+          run.statements.some((s) => s.sql.includes('"_scd_files"') && s.sql.trimStart().startsWith('INSERT')),
+          "the files' records are among the statements",
+        ).toBe(true);
         const after = await everything(driver, flow);
         // The table of applied files may be made (empty) by the listing, before the transaction.
         expect(after._scd_files ?? []).toEqual([]);

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { applyRows, defineFlow } from '../../src/index.js';
-import { FixtureTape, readFixture, type Fixture } from './replay/fixture.js';
+import { type Fixture, FixtureTape, readFixture } from './replay/fixture.js';
 import { replayingDriver } from './replay/replaying-driver.js';
 import { statementText } from './replay/statement-text.js';
 
@@ -40,7 +40,9 @@ describe('a fixture tape', () => {
 
   it('fails a recorded failure again, with its message and code', () => {
     const tape = new FixtureTape(fixture, 'the fixture');
-    expect(() => tape.answer('run', 'CREATE TABLE "t" (k VARCHAR)')).toThrow(expect.objectContaining({ message: 'Catalog Error: Table with name t already exists!', code: '42P07' }));
+    expect(() => tape.answer('run', 'CREATE TABLE "t" (k VARCHAR)')).toThrow(
+      expect.objectContaining({ message: 'Catalog Error: Table with name t already exists!', code: '42P07' }),
+    );
   });
 
   it('names the statement it lacks, the nearest recorded one, and where they differ', () => {

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { vi } from 'vitest';
-import { applyRows, defineFlow, type Driver, type FlowInput } from '../../src/index.js';
+import { applyRows, type Driver, defineFlow, type FlowInput } from '../../src/index.js';
 import { recordStatements } from './recorded-statements.js';
 import type { GoldenDialect } from './replay/replaying-driver.js';
 import { statementText } from './replay/statement-text.js';

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { engines, sparkEngine, type TestEngine } from '../engines.js';
 import { fixtureFile, goldenCommit, goldenFile, goldenFlows } from './golden-commit.js';
 import { readFixture, storedForm, writeFixture } from './replay/fixture.js';
-import { recordingDriver, type GoldenDialect } from './replay/replaying-driver.js';
+import { type GoldenDialect, recordingDriver } from './replay/replaying-driver.js';
 
 /**
  * The fixtures golden-sql.test.ts renders the golden SQL from are what the engines answer: the
@@ -17,7 +17,9 @@ import { recordingDriver, type GoldenDialect } from './replay/replaying-driver.j
 const record = !!process.env.RECORD_FIXTURES;
 
 const live: Array<{ dialect: GoldenDialect; engine: TestEngine }> = [
-  ...engines.filter((e) => e.name === 'duckdb' || e.name === 'pglite').map((engine) => ({ dialect: engine.name === 'duckdb' ? ('duckdb' as const) : ('postgres' as const), engine })),
+  ...engines
+    .filter((e) => e.name === 'duckdb' || e.name === 'pglite')
+    .map((engine) => ({ dialect: engine.name === 'duckdb' ? ('duckdb' as const) : ('postgres' as const), engine })),
   ...(record && sparkEngine ? [{ dialect: 'spark' as const, engine: sparkEngine }] : []),
 ];
 

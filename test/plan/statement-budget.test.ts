@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { applyRows, defineFlow, readTargetWith, type FlowInput } from '../../src/index.js';
-import { engines } from '../engines.js';
-import { recordStatements } from './recorded-statements.js';
-import { TMP } from '../../src/store/names.js';
+import { applyRows, defineFlow, type FlowInput, readTargetWith } from '../../src/index.js';
 import { DIFF_VIEWS, WALKED } from '../../src/plan/diff-sql.js';
 import { LOG_VIEW } from '../../src/plan/walk-input-sql.js';
+import { TMP } from '../../src/store/names.js';
+import { engines } from '../engines.js';
+import { recordStatements } from './recorded-statements.js';
 
 /**
  * A commit's fixed cost is its statements (docs/decisions/0063-a-commit-sends-few-statements.md): counted
@@ -51,10 +51,18 @@ for (const engine of engines) {
       try {
         await applyRows(driver, flow, base);
         const statements = recordStatements(driver);
-        await applyRows(driver, flow, inOrder.map((e) => ({ ...e, ts: 3 })));
+        await applyRows(
+          driver,
+          flow,
+          inOrder.map((e) => ({ ...e, ts: 3 })),
+        );
         const smallCount = statements.length;
         statements.length = 0;
-        await applyRows(driver, flow, base.map((e) => ({ ...e, ts: 4, city: `again${e.id}` })));
+        await applyRows(
+          driver,
+          flow,
+          base.map((e) => ({ ...e, ts: 4, city: `again${e.id}` })),
+        );
         expect(statements.length).toBe(smallCount);
       } finally {
         await driver.close();
@@ -69,8 +77,7 @@ for (const engine of engines) {
         await applyRows(driver, flow, inOrder);
         const bad = defineFlow({ ...flows.scd2!, expect: { positive: { sql: 'id < 0', action: 'fail' } } });
         await expect(applyRows(driver, bad, inOrder)).rejects.toThrow(/expectation "positive"/);
-        for (const t of ['_scd_stage', '_scd_rejects', '_scd_batch', '_scd_keys', '_scd_new', '_scd_stored', '_scd_simple'])
-          expect(await driver.columns(t), t).toBeUndefined();
+        for (const t of ['_scd_stage', '_scd_rejects', '_scd_batch', '_scd_keys', '_scd_new', '_scd_stored', '_scd_simple']) expect(await driver.columns(t), t).toBeUndefined();
       } finally {
         await driver.close();
       }

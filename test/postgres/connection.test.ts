@@ -6,8 +6,8 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { databaseOf, defineFlow, openDriver, ScdError } from '../../src/index.js';
 import { safeLocation } from '../../src/dialects/postgres/postgres-driver.js';
+import { databaseOf, defineFlow, openDriver, ScdError } from '../../src/index.js';
 import { ndjson, parseNdjson, scd, tempDir } from '../e2e/fixtures/cli.js';
 import { engines } from '../engines.js';
 
@@ -134,7 +134,13 @@ describe('postgres connections', () => {
     const { dir, cleanup } = tempDir();
     try {
       writeFileSync(path.join(dir, 'flow.yaml'), 'target: t\nkeys: id\nsequenceBy: seq\nschema: dw\ndatabase: pglite://data\n');
-      writeFileSync(path.join(dir, 'a.ndjson'), ndjson([{ id: 1, v: 'a', seq: 1 }, { id: 1, v: 'b', seq: 2 }]));
+      writeFileSync(
+        path.join(dir, 'a.ndjson'),
+        ndjson([
+          { id: 1, v: 'a', seq: 1 },
+          { id: 1, v: 'b', seq: 2 },
+        ]),
+      );
       const a = await scd(['apply', 'flow.yaml', '--input', 'a.ndjson'], dir);
       expect(a.code, a.stderr).toBe(0);
       const e = await scd(['export', 'flow.yaml', '--format', 'ndjson'], dir);

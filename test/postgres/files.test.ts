@@ -6,7 +6,7 @@
 import { createWriteStream, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyFiles, defineFlow, exportTargetWith, openDriver, readTargetWith, resolveInputs, type Driver } from '../../src/index.js';
+import { applyFiles, type Driver, defineFlow, exportTargetWith, openDriver, readTargetWith, resolveInputs } from '../../src/index.js';
 import { engines } from '../engines.js';
 import { tempDir } from '../helpers.js';
 
@@ -59,7 +59,10 @@ for (const engine of pgEngines) {
         'id,name,price,flag,day,at,atz\n1,"Kettle, large",25.5,true,2025-03-01,2025-03-01 10:00:00,2025-03-01T10:00:00Z\n2,,40,false,2025-03-02,2025-03-02T11:30:00,2025-03-02 12:00:00+05:30\n',
       );
       const json = path.join(dir, 'b.json');
-      writeFileSync(json, JSON.stringify([{ id: 3, name: 'Toaster', price: 1, flag: null, day: '2025-03-03', at: '2025-03-03T09:00:00', atz: '2025-03-03T09:00:00Z', tags: ['x'] }], null, 2));
+      writeFileSync(
+        json,
+        JSON.stringify([{ id: 3, name: 'Toaster', price: 1, flag: null, day: '2025-03-03', at: '2025-03-03T09:00:00', atz: '2025-03-03T09:00:00Z', tags: ['x'] }], null, 2),
+      );
       const flow = defineFlow({ target: 'dim_files', keys: 'id', sequenceBy: 'at', schemaEvolution: 'add-columns' });
       await applyFiles(driver, flow, resolveInputs([csv]));
       const types = Object.fromEntries(((await driver.columns('dim_files')) ?? []).map((c) => [c.name, c.type]));
@@ -111,7 +114,11 @@ for (const engine of pgEngines) {
 
     it('JSON keys become columns in order of first appearance, as DuckDB orders them', async () => {
       const file = path.join(dir, 'order.ndjson');
-      const recs = [{ id: 1, seq: 1, b: 1, a: 'x' }, { c: 3, id: 2, a: 'y', seq: 1, d: '2025-01-01' }, { id: 3, seq: 1, e: true }];
+      const recs = [
+        { id: 1, seq: 1, b: 1, a: 'x' },
+        { c: 3, id: 2, a: 'y', seq: 1, d: '2025-01-01' },
+        { id: 3, seq: 1, e: true },
+      ];
       writeFileSync(file, recs.map((r) => JSON.stringify(r)).join('\n') + '\n');
       const flow = defineFlow({ target: 'dim_order', keys: ['id'], sequenceBy: 'seq' });
       await applyFiles(driver, flow, resolveInputs([file]));
@@ -159,16 +166,28 @@ for (const engine of pgEngines) {
       // LF and CRLF go through COPY; a lone CR, or a quoted newline, through the JavaScript split.
       const records = ['1,"a, b",2024-1-5', '2,,1.50', '3,"say ""hi""",x'];
       const staged: unknown[] = [];
-      for (const [name, eol, extra] of [['lf', '\n', ''], ['crlf', '\r\n', ''], ['cr', '\r', ''], ['quoted', '\n', '4,"two\nlines",y']] as const) {
+      for (const [name, eol, extra] of [
+        ['lf', '\n', ''],
+        ['crlf', '\r\n', ''],
+        ['cr', '\r', ''],
+        ['quoted', '\n', '4,"two\nlines",y'],
+      ] as const) {
         const file = path.join(dir, `text_${name}.csv`);
         writeFileSync(file, ['id,v,w', ...records, ...(extra ? [extra] : [])].join(eol) + eol);
         await driver.dropTemporary(['_t', '_r']);
         const s = await driver.stageFiles([{ path: file, format: 'csv', label: 'f' }], '_t', '_r');
         expect(s.records).toBe(extra ? 4 : 3);
-        expect([...s.lexical.entries()]).toEqual([['id', 'text'], ['v', 'text'], ['w', 'text']]);
+        expect([...s.lexical.entries()]).toEqual([
+          ['id', 'text'],
+          ['v', 'text'],
+          ['w', 'text'],
+        ]);
         const rows = await driver.query(`SELECT id, v, w, CAST("__scd_line" AS integer) AS line, "__scd_raw" AS raw FROM "_t" WHERE id <> '4' ORDER BY id`);
         staged.push(rows);
-        if (extra) expect(await driver.query(`SELECT v, CAST("__scd_line" AS integer) AS line, "__scd_raw" AS raw FROM "_t" WHERE id = '4'`)).toEqual([{ v: 'two\nlines', line: 5, raw: extra }]);
+        if (extra)
+          expect(await driver.query(`SELECT v, CAST("__scd_line" AS integer) AS line, "__scd_raw" AS raw FROM "_t" WHERE id = '4'`)).toEqual([
+            { v: 'two\nlines', line: 5, raw: extra },
+          ]);
       }
       expect(staged[0]).toEqual([
         { id: '1', v: 'a, b', w: '2024-1-5', line: 2, raw: records[0] },
@@ -207,7 +226,15 @@ for (const engine of pgEngines) {
     it('a tuple sequence is a composite type, exported as an object', async () => {
       const flow = defineFlow({ target: 'dim_tuple', keys: 'id', sequenceBy: ['ts', 'lsn'] });
       const file = path.join(dir, 't.ndjson');
-      writeFileSync(file, [{ id: 1, v: 'a', ts: 1, lsn: 2 }, { id: 1, v: 'b', ts: 1, lsn: 3 }].map((r) => JSON.stringify(r)).join('\n'));
+      writeFileSync(
+        file,
+        [
+          { id: 1, v: 'a', ts: 1, lsn: 2 },
+          { id: 1, v: 'b', ts: 1, lsn: 3 },
+        ]
+          .map((r) => JSON.stringify(r))
+          .join('\n'),
+      );
       await applyFiles(driver, flow, resolveInputs([file]));
       expect(await readTargetWith(driver, flow)).toEqual([
         { id: 1, v: 'a', ts: 1, lsn: 2, __START_AT: { ts: 1, lsn: 2 }, __END_AT: { ts: 1, lsn: 3 } },

@@ -5,10 +5,10 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { applyRows, applySourceWith, compact, defineFlow, readTargetWith, ScdError } from '../../src/index.js';
 import { PostgresDriver } from '../../src/dialects/postgres/index.js';
-import { freshSchema } from '../engines.js';
+import { applyRows, applySourceWith, compact, defineFlow, readTargetWith, ScdError } from '../../src/index.js';
 import { ndjson, scd, tempDir } from '../e2e/fixtures/cli.js';
+import { freshSchema } from '../engines.js';
 
 const url = process.env.SCD_TEST_POSTGRES_URL;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -92,7 +92,11 @@ describe.skipIf(!url)('postgres: one apply at a time per target', () => {
     const schema = freshSchema();
     const a = await PostgresDriver.connect(url!, { schema, dropSchemaOnClose: true });
     try {
-      await applyRows(a, flow, [1, 2, 3].map((seq) => ({ id: 1, v: `v${seq}`, seq })));
+      await applyRows(
+        a,
+        flow,
+        [1, 2, 3].map((seq) => ({ id: 1, v: `v${seq}`, seq })),
+      );
       let release!: () => void;
       const { done } = await holdLock(schema, new Promise<void>((r) => (release = r)));
       let finished = false;
@@ -116,7 +120,11 @@ describe.skipIf(!url)('postgres: one apply at a time per target', () => {
     const schema = freshSchema();
     const a = await PostgresDriver.connect(url!, { schema, dropSchemaOnClose: true, noWait: true });
     try {
-      await applyRows(a, flow, [1, 2, 3].map((seq) => ({ id: 1, v: `v${seq}`, seq })));
+      await applyRows(
+        a,
+        flow,
+        [1, 2, 3].map((seq) => ({ id: 1, v: `v${seq}`, seq })),
+      );
       let release!: () => void;
       const { done } = await holdLock(schema, new Promise<void>((r) => (release = r)));
       // The lock is released only after the refusal: a wait would never end (the test's timeout).
@@ -176,7 +184,10 @@ describe.skipIf(!url)('postgres: one apply at a time per target', () => {
     expect(recorded).toHaveLength(files);
     for (const r of recorded) {
       const readers = commits.filter((c) => (JSON.parse(String(c.inputs)) as string[]).map((i) => path.basename(i)).includes(String(r.path)));
-      expect(readers.map((c) => c.version), `${r.path} read by exactly the commit that recorded it`).toEqual([r.version]);
+      expect(
+        readers.map((c) => c.version),
+        `${r.path} read by exactly the commit that recorded it`,
+      ).toEqual([r.version]);
     }
     expect(commits.reduce((n, c) => n + Number(c.rows_read), 0)).toBe(total);
     expect(commits.reduce((n, c) => n + Number(c.events_applied), 0)).toBe(total);
@@ -232,11 +243,14 @@ describe.skipIf(!url)('postgres: one apply at a time per target', () => {
       const { flowYaml, total } = landing(dir, FILES, 3000);
       writeFileSync(path.join(dir, 'flow.yaml'), `${flowYaml}schema: ${schema}\n`);
       // Half of them one commit for every pending file, half one commit per file.
-      const runs = await Promise.all(
-        Array.from({ length: 4 }, (_, i) => scd(['apply', 'flow.yaml', '--db', url!, '--json', ...(i % 2 ? ['--each'] : [])], dir)),
-      );
+      const runs = await Promise.all(Array.from({ length: 4 }, (_, i) => scd(['apply', 'flow.yaml', '--db', url!, '--json', ...(i % 2 ? ['--each'] : [])], dir)));
       for (const r of runs) expect(r.code, r.stderr).toBe(0);
-      const lines = runs.flatMap((r) => r.stdout.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as { version: number | null; inputs: string[] }));
+      const lines = runs.flatMap((r) =>
+        r.stdout
+          .split('\n')
+          .filter((l) => l.trim())
+          .map((l) => JSON.parse(l) as { version: number | null; inputs: string[] }),
+      );
       // A run that found every file taken prints one line with version null (nothing new).
       const results = lines.filter((l): l is { version: number; inputs: string[] } => l.version !== null);
       for (const r of runs) expect(r.stdout.trim(), r.stderr).not.toBe('');

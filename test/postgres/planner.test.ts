@@ -6,8 +6,8 @@
  * And the SQL shape where it matters: on PostgreSQL the closes fetch their rows by ctid.
  */
 import { describe, expect, it } from 'vitest';
-import { applyRows, defineFlow } from '../../src/index.js';
 import type { Driver } from '../../src/dialects/driver.js';
+import { applyRows, defineFlow } from '../../src/index.js';
 import { TMP } from '../../src/store/names.js';
 import { engines } from '../engines.js';
 
@@ -48,10 +48,17 @@ for (const engine of engines)
       try {
         const flow = defineFlow({ target: 't', keys: 'id', sequenceBy: 'seq' });
         // Below 2,000 valid events PostgreSQL's estimate from the pages serves (plan/apply.ts ANALYZED_FROM).
-        await applyRows(driver, flow, Array.from({ length: 2000 }, (_, i) => ({ id: i, v: 'a', seq: 1 })));
+        await applyRows(
+          driver,
+          flow,
+          Array.from({ length: 2000 }, (_, i) => ({ id: i, v: 'a', seq: 1 })),
+        );
         await applyRows(driver, flow, [...Array.from({ length: 1999 }, (_, i) => ({ id: i, v: 'b', seq: 2 })), { id: 5000, v: 'c', seq: 1 }]);
         expect(analyzed).toEqual([`${TMP.valid} (id)`, TMP.keys, `${TMP.valid} (id)`, TMP.keys]);
-        await applyRows(driver, flow, [{ id: 1, v: 'b', seq: 3 }, { id: 2, v: 'c', seq: 3 }]);
+        await applyRows(driver, flow, [
+          { id: 1, v: 'b', seq: 3 },
+          { id: 2, v: 'c', seq: 3 },
+        ]);
         expect(analyzed).toHaveLength(4);
       } finally {
         await driver.close();
@@ -78,8 +85,16 @@ for (const engine of engines.filter((e) => e.name !== 'duckdb'))
       try {
         const flow = defineFlow({ target: 't', keys: 'id', sequenceBy: 'seq' });
         const ids = Array.from({ length: 2000 }, (_, i) => i);
-        await applyRows(driver, flow, ids.map((id) => ({ id, v: 'a', seq: 1 })));
-        const r = await applyRows(driver, flow, ids.filter((id) => id % 10 === 0).map((id) => ({ id, v: 'b', seq: 2 })));
+        await applyRows(
+          driver,
+          flow,
+          ids.map((id) => ({ id, v: 'a', seq: 1 })),
+        );
+        const r = await applyRows(
+          driver,
+          flow,
+          ids.filter((id) => id % 10 === 0).map((id) => ({ id, v: 'b', seq: 2 })),
+        );
         expect(r.versionsClosed).toBe(200);
         expect(plans).toHaveLength(1);
         expect(plans[0]).toContain('Tid Scan on t');
@@ -99,14 +114,22 @@ for (const engine of engines.filter((e) => e.name !== 'duckdb'))
       try {
         const flow = defineFlow({ target: 't', keys: 'id', sequenceBy: 'seq', applyAsDeletes: "op = 'D'" });
         const ids = Array.from({ length: 2000 }, (_, i) => i);
-        await applyRows(driver, flow, ids.map((id) => ({ id, v: 'a', seq: 1, op: 'U' })));
+        await applyRows(
+          driver,
+          flow,
+          ids.map((id) => ({ id, v: 'a', seq: 1, op: 'U' })),
+        );
         // Known keys in order (fast), one late (slow), a delete, and new keys.
-        await applyRows(driver, flow, [
-          ...ids.filter((id) => id % 10 === 0).map((id) => ({ id, v: 'b', seq: 3 })),
-          { id: 5, v: 'late', seq: 0 },
-          { id: 7, v: 'gone', seq: 4, op: 'D' },
-          { id: 5000, v: 'new', seq: 1 },
-        ].map((r) => ({ op: 'U', ...r })));
+        await applyRows(
+          driver,
+          flow,
+          [
+            ...ids.filter((id) => id % 10 === 0).map((id) => ({ id, v: 'b', seq: 3 })),
+            { id: 5, v: 'late', seq: 0 },
+            { id: 7, v: 'gone', seq: 4, op: 'D' },
+            { id: 5000, v: 'new', seq: 1 },
+          ].map((r) => ({ op: 'U', ...r })),
+        );
         expect(plans.length).toBeGreaterThan(0);
         for (const p of plans) expect(p).toContain('Tid Scan on _scd_t_keys');
         const state = await driver.query(`SELECT "id", CAST("__scd_l0" AS integer) AS l, "__scd_live" AS live FROM "_scd_t_keys" ORDER BY "id"`);

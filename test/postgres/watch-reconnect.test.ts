@@ -10,8 +10,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PostgresDriver } from '../../src/dialects/postgres/index.js';
+import { errorLines, type RunResult, SCD, scd, tempDir } from '../e2e/fixtures/cli.js';
 import { freshSchema } from '../engines.js';
-import { errorLines, scd, SCD, tempDir, type RunResult } from '../e2e/fixtures/cli.js';
 
 const url = process.env.SCD_TEST_POSTGRES_URL;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -55,7 +55,10 @@ describe.skipIf(!url)('postgres: apply --watch when the server ends its connecti
             await sleep(5);
           }
         })();
-        writeFileSync(path.join(dir, 'in', '002.ndjson'), line('9007199254740993', '2025-03-02T08:30:00Z', 'Zoë Ångström', '-0.01') + line('42', '2025-03-02T08:30:00-05:00', '李雷', '0'));
+        writeFileSync(
+          path.join(dir, 'in', '002.ndjson'),
+          line('9007199254740993', '2025-03-02T08:30:00Z', 'Zoë Ångström', '-0.01') + line('42', '2025-03-02T08:30:00-05:00', '李雷', '0'),
+        );
         try {
           await until(() => /lost the connection/.test(stderr), 60_000, 'the lost connection line');
           await sleep(1500); // several rounds fail while the sessions are ended
@@ -72,7 +75,9 @@ describe.skipIf(!url)('postgres: apply --watch when the server ends its connecti
 
       const said = stderr.split('\n').filter((l) => l.startsWith('scd: '));
       expect(said.filter((l) => l.includes('lost the connection'))).toHaveLength(1);
-      expect(said.find((l) => l.includes('lost the connection'))).toMatch(/^scd: lost the connection to the database \(.+\); trying again every 0\.3s \(each file is still applied exactly once\)$/);
+      expect(said.find((l) => l.includes('lost the connection'))).toMatch(
+        /^scd: lost the connection to the database \(.+\); trying again every 0\.3s \(each file is still applied exactly once\)$/,
+      );
       expect(said.filter((l) => l === 'scd: the database answers again; watching goes on')).toHaveLength(1);
       expect(stderr).not.toMatch(/bug in scdkit|\n\s+at /);
       expect(said.at(-1)).toBe('scd: stopped');
@@ -80,7 +85,9 @@ describe.skipIf(!url)('postgres: apply --watch when the server ends its connecti
       // Each file applied once: two commits, the target's history whole.
       const commits = await owner.query(`SELECT version, inputs FROM _scd_commits WHERE target = 'dim_customer' ORDER BY version`);
       expect(commits.map((c) => Number(c.version))).toEqual([1, 2]);
-      const rows = await owner.query(`SELECT CAST(customer_id AS text) AS id, name, CAST(balance AS text) AS balance, "__END_AT" IS NULL AS live FROM dim_customer ORDER BY customer_id, "__START_AT"`);
+      const rows = await owner.query(
+        `SELECT CAST(customer_id AS text) AS id, name, CAST(balance AS text) AS balance, "__END_AT" IS NULL AS live FROM dim_customer ORDER BY customer_id, "__START_AT"`,
+      );
       expect(rows).toEqual([
         { id: '42', name: '李雷', balance: '0', live: true },
         { id: '9007199254740993', name: 'Zoë 😀', balance: '12345678901234.56', live: false },
@@ -100,7 +107,10 @@ describe.skipIf(!url)('postgres: apply --watch when the server ends its connecti
       const dir = tmp.dir;
       mkdirSync(path.join(dir, 'in'));
       writeFileSync(path.join(dir, 'flow.yaml'), `target: dim_customer\nkeys: [customer_id]\nsequenceBy: changed_at\nschema: ${schema}\nsource:\n  path: in/\n`);
-      writeFileSync(path.join(dir, 'in', '001.ndjson'), '{"customer_id": 9007199254740993, "changed_at": "2025-03-01T10:00:00.123456+01:00", "name": "Zoë 😀", "balance": 12345678901234.56}\n');
+      writeFileSync(
+        path.join(dir, 'in', '001.ndjson'),
+        '{"customer_id": 9007199254740993, "changed_at": "2025-03-01T10:00:00.123456+01:00", "name": "Zoë 😀", "balance": 12345678901234.56}\n',
+      );
       const app = `scd_apply_${schema}`;
       const db = `${url}${url!.includes('?') ? '&' : '?'}application_name=${app}`;
       let killing = true;
@@ -120,7 +130,9 @@ describe.skipIf(!url)('postgres: apply --watch when the server ends its connecti
       expect(cut.code, cut.stderr).toBe(1);
       const lines = errorLines(cut.stderr);
       expect(lines).toHaveLength(1);
-      expect(lines[0]).toMatch(/^scd: (lost the connection to the database \(.+\) \(fix: run the command again once the server answers: each file is still applied exactly once\)|cannot connect to .+\(fix: .+\))$/);
+      expect(lines[0]).toMatch(
+        /^scd: (lost the connection to the database \(.+\) \(fix: run the command again once the server answers: each file is still applied exactly once\)|cannot connect to .+\(fix: .+\))$/,
+      );
       expect(cut.stderr).not.toMatch(/bug in scdkit|\n\s+at /);
       const again = await scd(['apply', 'flow.yaml', '--db', db, '--json'], dir);
       expect(again.code, again.stderr).toBe(0);

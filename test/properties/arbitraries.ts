@@ -195,7 +195,10 @@ function buildStream(s: ValueOf<typeof streamArb>, sourceColumns: string[]): { r
   const ordered = records.map((r) => Object.fromEntries(sourceColumns.map((c) => [c, r[c] ?? null])) as Rec);
 
   const rank = (i: number) => s.shuffle[i] ?? i;
-  const shuffled = ordered.map((r, i) => ({ r, k: rank(i), i })).sort((x, y) => x.k - y.k || x.i - y.i).map((x) => x.r);
+  const shuffled = ordered
+    .map((r, i) => ({ r, k: rank(i), i }))
+    .sort((x, y) => x.k - y.k || x.i - y.i)
+    .map((x) => x.r);
   const cuts = [...new Set(s.cuts.map((c) => c % shuffled.length).filter((c) => c > 0))].sort((x, y) => x - y);
   const chunks: Rec[][] = [];
   let at = 0;
@@ -203,7 +206,10 @@ function buildStream(s: ValueOf<typeof streamArb>, sourceColumns: string[]): { r
     chunks.push(shuffled.slice(at, c));
     at = c;
   }
-  const batches = chunks.map((b, i) => ({ b, k: s.order[i] ?? i, i })).sort((x, y) => x.k - y.k || x.i - y.i).map((x) => x.b);
+  const batches = chunks
+    .map((b, i) => ({ b, k: s.order[i] ?? i, i }))
+    .sort((x, y) => x.k - y.k || x.i - y.i)
+    .map((x) => x.b);
   // The first batch applied must fix the column types (the seed guarantees one such batch).
   const first = batches.findIndex(typesBatch);
   batches.unshift(...batches.splice(first, 1));
@@ -223,10 +229,7 @@ export function scenarioArb(opts: ScenarioOptions): fc.Arbitrary<Scenario> {
 /** A short, readable description of a scenario for failure messages. */
 export function describeScenario(sc: Scenario): string {
   const line = (r: Rec) => JSON.stringify(r);
-  return [
-    `flow: ${JSON.stringify(sc.flow)}`,
-    ...sc.batches.map((b, i) => `batch ${i + 1}:\n  ${b.map(line).join('\n  ')}`),
-  ].join('\n');
+  return [`flow: ${JSON.stringify(sc.flow)}`, ...sc.batches.map((b, i) => `batch ${i + 1}:\n  ${b.map(line).join('\n  ')}`)].join('\n');
 }
 
 // ---------------------------------------------------------------------------------------------

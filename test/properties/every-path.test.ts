@@ -21,32 +21,33 @@
  *
  * FC_RUNS scales the number of cases (arbitraries.ts fcParams).
  */
-import fc from 'fast-check';
+
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { watch } from '../../src/cli/watch.js';
 import {
+  type ApplyResult,
   applyFiles,
   applyRows,
   applySourceWith,
+  type Driver,
   defineFlow,
+  type Flow,
   loadFlowFile,
   rebuild,
   resolveInputs,
   targetQuery,
   versionQuery,
   writeRows,
-  type ApplyResult,
-  type Driver,
-  type Flow,
 } from '../../src/index.js';
 import { engines, type TestEngine } from '../engines.js';
 import { fcParams, KINDS, PROPERTY_TIMEOUT_MS } from './arbitraries.js';
-import { Model, type Counts } from './model.js';
+import { type Counts, Model } from './model.js';
 import { scdInProcess } from './scd-in-process.js';
-import { watch } from '../../src/cli/watch.js';
-import { canonOn, canonRow, describeWide, parseJsonExact, sortedRows, wideScenarioArb, type WideRecord, type WideScenario } from './wide-values.js';
+import { canonOn, canonRow, describeWide, parseJsonExact, sortedRows, type WideRecord, type WideScenario, wideScenarioArb } from './wide-values.js';
 
 const RUNS = 3;
 
@@ -99,7 +100,10 @@ async function onEngine(
     const after = await readExact(driver, flow, sc, dir);
     if (!history) return { counts: results.map(countsOf), before, after };
     const r = await history.replay(driver, flow);
-    const replay = { counts: { ...countsOf(r), versionsAdded: r.versionsAdded, versionsChanged: r.versionsChanged, versionsRemoved: r.versionsRemoved }, rows: await readExact(driver, flow, sc, dir) };
+    const replay = {
+      counts: { ...countsOf(r), versionsAdded: r.versionsAdded, versionsChanged: r.versionsChanged, versionsRemoved: r.versionsRemoved },
+      rows: await readExact(driver, flow, sc, dir),
+    };
     return { counts: results.map(countsOf), before, after, asOf, replay };
   } finally {
     await driver.close();
@@ -111,37 +115,59 @@ type Paths = Record<string, (sc: WideScenario, dir: string) => Promise<PathRun>>
 function pathsOf(engine: TestEngine): Paths {
   const paths: Paths = {
     '--input': (sc, dir) =>
-      onEngine(engine, sc, dir, async (driver, flow) => {
-        const results: ApplyResult[] = [];
-        for (const [i, b] of sc.batches.entries()) {
-          const file = path.join(dir, `input-${i}.ndjson`);
-          writeFileSync(file, fileOf(b));
-          results.push(await applyFiles(driver, flow, resolveInputs([file])));
-        }
-        return results;
-      }, undefined, { replay: (driver, flow) => applyFiles(driver, flow, resolveInputs([path.join(dir, 'input-0.ndjson')])) }),
+      onEngine(
+        engine,
+        sc,
+        dir,
+        async (driver, flow) => {
+          const results: ApplyResult[] = [];
+          for (const [i, b] of sc.batches.entries()) {
+            const file = path.join(dir, `input-${i}.ndjson`);
+            writeFileSync(file, fileOf(b));
+            results.push(await applyFiles(driver, flow, resolveInputs([file])));
+          }
+          return results;
+        },
+        undefined,
+        { replay: (driver, flow) => applyFiles(driver, flow, resolveInputs([path.join(dir, 'input-0.ndjson')])) },
+      ),
     landing: (sc, dir) => {
       const land = path.join(dir, 'land');
       mkdirSync(land);
-      return onEngine(engine, sc, dir, async (driver, flow) => {
-        const results: ApplyResult[] = [];
-        for (const [i, b] of sc.batches.entries()) {
-          writeFileSync(path.join(land, `b${String(i).padStart(3, '0')}.ndjson`), fileOf(b));
-          results.push(...(await applySourceWith(driver, flow)).results);
-        }
-        return results;
-      }, land);
+      return onEngine(
+        engine,
+        sc,
+        dir,
+        async (driver, flow) => {
+          const results: ApplyResult[] = [];
+          for (const [i, b] of sc.batches.entries()) {
+            writeFileSync(path.join(land, `b${String(i).padStart(3, '0')}.ndjson`), fileOf(b));
+            results.push(...(await applySourceWith(driver, flow)).results);
+          }
+          return results;
+        },
+        land,
+      );
     },
     'landing --each': (sc, dir) => {
       const land = path.join(dir, 'land-each');
       mkdirSync(land);
-      sc.batches.forEach((b, i) => { writeFileSync(path.join(land, `b${String(i).padStart(3, '0')}.ndjson`), fileOf(b)); });
+      sc.batches.forEach((b, i) => {
+        writeFileSync(path.join(land, `b${String(i).padStart(3, '0')}.ndjson`), fileOf(b));
+      });
       return onEngine(engine, sc, dir, async (driver, flow) => (await applySourceWith(driver, flow, { each: true })).results, land);
     },
     rows: (sc, dir) =>
       onEngine(engine, sc, dir, async (driver, flow) => {
         const results: ApplyResult[] = [];
-        for (const b of sc.batches) results.push(await applyRows(driver, flow, b.map((r) => r.row)));
+        for (const b of sc.batches)
+          results.push(
+            await applyRows(
+              driver,
+              flow,
+              b.map((r) => r.row),
+            ),
+          );
         return results;
       }),
   };
@@ -204,7 +230,9 @@ async function cliWatch(sc: WideScenario, dir: string): Promise<PathRun> {
 async function cliEach(sc: WideScenario, dir: string): Promise<PathRun> {
   const files = path.join(dir, 'cli-in');
   mkdirSync(files);
-  sc.batches.forEach((b, i) => { writeFileSync(path.join(files, `b${String(i).padStart(3, '0')}.ndjson`), fileOf(b)); });
+  sc.batches.forEach((b, i) => {
+    writeFileSync(path.join(files, `b${String(i).padStart(3, '0')}.ndjson`), fileOf(b));
+  });
   const flowFile = path.join(dir, 'flow.json');
   writeFileSync(flowFile, JSON.stringify({ ...sc.flow, database: path.join(dir, 'cli.duckdb') }));
   const scd = async (...args: string[]) => {
@@ -237,21 +265,30 @@ function problemsOf(
   });
   if (run.counts.length !== want.counts.length) problems.push(`${name}: ${run.counts.length} commits, not ${want.counts.length}`);
   const expected = sortedRows(want.rows.map((r) => sortKeys(r)));
-  for (const [when, rows] of [['after its commits', run.before], ['after the rebuild', run.after]] as const) {
+  for (const [when, rows] of [
+    ['after its commits', run.before],
+    ['after the rebuild', run.after],
+  ] as const) {
     const got = sortedRows(rows.map((r) => sortKeys(r)));
     if (show(got) !== show(expected))
-      problems.push(`${name}: the target ${when} is not the model's:\n    got      ${got.map(show).join('\n             ')}\n    expected ${expected.map(show).join('\n             ')}`);
+      problems.push(
+        `${name}: the target ${when} is not the model's:\n    got      ${got.map(show).join('\n             ')}\n    expected ${expected.map(show).join('\n             ')}`,
+      );
     if (rows[0] && show(shown(Object.keys(rows[0]))) !== show(shown(want.columns)))
       problems.push(`${name}: the target's columns ${when} are ${show(Object.keys(rows[0]))}, not ${show(want.columns)}`);
   }
   run.asOf?.forEach((rows, i) => {
     const got = sortedRows(rows.map((r) => sortKeys(r)));
     const as = sortedRows(want.asOf[i]!.map((r) => sortKeys(r)));
-    if (show(got) !== show(as)) problems.push(`${name}: the target as of commit ${i + 1} (time travel) is not the model's:\n    got      ${got.map(show).join('\n             ')}\n    expected ${as.map(show).join('\n             ')}`);
+    if (show(got) !== show(as))
+      problems.push(
+        `${name}: the target as of commit ${i + 1} (time travel) is not the model's:\n    got      ${got.map(show).join('\n             ')}\n    expected ${as.map(show).join('\n             ')}`,
+      );
   });
   if (run.replay) {
     const { eventsApplied, versionsAdded, versionsChanged, versionsRemoved } = run.replay.counts;
-    if (eventsApplied + versionsAdded + versionsChanged + versionsRemoved !== 0) problems.push(`${name}: the first batch applied again changed something: ${show(run.replay.counts)}`);
+    if (eventsApplied + versionsAdded + versionsChanged + versionsRemoved !== 0)
+      problems.push(`${name}: the first batch applied again changed something: ${show(run.replay.counts)}`);
     if (show(sortedRows(run.replay.rows.map((r) => sortKeys(r)))) !== show(expected)) problems.push(`${name}: the first batch applied again changed the target`);
   }
   return problems;

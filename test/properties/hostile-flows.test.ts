@@ -13,7 +13,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyRows, defineFlow, readTargetWith, ScdError, type Driver } from '../../src/index.js';
+import { applyRows, type Driver, defineFlow, readTargetWith, ScdError } from '../../src/index.js';
 import { engines } from '../engines.js';
 import { INJECTIONS, snapshotTables } from '../hostile-sql.js';
 import { fcParams, PROPERTY_TIMEOUT_MS } from './arbitraries.js';
@@ -45,9 +45,9 @@ const atom: fc.Arbitrary<Bool> = fc.oneof(
     .tuple(col('op'), fc.uniqueArray(fc.constantFrom(...OPS), { minLength: 1, maxLength: 3 }))
     .map(([c, vs]) => bool(`${c} IN (${vs.map(lit).join(', ')})`, (r) => cmp(r.op, (o) => vs.includes(String(o))))),
   fc.tuple(col('op'), fc.constantFrom('d', 'delete', "it's")).map(([c, v]) => bool(`lower(${c}) = ${lit(v)}`, (r) => cmp(r.op, (o) => String(o).toLowerCase() === v))),
-  fc.tuple(col('a'), fc.constantFrom('>', '=', '<>'), fc.integer({ min: 0, max: 2 })).map(([c, o, n]) =>
-    bool(`${c} ${o} ${n}`, (r) => cmp(r.a, (a) => (o === '>' ? Number(a) > n : o === '=' ? a === n : a !== n))),
-  ),
+  fc
+    .tuple(col('a'), fc.constantFrom('>', '=', '<>'), fc.integer({ min: 0, max: 2 }))
+    .map(([c, o, n]) => bool(`${c} ${o} ${n}`, (r) => cmp(r.a, (a) => (o === '>' ? Number(a) > n : o === '=' ? a === n : a !== n)))),
   col('a').map((c) => bool(`${c} IS NULL`, (r) => r.a === null)),
   col('flag').map((c) => bool(`coalesce(${c}, false)`, (r) => r.flag === true)),
   col('flag').map((c) => bool(c, (r) => (r.flag === null ? null : Boolean(r.flag)))),
@@ -95,9 +95,8 @@ interface Case {
   valid?: Bool;
 }
 
-const mixed = (fragments: string[]): fc.Arbitrary<Case> => fc
-  .tuple(validBool, fc.constantFrom(...fragments), fc.nat(), fc.constantFrom('alone', 'or', 'and', 'before', 'after', 'inside'))
-  .map(([b, f, at, how]) => {
+const mixed = (fragments: string[]): fc.Arbitrary<Case> =>
+  fc.tuple(validBool, fc.constantFrom(...fragments), fc.nat(), fc.constantFrom('alone', 'or', 'and', 'before', 'after', 'inside')).map(([b, f, at, how]) => {
     const i = at % (b.tokens.length + 1);
     const expr = {
       alone: f,
@@ -181,7 +180,10 @@ for (const engine of engines) {
             // One record a key, one batch: a key stays exactly when its record is not a delete.
             const kept = records.filter((r) => valid.eval(r) !== true).map((r) => r.id);
             const rows = await readTargetWith(driver, flow);
-            expect(rows.map((r) => Number(r.id)).sort((x, y) => x - y), expr).toEqual(kept);
+            expect(
+              rows.map((r) => Number(r.id)).sort((x, y) => x - y),
+              expr,
+            ).toEqual(kept);
           }),
           fcParams<[Case, Rec[]]>(RUNS[engine.name] ?? 10, engine.name),
         );

@@ -61,11 +61,7 @@ describe('reference model', () => {
   });
 
   it('counts: quarantine, exact duplicates, new events only', () => {
-    const { counts } = run(
-      spec(),
-      [rec(1, 1, 'U', 'a'), rec(1, 1, 'U', 'a'), rec(null, 1, 'U', 'a'), rec(1, null, 'U'), rec(null, 2, 'T')],
-      [rec(1, 1, 'U', 'a'), rec(2, 2, 'T')],
-    );
+    const { counts } = run(spec(), [rec(1, 1, 'U', 'a'), rec(1, 1, 'U', 'a'), rec(null, 1, 'U', 'a'), rec(1, null, 'U'), rec(null, 2, 'T')], [rec(1, 1, 'U', 'a'), rec(2, 2, 'T')]);
     expect(counts[0]).toEqual({ rowsRead: 5, eventsApplied: 2, duplicates: 1, quarantined: 2, ties: 0 });
     expect(counts[1]).toEqual({ rowsRead: 2, eventsApplied: 0, duplicates: 2, quarantined: 0, ties: 0 });
   });

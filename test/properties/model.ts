@@ -59,9 +59,7 @@ export interface Counts {
 
 /** Output columns (§2): keys always, then `columns` or all minus `exceptColumns`; source order. */
 export function outputColumns(s: ModelSpec): string[] {
-  return s.sourceColumns.filter(
-    (c) => s.keys.includes(c) || (s.columns ? s.columns.includes(c) : !(s.exceptColumns ?? []).includes(c)),
-  );
+  return s.sourceColumns.filter((c) => s.keys.includes(c) || (s.columns ? s.columns.includes(c) : !(s.exceptColumns ?? []).includes(c)));
 }
 
 /** Payload columns: output columns other than keys (a kept sequence column is one of them). */
@@ -223,8 +221,7 @@ export class Model {
     const keys = [...byKey.values()].sort((a, b) => compareTuple(a.key, b.key));
     const out = outputColumns(s);
     const payload = payloadColumns(s);
-    const seqValue = (seq: Val[] | null): unknown =>
-      seq === null ? null : s.sequenceBy.length === 1 ? seq[0] : Object.fromEntries(s.sequenceBy.map((c, i) => [c, seq[i]]));
+    const seqValue = (seq: Val[] | null): unknown => (seq === null ? null : s.sequenceBy.length === 1 ? seq[0] : Object.fromEntries(s.sequenceBy.map((c, i) => [c, seq[i]])));
     const row = (key: Val[], v: Version, before?: Version): Rec => {
       const r: Record<string, unknown> = {};
       for (const c of out) r[c] = s.keys.includes(c) ? key[s.keys.indexOf(c)]! : v.values[payload.indexOf(c)]!;
@@ -245,7 +242,9 @@ export class Model {
       } else {
         // Zero-length versions are not rows: a version's previous one is the kept row before it.
         const kept = versions.filter((v) => v.end === null || compareTuple(v.start, v.end) !== 0);
-        kept.forEach((v, i) => { rows.push(row(key, v, kept[i - 1])); });
+        kept.forEach((v, i) => {
+          rows.push(row(key, v, kept[i - 1]));
+        });
       }
     }
     return rows;

@@ -10,21 +10,22 @@
  *
  * PostgreSQL runs on the server when SCD_TEST_POSTGRES_URL is set, else on PGlite.
  */
-import fc from 'fast-check';
+
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { PostgresDriver } from '../../src/dialects/postgres/index.js';
 import { renderTable } from '../../src/cli/print.js';
+import { PostgresDriver } from '../../src/dialects/postgres/index.js';
 import { exactNumber } from '../../src/files/json-number.js';
+import { applyFiles, defineFlow, type OutputFormat, openDriver, readRows, resolveInputs, targetQuery, writeRows } from '../../src/index.js';
 import { valueText } from '../../src/query/output.js';
-import { applyFiles, defineFlow, openDriver, readRows, resolveInputs, targetQuery, writeRows, type OutputFormat } from '../../src/index.js';
 import { engines, freshSchema, type TestEngine } from '../engines.js';
 import { fcParams, KINDS, PROPERTY_TIMEOUT_MS } from './arbitraries.js';
 import { Model } from './model.js';
 import { scdInProcess } from './scd-in-process.js';
-import { canonOn, canonRow, describeWide, JsonNumber, parseJsonExact, sortedRows, wideScenarioArb, type WideScenario } from './wide-values.js';
+import { canonOn, canonRow, describeWide, JsonNumber, parseJsonExact, sortedRows, type WideScenario, wideScenarioArb } from './wide-values.js';
 
 /** Cases per kind (FC_RUNS scales them). */
 const RUNS = 4;
@@ -75,7 +76,14 @@ function libraryWriter(engine: TestEngine): Writer {
       for (const ext of EXTENSIONS) {
         const out = path.join(dir, `target.${ext}`);
         try {
-          if (ext === 'txt') writeFileSync(out, renderTable(query.columns.map((c) => c.name), await readRows(driver, query)));
+          if (ext === 'txt')
+            writeFileSync(
+              out,
+              renderTable(
+                query.columns.map((c) => c.name),
+                await readRows(driver, query),
+              ),
+            );
           else await writeRows(driver, query, { format: ext as OutputFormat, out });
         } catch (e) {
           problems.push(`writing target.${ext}: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}`);
@@ -178,9 +186,15 @@ function numbersNotShown(ndjson: string, table: string): string[] {
   const visit = (v: unknown, nested: boolean) => {
     if (v instanceof JsonNumber) {
       if (!(nested ? inStruct(v.raw) : cells.has(v.raw) || cells.has(valueText(exactNumber(v.raw))))) missing.push(v.raw);
-    } else if (v && typeof v === 'object') Object.values(v).forEach((x) => { visit(x, true); });
+    } else if (v && typeof v === 'object')
+      Object.values(v).forEach((x) => {
+        visit(x, true);
+      });
   };
-  for (const l of ndjson.split('\n').filter((x) => x.trim())) Object.values(parseJsonExact(l) as Record<string, unknown>).forEach((v) => { visit(v, false); });
+  for (const l of ndjson.split('\n').filter((x) => x.trim()))
+    Object.values(parseJsonExact(l) as Record<string, unknown>).forEach((v) => {
+      visit(v, false);
+    });
   return missing;
 }
 
@@ -200,14 +214,18 @@ for (const db of writers.filter((d) => !only || only.includes(d.name))) {
               const dir = mkdtempSync(path.join(tmpdir(), 'scdkit-formats-'));
               const why = describeWide(sc);
               try {
-                sc.batches.forEach((b, i) => { writeFileSync(batchFile(dir, i), b.map((r) => r.line).join('\n') + '\n'); });
+                sc.batches.forEach((b, i) => {
+                  writeFileSync(batchFile(dir, i), b.map((r) => r.line).join('\n') + '\n');
+                });
                 const problems = await db.write(sc, dir);
                 const text: Record<string, string> = {};
                 for (const ext of ['ndjson', 'csv', 'txt']) if (existsSync(path.join(dir, `target.${ext}`))) text[ext] = readFileSync(path.join(dir, `target.${ext}`), 'utf8');
                 if (text.ndjson !== undefined) {
                   const ndjson = ndjsonRows(text.ndjson, sc);
                   if (JSON.stringify(show(ndjson)) !== JSON.stringify(show(expected)))
-                    problems.push(`NDJSON is not the model's target:\n    got      ${show(ndjson).join('\n             ')}\n    expected ${show(expected).join('\n             ')}`);
+                    problems.push(
+                      `NDJSON is not the model's target:\n    got      ${show(ndjson).join('\n             ')}\n    expected ${show(expected).join('\n             ')}`,
+                    );
                   if (text.csv !== undefined) {
                     const csv = csvRows(text.csv, sc);
                     if (JSON.stringify(show(csv)) !== JSON.stringify(show(ndjson)))

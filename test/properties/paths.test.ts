@@ -10,7 +10,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { applyRows, defineFlow, readTargetWith, rebuild, type Driver, type FlowInput } from '../../src/index.js';
+import { applyRows, type Driver, defineFlow, type FlowInput, readTargetWith, rebuild } from '../../src/index.js';
 import { storeNames } from '../../src/store/names.js';
 import { engines } from '../engines.js';
 import { describeScenario, fcParams, KINDS, PROPERTY_TIMEOUT_MS, scenarioArb } from './arbitraries.js';

@@ -14,9 +14,9 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { applyRows, defineFlow, readRows, readTargetWith, versionQuery, type ApplyResult } from '../../src/index.js';
+import { type ApplyResult, applyRows, defineFlow, readRows, readTargetWith, versionQuery } from '../../src/index.js';
 import { engines, type TestEngine } from '../engines.js';
-import { describeScenario, fcParams, KINDS, PROPERTY_TIMEOUT_MS, scenarioArb, type Scenario } from './arbitraries.js';
+import { describeScenario, fcParams, KINDS, PROPERTY_TIMEOUT_MS, type Scenario, scenarioArb } from './arbitraries.js';
 import { Model } from './model.js';
 
 const RUNS = { equality: 20, batches: 12, replay: 10, accounting: 10 };
@@ -141,8 +141,7 @@ for (const engine of engines) {
                   expect({ rowsRead, eventsApplied, duplicates, quarantined, ties }, why).toEqual(want);
                   after.push(await db.read());
                 }
-                for (const [i, rows] of after.entries())
-                  expect(await db.readVersion(i + 1), `time travel to commit ${i + 1}\n${describeScenario(sc)}`).toEqual(rows);
+                for (const [i, rows] of after.entries()) expect(await db.readVersion(i + 1), `time travel to commit ${i + 1}\n${describeScenario(sc)}`).toEqual(rows);
               });
             }),
             fcParams(RUNS.accounting, engine.name),

@@ -6,15 +6,16 @@
  * keys, null sequences). The target must equal the reference model applied to the good records,
  * and the quarantine must hold exactly the bad lines, each with its text as written.
  */
-import fc from 'fast-check';
+
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { applyFiles, defineFlow, readTargetWith, resolveInputs } from '../../src/index.js';
 import { engines } from '../engines.js';
 import { describeScenario, fcParams, KINDS, PROPERTY_TIMEOUT_MS, scenarioArb } from './arbitraries.js';
-import { Model, toEvent, type Rec } from './model.js';
+import { Model, type Rec, toEvent } from './model.js';
 
 /** Engines whose reader keeps every record as written (docs/TYPES.md). */
 const reading = engines;
@@ -139,7 +140,9 @@ for (const engine of reading) {
                 const name = path.join(dir, `part_${f}.ndjson`);
                 writeFileSync(name, Buffer.concat(chunk.map((l) => Buffer.concat([Buffer.from(l.text), Buffer.from(nl)]))));
                 files.push(name);
-                chunk.forEach((l, j) => { if (l.bad) expectedBad.push([name, j + 1, visible(l.text)]); });
+                chunk.forEach((l, j) => {
+                  if (l.bad) expectedBad.push([name, j + 1, visible(l.text)]);
+                });
               }
               // A new target's columns (which order ties) are its first applied record's, as written.
               const firstApplied = lines.find((l) => !l.bad && l.record && toEvent(sc.spec, l.record));
@@ -150,7 +153,10 @@ for (const engine of reading) {
               const why = `${describeScenario(sc)}\nstyle ${JSON.stringify(style)}`;
               const target = await readTargetWith(driver, flow);
               const instants = style.times ? ['seq', '__START_AT', '__END_AT'] : [];
-              expect(target.map((row) => secondsOf(row, instants)), why).toEqual(model.target());
+              expect(
+                target.map((row) => secondsOf(row, instants)),
+                why,
+              ).toEqual(model.target());
               expect(r.rowsRead, why).toBe(lines.length);
               expect(r.quarantined, why).toBe(counts.quarantined + bad.length);
               expect(r.rowsRead, why).toBe(r.eventsApplied + r.duplicates + r.quarantined + r.dropped + r.skipped);

@@ -6,12 +6,27 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { applyBatches } from '../helpers.js';
-import { applyFiles, applyRows, compact, defineFlow, openDriver, readTargetWith, rebuild, resolveInputs, sharedDriver, startServer, targetQuery, writeRows, type Driver, type Flow } from '../../src/index.js';
-import { JsonNumber, parseJsonExact } from './wide-values.js';
-import { engines } from '../engines.js';
-import { storeNames } from '../../src/store/names.js';
+import {
+  applyFiles,
+  applyRows,
+  compact,
+  type Driver,
+  defineFlow,
+  type Flow,
+  openDriver,
+  readTargetWith,
+  rebuild,
+  resolveInputs,
+  sharedDriver,
+  startServer,
+  targetQuery,
+  writeRows,
+} from '../../src/index.js';
 import { readRows, valueText } from '../../src/query/output.js';
+import { storeNames } from '../../src/store/names.js';
+import { engines } from '../engines.js';
+import { applyBatches } from '../helpers.js';
+import { JsonNumber, parseJsonExact } from './wide-values.js';
 
 /** The target's rows as NDJSON writes them, every number kept as its text (JsonNumber). */
 async function storedExactly(driver: Driver, flow: Flow): Promise<Array<Record<string, unknown>>> {
@@ -19,7 +34,10 @@ async function storedExactly(driver: Driver, flow: Flow): Promise<Array<Record<s
   try {
     const out = path.join(dir, 'target.ndjson');
     await writeRows(driver, await targetQuery(driver, flow), { format: 'ndjson', out });
-    return readFileSync(out, 'utf8').split('\n').filter((l) => l.trim()).map((l) => parseJsonExact(l) as Record<string, unknown>);
+    return readFileSync(out, 'utf8')
+      .split('\n')
+      .filter((l) => l.trim())
+      .map((l) => parseJsonExact(l) as Record<string, unknown>);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -249,11 +267,7 @@ for (const engine of engines) {
     // SEMANTICS §1: the current version has __END_AT null; §3: __START_AT/__END_AT typed like the
     // sequence, a tuple sequence stored as a struct of its parts (named like the source columns).
     it('tuple sequence: the current version ends at null, and the struct keeps the column names', async () => {
-      const { rows } = await applyBatches(
-        { target: 't', keys: 'id', sequenceBy: ['seq', 'lsn'] },
-        [[{ id: 1, seq: 0, lsn: 0, v: 'a' }]],
-        engine,
-      );
+      const { rows } = await applyBatches({ target: 't', keys: 'id', sequenceBy: ['seq', 'lsn'] }, [[{ id: 1, seq: 0, lsn: 0, v: 'a' }]], engine);
       expect(rows).toEqual([{ id: 1, seq: 0, lsn: 0, v: 'a', __START_AT: { seq: 0, lsn: 0 }, __END_AT: null }]);
     });
 
@@ -293,7 +307,10 @@ for (const engine of engines) {
       try {
         // 24 keys, each with two events at one sequence, the later-ordered one first in half of them.
         const events = Array.from({ length: 24 }, (_, id) => {
-          const pair = [{ id, seq: 1, a: `x${id}` }, { id, seq: 1, a: `y${id}` }];
+          const pair = [
+            { id, seq: 1, a: `x${id}` },
+            { id, seq: 1, a: `y${id}` },
+          ];
           return id % 2 ? pair : pair.reverse();
         }).flat();
         const applied = await applyRows(driver, flow, events);
@@ -315,7 +332,11 @@ for (const engine of engines) {
     it('scd1 surrogate key: three same-valued events in three batches = the same events at once', async () => {
       const flow = { target: 't', keys: 'id', sequenceBy: 'seq', storedAs: 'scd1' as const, surrogateKey: 'sk' };
       const events = [1, 2, 3].map((seq) => ({ id: 1, seq, a: 1 }));
-      const split = await applyBatches(flow, events.map((e) => [e]), engine);
+      const split = await applyBatches(
+        flow,
+        events.map((e) => [e]),
+        engine,
+      );
       const whole = await applyBatches(flow, [events], engine);
       expect(split.rows).toEqual(whole.rows);
       expect(split.rows).toHaveLength(1);
@@ -350,7 +371,12 @@ for (const engine of engines) {
     // property: a tuple sequence, scd1, and a payload column that is a sequence part).
     it('scd1, tuple sequence: rebuild after compaction keeps the latest event', async () => {
       const flow = defineFlow({
-        target: 'dim', keys: ['id'], sequenceBy: ['seq', 'lsn'], storedAs: 'scd1', applyAsDeletes: "op = 'D'", exceptColumns: ['seq', 'b'],
+        target: 'dim',
+        keys: ['id'],
+        sequenceBy: ['seq', 'lsn'],
+        storedAs: 'scd1',
+        applyAsDeletes: "op = 'D'",
+        exceptColumns: ['seq', 'b'],
       });
       const batch = [
         { id: 2, reg: 'n', seq: 0, lsn: 2, op: 'U', a: 2, b: 'x', c: 1 },

@@ -10,17 +10,18 @@
  * (docs/decisions/0035-a-pglite-folder-is-opened-once-per-process.md has the figure; PGlite walks
  * the same paths in-process in every-path.test.ts). Needs `npm run build` (bin/scd runs dist/).
  */
-import fc from 'fast-check';
+
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { PostgresDriver } from '../../src/dialects/postgres/index.js';
 import { scd } from '../e2e/fixtures/cli.js';
 import { freshSchema } from '../engines.js';
 import { fcParams, KINDS, PROPERTY_TIMEOUT_MS } from './arbitraries.js';
 import { Model } from './model.js';
-import { canonOn, canonRow, describeWide, parseJsonExact, sortedRows, wideScenarioArb, type WideScenario } from './wide-values.js';
+import { canonOn, canonRow, describeWide, parseJsonExact, sortedRows, type WideScenario, wideScenarioArb } from './wide-values.js';
 
 /** Cases per engine (FC_RUNS scales them): a process per command. */
 const RUNS = 2;
@@ -50,7 +51,9 @@ for (const db of databases.filter((d) => !only || only.includes(d.name))) {
             const model = new Model(sc.spec);
             for (const b of sc.batches) model.apply(b.map((r) => canonOn(db.name, sc, r)));
             const expected = sortedRows(
-              model.target().map((r) => JSON.stringify(Object.fromEntries(Object.entries(JSON.parse(JSON.stringify(r)) as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1))))),
+              model
+                .target()
+                .map((r) => JSON.stringify(Object.fromEntries(Object.entries(JSON.parse(JSON.stringify(r)) as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1))))),
             );
             const dir = mkdtempSync(path.join(tmpdir(), 'scdkit-processes-'));
             const wheres: Array<{ database: string; schema?: string }> = [];
@@ -62,7 +65,7 @@ for (const db of databases.filter((d) => !only || only.includes(d.name))) {
               mkdirSync(each);
               const flows = {
                 landing: { ...sc.flow, source: { path: 'land' }, ...db.where(dir) },
-                'each': { ...sc.flow, ...db.where(dir) },
+                each: { ...sc.flow, ...db.where(dir) },
               };
               for (const [name, f] of Object.entries(flows)) {
                 wheres.push({ database: f.database, schema: f.schema });
@@ -87,7 +90,9 @@ for (const db of databases.filter((d) => !only || only.includes(d.name))) {
                   if (!(await run(['export', `${name}.json`, '--out', `${name}-${when}.ndjson`]))) continue;
                   const got = canonical(readFileSync(path.join(dir, `${name}-${when}.ndjson`), 'utf8'), sc);
                   if (JSON.stringify(got) !== JSON.stringify(expected))
-                    problems.push(`${name}, ${when} the rebuild: not the model's target:\n    got      ${got.join('\n             ')}\n    expected ${expected.join('\n             ')}`);
+                    problems.push(
+                      `${name}, ${when} the rebuild: not the model's target:\n    got      ${got.join('\n             ')}\n    expected ${expected.join('\n             ')}`,
+                    );
                 }
               }
               expect(problems, describeWide(sc)).toEqual([]);

@@ -7,17 +7,18 @@
  * value: -0, 1e+308; else NDJSON's exact text: 9007199254740993, 9007199254740993.0; decision
  * 0172), and every text value (unicode, with quotes and a newline) is on it, HTML-escaped.
  */
-import fc from 'fast-check';
+
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { applyFiles, defineFlow, resolveInputs, sharedDriver, startServer, targetQuery, writeRows } from '../../src/index.js';
-import { engines } from '../engines.js';
 import { exactNumber } from '../../src/files/json-number.js';
+import { applyFiles, defineFlow, resolveInputs, sharedDriver, startServer, targetQuery, writeRows } from '../../src/index.js';
 import { valueText } from '../../src/query/output.js';
+import { engines } from '../engines.js';
 import { fcParams, KINDS, PROPERTY_TIMEOUT_MS } from './arbitraries.js';
-import { describeWide, JsonNumber, parseJsonExact, wideScenarioArb, type WideScenario } from './wide-values.js';
+import { describeWide, JsonNumber, parseJsonExact, type WideScenario, wideScenarioArb } from './wide-values.js';
 
 const RUNS = 3;
 

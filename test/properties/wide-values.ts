@@ -23,8 +23,8 @@
  */
 import fc from 'fast-check';
 import type { FlowInput } from '../../src/index.js';
-import { ALL_COLUMNS, scenarioArb, type Scenario, type ScenarioOptions } from './arbitraries.js';
-import { toEvent, type ModelSpec, type Rec, type Val } from './model.js';
+import { ALL_COLUMNS, type Scenario, type ScenarioOptions, scenarioArb } from './arbitraries.js';
+import { type ModelSpec, type Rec, toEvent, type Val } from './model.js';
 
 export type Kind = 'int' | 'bigint' | 'decimal' | 'double' | 'ascii' | 'unicode' | 'zoned' | 'naive' | 'date';
 

@@ -8,10 +8,10 @@
  */
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { applyRows, defineFlow, openDriver, QueryError, ScdError, type Driver } from '../../src/index.js';
-import { tempDir } from '../helpers.js';
+import { applyRows, type Driver, defineFlow, openDriver, QueryError, ScdError } from '../../src/index.js';
 import { reportDiskFull } from '../../src/plan/disk-full.js';
 import { engines } from '../engines.js';
+import { tempDir } from '../helpers.js';
 
 /** The errors each engine raises when the disk is full, as its client hands them over. */
 function diskFullErrors(driver: Driver): unknown[] {
@@ -29,11 +29,15 @@ function diskFullErrors(driver: Driver): unknown[] {
 
 for (const engine of engines) {
   describe(`${engine.name}: a full disk`, () => {
-    it("is one line with the commit the target is at and what to free; another error passes as it is", async () => {
+    it('is one line with the commit the target is at and what to free; another error passes as it is', async () => {
       const flow = defineFlow({ target: 'dim', keys: 'id', sequenceBy: 'seq' });
       const driver = await engine.open();
       try {
-        const fail = (e: unknown) => reportDiskFull(driver, flow, 'apply', () => Promise.reject(e)).then(() => undefined, (x: unknown) => x);
+        const fail = (e: unknown) =>
+          reportDiskFull(driver, flow, 'apply', () => Promise.reject(e)).then(
+            () => undefined,
+            (x: unknown) => x,
+          );
         // No commit yet.
         const none = (await fail(diskFullErrors(driver)[0])) as ScdError;
         expect(none).toBeInstanceOf(ScdError);

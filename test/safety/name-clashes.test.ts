@@ -5,7 +5,7 @@
  * keeps case), the flow simply works there.
  */
 import { describe, expect, it } from 'vitest';
-import { applyRows, defineFlow, readTargetWith, rebuild, ScdError, type Driver, type FlowInput } from '../../src/index.js';
+import { applyRows, type Driver, defineFlow, type FlowInput, readTargetWith, rebuild, ScdError } from '../../src/index.js';
 import { engines } from '../engines.js';
 import type { Rec } from '../helpers.js';
 
@@ -29,10 +29,12 @@ async function snapshot(driver: Driver): Promise<unknown> {
 
 /** The error `fn` fails with; fails the test when it does not fail. */
 async function refusal(fn: () => Promise<unknown>): Promise<ScdError> {
-  const e = await Promise.resolve().then(fn).then(
-    () => undefined,
-    (x: unknown) => x,
-  );
+  const e = await Promise.resolve()
+    .then(fn)
+    .then(
+      () => undefined,
+      (x: unknown) => x,
+    );
   expect(e).toBeInstanceOf(ScdError);
   const err = e as ScdError;
   expect(err.oneLine()).not.toContain('\n');

@@ -9,10 +9,10 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { applyFiles, applyRows, defineFlow, rebuild, readTargetWith, ScdError, type ApplyResult, type Driver, type FlowInput } from '../../src/index.js';
+import { type ApplyResult, applyFiles, applyRows, type Driver, defineFlow, type FlowInput, readTargetWith, rebuild, ScdError } from '../../src/index.js';
 import { storeNames } from '../../src/store/names.js';
 import { engines } from '../engines.js';
-import { tempDir, type Rec } from '../helpers.js';
+import { type Rec, tempDir } from '../helpers.js';
 
 /** The counts of a commit that must not depend on a column's name. */
 const counts = (r: ApplyResult) => ({
@@ -28,8 +28,7 @@ const counts = (r: ApplyResult) => ({
 });
 
 /** Rename one key of every record. */
-const renamed = (rows: Rec[], from: string, to: string) =>
-  rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k === from ? to : k, v])));
+const renamed = (rows: Rec[], from: string, to: string) => rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k === from ? to : k, v])));
 
 /**
  * Batches that take every path of a commit: new keys (batch 1), a key with one new event
@@ -95,7 +94,11 @@ for (const engine of engines) {
       const flow = { target: 'dim', keys: 'rowid', sequenceBy: 'seq' };
       const data = batches('x').map((b) => b.map(({ id, x, ...r }) => ({ ...r, rowid: id, x })));
       const got = await run(engine, flow, data);
-      const want = await run(engine, { ...flow, keys: 'k' }, data.map((b) => renamed(b, 'rowid', 'k')));
+      const want = await run(
+        engine,
+        { ...flow, keys: 'k' },
+        data.map((b) => renamed(b, 'rowid', 'k')),
+      );
       expect(got.results.map(counts)).toEqual(want.results.map(counts));
       expect(got.rows).toEqual(renamed(want.rows, 'k', 'rowid'));
       expect(got.afterRebuild).toEqual(got.rows);
@@ -141,7 +144,10 @@ for (const engine of engines) {
         try {
           const apply = applyRows(driver, flow, [{ id: 1, seq: 1, [col]: 7, v: 'a' }]);
           if (driver.dialect.name === 'postgres') {
-            const e = await apply.then(() => undefined, (x: unknown) => x);
+            const e = await apply.then(
+              () => undefined,
+              (x: unknown) => x,
+            );
             expect(e).toBeInstanceOf(ScdError);
             const err = e as ScdError;
             expect(err.code).toBe('SOURCE_INVALID');

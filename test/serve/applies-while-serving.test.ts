@@ -62,7 +62,10 @@ describe('scd serve under load on a DuckDB file, while scd apply commits', () =>
       await Promise.all(clients);
       for (const a of applies) expect(a.code, a.stderr).toBe(0);
       expect(applies.map((a) => /commit (\d+)/.exec(a.stdout)?.[1])).toEqual(['4', '5', '6']);
-      expect(statuses.every((s) => s === 200 || s === 503), JSON.stringify(statuses)).toBe(true);
+      expect(
+        statuses.every((s) => s === 200 || s === 503),
+        JSON.stringify(statuses),
+      ).toBe(true);
       expect(statuses.filter((s) => s === 200).length, JSON.stringify(statuses)).toBeGreaterThan(10);
       const after = await fetch(new URL('/key?customer_id=504', server.url));
       expect(after.status).toBe(200);

@@ -6,10 +6,10 @@
  * while the server runs appears on reload. Screenshots go to test-artifacts/serve/ (git-ignored).
  * One browser for the file.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, SCD, scdOk, tempDir } from '../e2e/fixtures/cli.js';
 

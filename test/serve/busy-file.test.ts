@@ -4,11 +4,11 @@
  * requests; a request that meets the file held waits for it (up to 5 s) and then shows what the
  * other process committed, or answers 503 "reload in a moment" when it is held longer.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { cpSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadFlowFile, startServer, type RunningServer } from '../../src/index.js';
+import { loadFlowFile, type RunningServer, startServer } from '../../src/index.js';
 import { duckdbFile } from '../../src/serve/database.js';
 import { DIST_INDEX, FIXTURES, ROOT, scdOk, tempDir } from '../e2e/fixtures/cli.js';
 

@@ -3,8 +3,8 @@
  * a database that does not exist, or a wrong port, is one line and no file is created.
  */
 import { spawn } from 'node:child_process';
-import { createServer, type AddressInfo } from 'node:net';
 import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT, SCD, scd, scdOk, tempDir } from '../e2e/fixtures/cli.js';
@@ -13,7 +13,7 @@ describe('scd serve (command)', () => {
   const tmp = tempDir('scdkit-serve-cli-');
   const project = path.join(tmp.dir, 'customers');
   // The example as committed: not a database `npm start` may have left beside it.
-    cpSync(path.join(ROOT, 'examples', 'customers'), project, { recursive: true, filter: (src) => !/\.(duckdb|wal)$/.test(src) });
+  cpSync(path.join(ROOT, 'examples', 'customers'), project, { recursive: true, filter: (src) => !/\.(duckdb|wal)$/.test(src) });
   afterAll(() => tmp.cleanup());
 
   it('refuses a database that does not exist, in one line, without creating it', async () => {

@@ -7,8 +7,8 @@
 import { request as httpRequest } from 'node:http';
 import { hostname } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { applyRows, type Driver, defineFlow, type RunningServer, sharedDriver, startServer } from '../../src/index.js';
 import { hostCheck } from '../../src/serve/host-check.js';
-import { applyRows, defineFlow, sharedDriver, startServer, type Driver, type RunningServer } from '../../src/index.js';
 import { engines } from '../engines.js';
 import { README_BATCHES } from './readme-pages.js';
 
@@ -280,7 +280,7 @@ for (const engine of engines) {
       }
     });
 
-    it('a page beyond the key\'s last says so, with links to its first and last pages', async () => {
+    it("a page beyond the key's last says so, with links to its first and last pages", async () => {
       // 501 has three versions, two a page.
       for (const n of [3, 2000000]) {
         const page = await get(`/key?customer_id=501&page=${n}`);

@@ -9,11 +9,11 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyFiles, defineFlow, sharedDriver, startServer, type Driver, type RunningServer } from '../../src/index.js';
-import { engines } from '../engines.js';
+import { applyFiles, type Driver, defineFlow, type RunningServer, sharedDriver, startServer } from '../../src/index.js';
 import { ROOT } from '../e2e/fixtures/cli.js';
+import { engines } from '../engines.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = path.join(ROOT, 'test-artifacts', 'serve-layout');
@@ -45,7 +45,15 @@ function batches(): Array<{ name: string; rows: Array<Record<string, unknown>> }
       const month = String(1 + Math.floor(n / 28)).padStart(2, '0');
       // Mixed styles of zoned timestamps, one instant per version.
       const changed_at = n % 2 ? `2025-${month}-${day}T05:30:00+05:30` : `2025-${month}-${day}T00:00:00Z`;
-      rows.push({ account_id: 42, name: `${NAME} v${n}`, balance: `${9007199254740993n + BigInt(n)}.25`, ref: '9223372036854775807', note: n % 3 ? LONG_TOKEN : null, op: 'UPSERT', changed_at });
+      rows.push({
+        account_id: 42,
+        name: `${NAME} v${n}`,
+        balance: `${9007199254740993n + BigInt(n)}.25`,
+        ref: '9223372036854775807',
+        note: n % 3 ? LONG_TOKEN : null,
+        op: 'UPSERT',
+        changed_at,
+      });
     }
     if (b === 0) rows.push({ account_id: 7, name: 'Ôlga', balance: '0.10', ref: '-9223372036854775808', note: '', op: 'UPSERT', changed_at: '2024-12-31T23:00:00-01:00' });
     if (b === 9) rows.push({ account_id: 7, op: 'DELETE', changed_at: '2025-04-01T00:00:00Z' });
@@ -69,7 +77,9 @@ function overflowProblems(): string[] {
     for (const t of Array.from(svg.querySelectorAll('text'))) {
       const r = t.getBoundingClientRect();
       if (r.left < box.left - 0.5 || r.right > box.right + 0.5 || r.top < box.top - 0.5 || r.bottom > box.bottom + 0.5)
-        problems.push(`${name}: "${t.textContent}" at ${Math.round(r.left)}..${Math.round(r.right)} × ${Math.round(r.top)}..${Math.round(r.bottom)} is outside ${Math.round(box.left)}..${Math.round(box.right)} × ${Math.round(box.top)}..${Math.round(box.bottom)}`);
+        problems.push(
+          `${name}: "${t.textContent}" at ${Math.round(r.left)}..${Math.round(r.right)} × ${Math.round(r.top)}..${Math.round(r.bottom)} is outside ${Math.round(box.left)}..${Math.round(box.right)} × ${Math.round(box.top)}..${Math.round(box.bottom)}`,
+        );
     }
   }
   return problems;

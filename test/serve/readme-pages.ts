@@ -5,7 +5,7 @@
  * its end, read from the change feed the engine keeps.
  */
 import { expect } from 'vitest';
-import { applyRows, defineFlow, sharedDriver, startServer, type Driver } from '../../src/index.js';
+import { applyRows, type Driver, defineFlow, sharedDriver, startServer } from '../../src/index.js';
 
 /** examples/customers/flow.yaml, without its database and source. */
 export const readmeFlow = defineFlow({

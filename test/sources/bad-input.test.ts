@@ -16,9 +16,9 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyFiles, applyRows, defineFlow, readTargetWith, resolveInputs, ScdError, type FlowInput } from '../../src/index.js';
+import { applyFiles, applyRows, defineFlow, type FlowInput, readTargetWith, resolveInputs, ScdError } from '../../src/index.js';
 import { engines } from '../engines.js';
-import { assertBuilt, commitLog, expectAccounted, mkdir, ndjson, onDuckFile, plain, quarantined, scd, scdOk, tempDir, type Row } from './fixtures/util.js';
+import { assertBuilt, commitLog, expectAccounted, mkdir, ndjson, onDuckFile, plain, quarantined, type Row, scd, scdOk, tempDir } from './fixtures/util.js';
 
 let tmp: { dir: string; cleanup: () => void };
 beforeAll(() => {
@@ -74,7 +74,17 @@ for (const engine of engines) {
     it('a bad record after blank lines is quarantined at its physical line (readers skip blank lines)', async () => {
       const dir = mkdir(tmp.dir, `blank-${engine.name}`);
       const file = path.join(dir, 'blank.ndjson');
-      const lines = ['{"id":1,"ts":1,"qty":5}', '', '{"id":2,"ts":1,"qty":6}', '   ', '\t', '{"id":null,"ts":1,"qty":7}', '{"id":4,"ts":null,"qty":8}', '', '{"id":5,"ts":1,"qty":9}'];
+      const lines = [
+        '{"id":1,"ts":1,"qty":5}',
+        '',
+        '{"id":2,"ts":1,"qty":6}',
+        '   ',
+        '\t',
+        '{"id":null,"ts":1,"qty":7}',
+        '{"id":4,"ts":null,"qty":8}',
+        '',
+        '{"id":5,"ts":1,"qty":9}',
+      ];
       writeFileSync(file, lines.join('\n') + '\n\n');
       const driver = await engine.open();
       try {
@@ -100,8 +110,23 @@ for (const engine of engines) {
         const flow = defineFlow(CORPUS_FLOW);
         // Without a rejected line, then with one between the blank lines.
         const files: Array<[string, string[], Array<[number, RegExp]>]> = [
-          ['a.csv', ['id,ts,qty', '1,1,5', '', '2,1,6', ',1,7', '4,,8'], [[5, /key column "id" is null/], [6, /sequence column "ts" is null/]]],
-          ['b.csv', ['id,ts,qty', '1,2,5', '', '2,2,6,extra', '', ',2,7', '4,,8', '5,2,9'], [[4, /3.*4|4.*3/], [6, /key column "id" is null/], [7, /sequence column "ts" is null/]]],
+          [
+            'a.csv',
+            ['id,ts,qty', '1,1,5', '', '2,1,6', ',1,7', '4,,8'],
+            [
+              [5, /key column "id" is null/],
+              [6, /sequence column "ts" is null/],
+            ],
+          ],
+          [
+            'b.csv',
+            ['id,ts,qty', '1,2,5', '', '2,2,6,extra', '', ',2,7', '4,,8', '5,2,9'],
+            [
+              [4, /3.*4|4.*3/],
+              [6, /key column "id" is null/],
+              [7, /sequence column "ts" is null/],
+            ],
+          ],
         ];
         for (const [name, lines, bad] of files) {
           const file = path.join(dir, name);
@@ -110,7 +135,10 @@ for (const engine of engines) {
           expectAccounted(r);
           expect(r.quarantined, name).toBe(bad.length);
           const q = (await quarantined(driver, 'orders')).filter((x) => x.file === name);
-          expect(q.map((x) => x.line), name).toEqual(bad.map(([l]) => l));
+          expect(
+            q.map((x) => x.line),
+            name,
+          ).toEqual(bad.map(([l]) => l));
           for (const [k, [, reason]] of bad.entries()) expect(q[k]!.reason, `${name} line ${bad[k]![0]}`).toMatch(reason);
         }
       } finally {
@@ -201,7 +229,10 @@ describe('scd quarantine FLOW --raw, fixed by hand, re-fed as a file (CLI, DuckD
     expect(applied.stdout).toMatch(/^commit 2: read 11 rows = 3 applied \+ 0 duplicates \+ 8 quarantined/m);
 
     const listed = await scdOk(['quarantine', 'flow.yaml', '--format', 'ndjson'], dir);
-    const rows = listed.stdout.trim().split('\n').map((l) => JSON.parse(l) as Row);
+    const rows = listed.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Row);
     expect(rows.map((x) => [x.commit, path.basename(String(x.file)), Number(x.line)])).toEqual(BAD.map(([line]) => [2, 'corpus.ndjson', line]));
 
     const raw = (await scdOk(['quarantine', 'flow.yaml', '--raw'], dir)).stdout;
@@ -489,7 +520,11 @@ for (const engine of engines) {
         ]);
         // Integers still fit the widened column.
         await applyRows(driver, flow, [{ id: 2, ts: 2, name: 'bob', amount: 9 }]);
-        expect(plain(await readTargetWith(driver, flow)).filter((x) => x.__END_AT === null).map((x) => x.amount)).toEqual([5.25, 9]);
+        expect(
+          plain(await readTargetWith(driver, flow))
+            .filter((x) => x.__END_AT === null)
+            .map((x) => x.amount),
+        ).toEqual([5.25, 9]);
       } finally {
         await driver.close();
       }

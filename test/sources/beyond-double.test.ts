@@ -13,9 +13,9 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'vitest';
-import { loadFlowFile, openDriver, startServer, driverPerRequest } from '../../src/index.js';
-import { parseNdjson, scd, scdOk, type Row } from '../history/fixtures/history.js';
+import { driverPerRequest, loadFlowFile, openDriver, startServer } from '../../src/index.js';
 import { cliDatabases, cliTestDir } from '../history/fixtures/cli-databases.js';
+import { parseNdjson, type Row, scd, scdOk } from '../history/fixtures/history.js';
 import { mkdir } from './fixtures/util.js';
 
 const tmp = cliTestDir();
@@ -27,7 +27,9 @@ const FLOW = { target: 'm', keys: 'id', sequenceBy: 'seq', columnTypes: { dbl: '
 function record(id: number, column?: string, value?: string): string {
   const values: Record<string, string> = { dbl: '1.5', dec: '2.25', big: '7', f: '0.5', n: '3' };
   if (column) values[column] = value!;
-  return `{"id":${id},"seq":1,${Object.entries(values).map(([k, v]) => `"${k}":${v}`).join(',')}}`;
+  return `{"id":${id},"seq":1,${Object.entries(values)
+    .map(([k, v]) => `"${k}":${v}`)
+    .join(',')}}`;
 }
 
 const COLUMNS = ['dbl', 'dec', 'big', 'f', 'n'] as const;
@@ -125,7 +127,10 @@ describe.concurrent('numbers beyond every double', { timeout: 600_000 }, () => {
       expect(parseNdjson((await scdOk(['apply', p.flowFile, '--input', parquet, '--json'], p.dir)).stdout)[0]).toMatchObject({ eventsApplied: 4, quarantined: 0 });
 
       const nd = (await scdOk(['export', p.flowFile, '--format', 'ndjson'], p.dir)).stdout;
-      const rows = nd.trimEnd().split('\n').map((l) => JSON.parse(l) as Row); // every line is JSON
+      const rows = nd
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Row); // every line is JSON
       expect(rows.map((r) => [r.v, r.s])).toEqual([
         ['Infinity', 'a'],
         ['-Infinity', 'b'],
@@ -140,7 +145,7 @@ describe.concurrent('numbers beyond every double', { timeout: 600_000 }, () => {
         const shown = (await scdOk(['show', p.flowFile, '--key', `id=${id}`, '--format', 'ndjson'], p.dir)).stdout;
         expect((JSON.parse(shown.trim()) as Row).v).toBe(['Infinity', '-Infinity', 'NaN'][id - 1]);
       }
-      const text = (await scd(['show', p.flowFile, '--key', 'id=1', '--format', 'table'], p.dir));
+      const text = await scd(['show', p.flowFile, '--key', 'id=1', '--format', 'table'], p.dir);
       expect(text.code, text.stderr).toBe(0);
 
       const flow = loadFlowFile(p.flowFile);

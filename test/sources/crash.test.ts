@@ -8,9 +8,9 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyFiles, defineFlow, loadFlowFile, openDriver, readTargetWith, resolveInputs, type Driver } from '../../src/index.js';
-import { dropFiles, expectedTarget, generate, GEN_FLOW, type GenEvent } from './fixtures/generate.js';
-import { appliedFiles, assertBuilt, commitLog, mkdir, ndjson, onDuckFile, plain, scd, sleep, spawnScd, tempDir, type Row } from './fixtures/util.js';
+import { applyFiles, type Driver, defineFlow, loadFlowFile, openDriver, readTargetWith, resolveInputs } from '../../src/index.js';
+import { dropFiles, expectedTarget, GEN_FLOW, type GenEvent, generate } from './fixtures/generate.js';
+import { appliedFiles, assertBuilt, commitLog, mkdir, ndjson, onDuckFile, plain, type Row, scd, sleep, spawnScd, tempDir } from './fixtures/util.js';
 
 let tmp: { dir: string; cleanup: () => void };
 beforeAll(() => {
@@ -89,7 +89,10 @@ describe('kill -9 at any point, rerun: every file applied exactly once (DuckDB f
     // 1. Between files: --each commits file after file; kill once one or more new commit lines appear.
     let finished = false;
     let kills = 0;
-    const commits = (n: number) => ({ stdout }: { stdout: string }) => (stdout.match(/^commit \d+:/gm) ?? []).length >= n;
+    const commits =
+      (n: number) =>
+      ({ stdout }: { stdout: string }) =>
+        (stdout.match(/^commit \d+:/gm) ?? []).length >= n;
     const plan: Array<[(out: { stdout: string; stderr: string }) => boolean, number]> = [
       [({ stderr }) => /mapping/.test(stderr), 0], // inside the very first commit (it creates the target)
       [commits(1), 0], // right after a commit line

@@ -9,8 +9,8 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'vitest';
-import { parseNdjson, scdOk } from '../history/fixtures/history.js';
 import { cliDatabases, cliTestDir } from '../history/fixtures/cli-databases.js';
+import { parseNdjson, scdOk } from '../history/fixtures/history.js';
 import { mkdir } from './fixtures/util.js';
 
 const tmp = cliTestDir();
@@ -127,7 +127,10 @@ describe.concurrent('a quarantined CSV record carries its own raw text and line,
           expect(applied, `${db.name} ${f.name}`).toMatchObject({ eventsApplied: f.applied.length, quarantined: f.quarantined.length });
         }
         const ids = parseNdjson((await scdOk(['export', flowFile, '--format', 'ndjson'], dir)).stdout).map((r) => Number(r.id));
-        expect(ids.sort((a, b) => a - b), db.name).toEqual(FILES.flatMap((f) => f.applied).sort((a, b) => a - b));
+        expect(
+          ids.sort((a, b) => a - b),
+          db.name,
+        ).toEqual(FILES.flatMap((f) => f.applied).sort((a, b) => a - b));
         const rows = parseNdjson((await scdOk(['quarantine', flowFile, '--format', 'ndjson'], dir)).stdout).map((r) => ({
           file: path.basename(String(r.file)),
           line: Number(r.line),
@@ -136,14 +139,20 @@ describe.concurrent('a quarantined CSV record carries its own raw text and line,
         }));
         for (const f of FILES) {
           const got = rows.filter((r) => r.file === f.name).sort((a, b) => a.line - b.line);
-          expect(got.map(({ line, raw }) => ({ line, raw })), `${db.name} ${f.name}`).toEqual(f.quarantined.map(({ line, raw }) => ({ line, raw })));
+          expect(
+            got.map(({ line, raw }) => ({ line, raw })),
+            `${db.name} ${f.name}`,
+          ).toEqual(f.quarantined.map(({ line, raw }) => ({ line, raw })));
           got.forEach((r, k) => {
             const want = f.quarantined[k]!.reason;
             if (typeof want === 'string') expect(r.reason, `${db.name} ${f.name} line ${r.line}`).toBe(want);
             else expect(r.reason, `${db.name} ${f.name} line ${r.line}`).toMatch(want);
           });
         }
-        seen.set(db.name, rows.map((r) => ({ ...r, reason: sameOnEveryEngine(r.reason) })).sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line));
+        seen.set(
+          db.name,
+          rows.map((r) => ({ ...r, reason: sameOnEveryEngine(r.reason) })).sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line),
+        );
       }),
     );
     const [first, ...others] = [...seen.entries()];
@@ -161,12 +170,18 @@ describe.concurrent('a quarantined CSV record carries its own raw text and line,
         expect(applied, db.name).toMatchObject({ rowsRead: 3, eventsApplied: 2, quarantined: 1 });
         const rows = parseNdjson((await scdOk(['export', flowFile, '--format', 'ndjson'], dir)).stdout);
         // DuckDB's names ignore case: the second is name_1 there, as its reader names it.
-        expect(rows.map((r) => Object.values(r).slice(0, 4)), db.name).toEqual([
+        expect(
+          rows.map((r) => Object.values(r).slice(0, 4)),
+          db.name,
+        ).toEqual([
           [1, 1, 'Zoë', 'zoe'],
           [3, 1, 'Ann\nB', 'ann'],
         ]);
         const quarantine = parseNdjson((await scdOk(['quarantine', flowFile, '--format', 'ndjson'], dir)).stdout);
-        expect(quarantine.map((q) => [q.line, q.raw, q.reason]), db.name).toEqual([[3, '2,1', 'expected 4 fields, found 2']]);
+        expect(
+          quarantine.map((q) => [q.line, q.raw, q.reason]),
+          db.name,
+        ).toEqual([[3, '2,1', 'expected 4 fields, found 2']]);
       }),
     );
   });

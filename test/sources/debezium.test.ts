@@ -10,10 +10,10 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applySourceWith, defineFlow, exportTargetWith, readTargetWith, rebuild, type Driver, type Flow } from '../../src/index.js';
-import { isInteger, members, scanDocument, textOf, type Span } from '../../src/files/json-text.js';
+import { isInteger, members, type Span, scanDocument, textOf } from '../../src/files/json-text.js';
+import { applySourceWith, type Driver, defineFlow, exportTargetWith, type Flow, readTargetWith, rebuild } from '../../src/index.js';
 import { engines } from '../engines.js';
-import { expectAccounted, FIXTURES, mkdir, plain, quarantined, tempDir, type Row } from './fixtures/util.js';
+import { expectAccounted, FIXTURES, mkdir, plain, quarantined, type Row, tempDir } from './fixtures/util.js';
 
 let tmp: { dir: string; cleanup: () => void };
 beforeAll(() => {
@@ -88,8 +88,7 @@ type Seq = { _ts_ms: number; _lsn: number } | null;
 // MySQL's sequence: ts_ms, then the binlog file (as text) and the position in it (as an integer).
 type BinlogSeq = { _ts_ms: number; _file: string; _pos: number } | null;
 const before = (a: BinlogSeq, b: BinlogSeq) =>
-  a !== null &&
-  (b === null || a._ts_ms < b._ts_ms || (a._ts_ms === b._ts_ms && (a._file < b._file || (a._file === b._file && a._pos < b._pos))));
+  a !== null && (b === null || a._ts_ms < b._ts_ms || (a._ts_ms === b._ts_ms && (a._file < b._file || (a._file === b._file && a._pos < b._pos))));
 
 /** A JSON value read from its text as written: integers as bigints (no rounding above 2^53). */
 function exact(text: string, span: Span): unknown {
@@ -168,9 +167,7 @@ for (const engine of engines) {
       try {
         expectAccounted((await applySourceWith(driver, flow)).results[0]!);
         const lsn = (s: { _lsn: number } | null) => (s === null ? null : s._lsn);
-        expect(plain(await readTargetWith(driver, flow))).toEqual(
-          PG_SCD2.map((r) => ({ ...r, __START_AT: lsn(r.__START_AT as Seq), __END_AT: lsn(r.__END_AT as Seq) })),
-        );
+        expect(plain(await readTargetWith(driver, flow))).toEqual(PG_SCD2.map((r) => ({ ...r, __START_AT: lsn(r.__START_AT as Seq), __END_AT: lsn(r.__END_AT as Seq) })));
       } finally {
         await driver.close();
       }
@@ -250,10 +247,7 @@ for (const engine of engines) {
 
     it('integer keys above 2^53 stay distinct and exact: two keys, no tie', async () => {
       const src = `{"connector":"postgresql","ts_ms":${S}}`;
-      const dir = landing(`big-keys-${engine.name}`, [
-        dbz('c', '{"id":1234567890123456789,"name":"a"}', src),
-        dbz('c', '{"id":1234567890123456790,"name":"b"}', src),
-      ]);
+      const dir = landing(`big-keys-${engine.name}`, [dbz('c', '{"id":1234567890123456789,"name":"a"}', src), dbz('c', '{"id":1234567890123456790,"name":"b"}', src)]);
       const flow = defineFlow({ target: 'big', keys: ['id'], source: { path: dir, format: 'debezium' } });
       const driver = await engine.open();
       try {
@@ -326,7 +320,10 @@ for (const engine of engines) {
       try {
         // Created without positions: ts_ms alone, also for a later file whose records have an LSN.
         const plainRun = await applySourceWith(driver, flow, { each: true });
-        expect(plainRun.results.map((c) => [c.eventsApplied, c.quarantined])).toEqual([[1, 0], [1, 0]]);
+        expect(plainRun.results.map((c) => [c.eventsApplied, c.quarantined])).toEqual([
+          [1, 0],
+          [1, 0],
+        ]);
         const plainRows = [
           { id: 1n, name: 'a', __START_AT: BigInt(S), __END_AT: BigInt(S + 1000) },
           { id: 1n, name: 'b', __START_AT: BigInt(S + 1000), __END_AT: null },
@@ -337,7 +334,10 @@ for (const engine of engines) {
         expect(await exported(driver, flow, first)).toEqual(plainRows);
         // Created with an LSN: a later record without one cannot be placed.
         const pgRun = await applySourceWith(driver, pgFlow, { each: true });
-        expect(pgRun.results.map((c) => [c.eventsApplied, c.quarantined])).toEqual([[1, 0], [0, 1]]);
+        expect(pgRun.results.map((c) => [c.eventsApplied, c.quarantined])).toEqual([
+          [1, 0],
+          [0, 1],
+        ]);
         expect((await quarantined(driver, 'stable_pg'))[0]!.reason).toMatch(/sequence column "_lsn" is null/);
       } finally {
         await driver.close();
@@ -352,7 +352,10 @@ for (const engine of engines) {
       const driver = await engine.open();
       try {
         const flow = defineFlow({ target: 'mixed', keys: ['id'], source: { path: dir, format: 'debezium' } });
-        const e = await applySourceWith(driver, flow).then(() => undefined, (err: unknown) => err as { message: string; fix?: string });
+        const e = await applySourceWith(driver, flow).then(
+          () => undefined,
+          (err: unknown) => err as { message: string; fix?: string },
+        );
         expect(e?.message).toMatch(/log positions of 2 connectors \(PostgreSQL: source\.lsn; MySQL: source\.file, source\.pos\)/);
         expect(e?.fix).toMatch(/set sequenceBy/);
         const chosen = defineFlow({ target: 'mixed', keys: ['id'], sequenceBy: '_ts_ms', source: { path: dir, format: 'debezium' } });
@@ -422,7 +425,8 @@ for (const engine of engines) {
     });
 
     it('MongoDB: ord breaks ties of ts_ms (whole seconds); the document is JSON text, read exactly', async () => {
-      const src = (ord: number) => `{"version":"2.7.3.Final","connector":"mongodb","name":"dbserver1","ts_ms":${M},"snapshot":"false","db":"inventory","rs":"rs0","collection":"customers","ord":${ord}}`;
+      const src = (ord: number) =>
+        `{"version":"2.7.3.Final","connector":"mongodb","name":"dbserver1","ts_ms":${M},"snapshot":"false","db":"inventory","rs":"rs0","collection":"customers","ord":${ord}}`;
       const doc = (name: string) => JSON.stringify(`{\n  "_id": 1234567890123456789,\n  "name": "${name}",\n  "address": {\n    "city": "Lisboa"\n  }\n}`);
       const dir = landing(`mongodb-${engine.name}`, [
         `{"after":${doc('a')},"source":${src(2)},"op":"u","ts_ms":${M + 5}}`,
@@ -444,11 +448,9 @@ for (const engine of engines) {
     });
 
     it('Oracle: the scn, given as digits, breaks ties as an integer, exactly', async () => {
-      const src = (scn: string) => `{"version":"2.7.3.Final","connector":"oracle","name":"server1","ts_ms":${S},"snapshot":"false","db":"ORCLPDB1","schema":"DEBEZIUM","table":"CUSTOMERS","txId":"6a0017001f040000","scn":"${scn}","commit_scn":"${scn}"}`;
-      const dir = landing(`oracle-${engine.name}`, [
-        dbz('u', '{"ID":1,"NAME":"a"}', src('18014398509481985')),
-        dbz('c', '{"ID":1,"NAME":"b"}', src('9999999999999999')),
-      ]);
+      const src = (scn: string) =>
+        `{"version":"2.7.3.Final","connector":"oracle","name":"server1","ts_ms":${S},"snapshot":"false","db":"ORCLPDB1","schema":"DEBEZIUM","table":"CUSTOMERS","txId":"6a0017001f040000","scn":"${scn}","commit_scn":"${scn}"}`;
+      const dir = landing(`oracle-${engine.name}`, [dbz('u', '{"ID":1,"NAME":"a"}', src('18014398509481985')), dbz('c', '{"ID":1,"NAME":"b"}', src('9999999999999999'))]);
       const flow = defineFlow({ target: 'customers', keys: ['ID'], source: { path: dir, format: 'debezium' } });
       const driver = await engine.open();
       try {

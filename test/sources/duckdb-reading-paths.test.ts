@@ -20,9 +20,7 @@ async function apply(name: string, lines: string[]) {
   const driver = await openDriver(':memory:');
   try {
     const result = await applyFiles(driver, defineFlow({ target: 't', keys: ['id'], sequenceBy: 'n' }), resolveInputs([file]));
-    const types = Object.fromEntries(
-      (await driver.query(`SELECT column_name AS c, data_type AS t FROM information_schema.columns WHERE table_name = 't'`)).map((r) => [r.c, r.t]),
-    );
+    const types = Object.fromEntries((await driver.query(`SELECT column_name AS c, data_type AS t FROM information_schema.columns WHERE table_name = 't'`)).map((r) => [r.c, r.t]));
     const rows = (await driver.query(`SELECT * FROM t ORDER BY id`)).map((r): Record<string, unknown> => ({ ...r, id: Number(r.id) }));
     const quarantine = await driver.query(`SELECT line, reason, raw FROM _scd_t_quarantine ORDER BY line`);
     return { result, types, rows, quarantine };

@@ -16,8 +16,8 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'vitest';
 import { openDriver } from '../../src/index.js';
-import { parseNdjson, scdOk, type Row } from '../history/fixtures/history.js';
 import { cliDatabases, cliTestDir } from '../history/fixtures/cli-databases.js';
+import { parseNdjson, type Row, scdOk } from '../history/fixtures/history.js';
 import { mkdir } from './fixtures/util.js';
 
 const tmp = cliTestDir();
@@ -100,7 +100,11 @@ describe.concurrent('the engines agree on the same input', { timeout: 600_000 },
     });
 
     it(`${db.name}: a leap second is quarantined with the column named (JSON instant sequence, CSV wall-clock column)`, async ({ expect }) => {
-      const p = project(`leap-${db.name}`, { target: 'lp', keys: 'id', sequenceBy: 'ts', columnTypes: { seen: 'timestamp_ntz' } }, db.settings(path.join(tmp.dir, `leap-${db.name}`)));
+      const p = project(
+        `leap-${db.name}`,
+        { target: 'lp', keys: 'id', sequenceBy: 'ts', columnTypes: { seen: 'timestamp_ntz' } },
+        db.settings(path.join(tmp.dir, `leap-${db.name}`)),
+      );
       const lines = [
         '{"id":1,"v":"a","ts":"2016-12-31T23:59:59Z","seen":"2016-12-31 12:00:00"}',
         '{"id":1,"v":"leap","ts":"2016-12-31T23:59:60Z","seen":"2016-12-31 12:00:00"}',
@@ -139,7 +143,11 @@ describe.concurrent('the engines agree on the same input', { timeout: 600_000 },
 
       // Debezium rows are read from the envelope's text as written, on every engine.
       const land = mkdir(p.dir, 'land');
-      const dbz = project(`dbz-${db.name}`, { target: 'dz', keys: 'id', source: { path: land, format: 'debezium' }, columnTypes: { id: 'bigint', n: 'bigint' } }, db.settings(path.join(tmp.dir, `dbz-${db.name}`)));
+      const dbz = project(
+        `dbz-${db.name}`,
+        { target: 'dz', keys: 'id', source: { path: land, format: 'debezium' }, columnTypes: { id: 'bigint', n: 'bigint' } },
+        db.settings(path.join(tmp.dir, `dbz-${db.name}`)),
+      );
       file(land, 'e.ndjson', [
         '{"op":"c","after":{"id":1,"v":"a"},"source":{"ts_ms":1}}',
         '{"op":"c","after":{"id":2.04e2,"v":"b"},"source":{"ts_ms":2}}',

@@ -8,8 +8,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'vitest';
-import { parseNdjson, scd, scdOk } from '../history/fixtures/history.js';
 import { cliDatabases, cliTestDir } from '../history/fixtures/cli-databases.js';
+import { parseNdjson, scd, scdOk } from '../history/fixtures/history.js';
 import { mkdir } from './fixtures/util.js';
 
 const tmp = cliTestDir();
@@ -89,7 +89,9 @@ describe.concurrent('a JSON array with one broken element, through bin/scd', { t
       const cut = await scd(['apply', flowFile], dir);
       expect(cut.code).not.toBe(0);
       const lines = cut.stderr.split('\n').filter((l) => l.trim() && !l.startsWith('  '));
-      expect(lines).toEqual([expect.stringMatching(/002\.json: the JSON array ends inside its element \d+, before it closes: .*nothing was applied \(fix: apply it again once the file is whole/)]);
+      expect(lines).toEqual([
+        expect.stringMatching(/002\.json: the JSON array ends inside its element \d+, before it closes: .*nothing was applied \(fix: apply it again once the file is whole/),
+      ]);
       expect((await scdOk(['export', flowFile, '--format', 'ndjson'], dir)).stdout).toBe(before);
 
       // The upload completes: the file applies whole.

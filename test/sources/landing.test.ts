@@ -5,23 +5,10 @@
 import { appendFileSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyFiles, applySourceWith, defineFlow, flowStatus, openDriver, readTargetWith, resolveInputs, type FlowInput } from '../../src/index.js';
+import { applyFiles, applySourceWith, defineFlow, type FlowInput, flowStatus, openDriver, readTargetWith, resolveInputs } from '../../src/index.js';
 import { engines } from '../engines.js';
-import { dropFiles, expectedTarget, generate, GEN_FLOW } from './fixtures/generate.js';
-import {
-  appliedFiles,
-  assertBuilt,
-  commitLog,
-  expectAccounted,
-  mkdir,
-  onDuckFile,
-  plain,
-  sleep,
-  spawnScd,
-  tempDir,
-  writeNdjson,
-  type Row,
-} from './fixtures/util.js';
+import { dropFiles, expectedTarget, GEN_FLOW, generate } from './fixtures/generate.js';
+import { appliedFiles, assertBuilt, commitLog, expectAccounted, mkdir, onDuckFile, plain, type Row, sleep, spawnScd, tempDir, writeNdjson } from './fixtures/util.js';
 
 let tmp: { dir: string; cleanup: () => void };
 beforeAll(() => {
@@ -108,7 +95,10 @@ for (const engine of engines) {
       try {
         // Written out of name order; b's event is later than a's for key 1.
         writeNdjson(path.join(landing, 'b.ndjson'), [{ id: 1, ts: 2, v: 'b' }]);
-        writeNdjson(path.join(landing, 'a.ndjson'), [{ id: 1, ts: 1, v: 'a' }, { id: 2, ts: 1, v: 'x' }]);
+        writeNdjson(path.join(landing, 'a.ndjson'), [
+          { id: 1, ts: 1, v: 'a' },
+          { id: 2, ts: 1, v: 'x' },
+        ]);
         writeNdjson(path.join(landing, '.c.ndjson'), [{ id: 3, ts: 1, v: 'hidden' }]);
         writeNdjson(path.join(landing, '_d.ndjson'), [{ id: 4, ts: 1, v: 'being written' }]);
         writeFileSync(path.join(landing, 'notes.txt'), 'not a data file\n');
@@ -210,15 +200,15 @@ describe('scd apply --watch (CLI, DuckDB file)', () => {
     assertBuilt();
     const dir = mkdir(tmp.dir, 'watch');
     const landing = mkdir(dir, 'landing');
-    writeFileSync(
-      path.join(dir, 'flow.yaml'),
-      'target: items\nkeys: [id]\nsequenceBy: ts\ndatabase: items.duckdb\nsource:\n  path: landing/\n  format: ndjson\n',
-    );
+    writeFileSync(path.join(dir, 'flow.yaml'), 'target: items\nkeys: [id]\nsequenceBy: ts\ndatabase: items.duckdb\nsource:\n  path: landing/\n  format: ndjson\n');
     writeNdjson(path.join(landing, '001.ndjson'), [{ id: 1, ts: 1, v: 'a' }]);
     const live = spawnScd(['apply', 'flow.yaml', '--watch', '--interval', '0.2'], dir);
     try {
       await live.until(({ stdout }) => /^commit 1: /m.test(stdout));
-      writeNdjson(path.join(landing, '002.ndjson'), [{ id: 1, ts: 2, v: 'b' }, { id: 2, ts: 2, v: 'c' }]);
+      writeNdjson(path.join(landing, '002.ndjson'), [
+        { id: 1, ts: 2, v: 'b' },
+        { id: 2, ts: 2, v: 'c' },
+      ]);
       await live.until(({ stdout }) => /^commit 2: /m.test(stdout));
       writeNdjson(path.join(landing, '003.ndjson'), [{ id: 2, ts: 3, v: 'd' }]);
       await live.until(({ stdout }) => /^commit 3: /m.test(stdout));

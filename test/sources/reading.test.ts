@@ -6,9 +6,9 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyFiles, applyRows, defineFlow, readTargetWith, resolveInputs, ScdError, type FlowInput } from '../../src/index.js';
+import { applyFiles, applyRows, defineFlow, type FlowInput, readTargetWith, resolveInputs, ScdError } from '../../src/index.js';
 import { engines } from '../engines.js';
-import { expectAccounted, mkdir, quarantined, tempDir, type Row } from './fixtures/util.js';
+import { expectAccounted, mkdir, quarantined, type Row, tempDir } from './fixtures/util.js';
 
 let tmp: { dir: string; cleanup: () => void };
 beforeAll(() => {
@@ -38,8 +38,7 @@ for (const engine of reading) {
         await driver.close();
       }
     };
-    const target = async (driver: Awaited<ReturnType<typeof engine.open>>, flow: FlowInput) =>
-      (await readTargetWith(driver, defineFlow(flow))).map((r) => r as Row);
+    const target = async (driver: Awaited<ReturnType<typeof engine.open>>, flow: FlowInput) => (await readTargetWith(driver, defineFlow(flow))).map((r) => r as Row);
 
     it('1: mixed ISO-8601 styles are one instant scale, and the history follows the instants', async () => {
       const flow: FlowInput = { target: 'dim', keys: ['id'], sequenceBy: 'ts' };
@@ -72,19 +71,24 @@ for (const engine of reading) {
       }
     });
 
-    it('2: one bad value in one file of a first apply is that record\'s problem alone, with or without each', async () => {
+    it("2: one bad value in one file of a first apply is that record's problem alone, with or without each", async () => {
       const flow: FlowInput = { target: 'dim', keys: ['id'], sequenceBy: 'ts' };
       const dir = mkdir(tmp.dir, `${engine.name}-landing-${++n}`);
-      writeFileSync(path.join(dir, 'a.ndjson'), [
-        '{"id":1,"ts":"2025-01-01T10:00:00","amount":10}',
-        '{"id":2,"ts":"2025-01-02T10:00:00","amount":20.5}',
-        '{"id":1,"ts":"2025-01-03T10:00:00","amount":11}',
-      ].join('\n') + '\n');
-      writeFileSync(path.join(dir, 'b.ndjson'), ['{"id":3,"ts":"yesterday","amount":5}', '{"id":4,"ts":"2025-01-04T10:00:00","amount":"lots"}', '{"id":2,"ts":"2025-01-05T10:00:00","amount":21}'].join('\n') + '\n');
+      writeFileSync(
+        path.join(dir, 'a.ndjson'),
+        ['{"id":1,"ts":"2025-01-01T10:00:00","amount":10}', '{"id":2,"ts":"2025-01-02T10:00:00","amount":20.5}', '{"id":1,"ts":"2025-01-03T10:00:00","amount":11}'].join('\n') +
+          '\n',
+      );
+      writeFileSync(
+        path.join(dir, 'b.ndjson'),
+        ['{"id":3,"ts":"yesterday","amount":5}', '{"id":4,"ts":"2025-01-04T10:00:00","amount":"lots"}', '{"id":2,"ts":"2025-01-05T10:00:00","amount":21}'].join('\n') + '\n',
+      );
       for (const each of [false, true]) {
         await withDriver(async (driver) => {
           const files = resolveInputs([dir]);
-          const results = each ? [await applyFiles(driver, defineFlow(flow), [files[0]!]), await applyFiles(driver, defineFlow(flow), [files[1]!])] : [await applyFiles(driver, defineFlow(flow), files)];
+          const results = each
+            ? [await applyFiles(driver, defineFlow(flow), [files[0]!]), await applyFiles(driver, defineFlow(flow), [files[1]!])]
+            : [await applyFiles(driver, defineFlow(flow), files)];
           for (const r of results) expectAccounted(r);
           expect(results.reduce((s, r) => s + r.quarantined, 0)).toBe(2);
           const q = await quarantined(driver, 'dim');
@@ -207,7 +211,7 @@ for (const engine of reading) {
       });
     });
 
-    it('11: a sequence is typed by its values, not by the first one\'s accident', async () => {
+    it("11: a sequence is typed by its values, not by the first one's accident", async () => {
       const flow: FlowInput = { target: 'dim', keys: ['id'], sequenceBy: 'seq' };
       await withDriver(async (driver) => {
         const r = await applyRows(driver, defineFlow(flow), [
@@ -225,7 +229,7 @@ for (const engine of reading) {
       });
     });
 
-    it('14: scdkit\'s own column names are refused in the source; a file named twice is read once', async () => {
+    it("14: scdkit's own column names are refused in the source; a file named twice is read once", async () => {
       const flow: FlowInput = { target: 'dim', keys: ['id'], sequenceBy: 'seq' };
       for (const name of ['__scd_line', '__SCD_LINE', '__scd_raw']) {
         await withDriver(async (driver) => {
@@ -270,7 +274,7 @@ for (const engine of reading) {
       });
     });
 
-    it('13: a CSV value for a text column is the text as written; a CSV record\'s raw is its line', async () => {
+    it("13: a CSV value for a text column is the text as written; a CSV record's raw is its line", async () => {
       const flow: FlowInput = { target: 'dim', keys: ['id'], sequenceBy: 'seq' };
       await withDriver(async (driver) => {
         await applyRows(driver, defineFlow(flow), [{ id: 1, seq: 1, a: 'x', b: 'x', c: 'x', d: 'x', e: 'x' }]);
@@ -302,7 +306,10 @@ for (const engine of reading) {
         expect(q.map((x) => x.line)).toEqual([3]);
         // DuckDB's CSV rejects give a CRLF file's rejected line with the LF before it (a DuckDB gap, open).
         if (engine.name !== 'duckdb') expect(q.map((x) => x.raw)).toEqual(['\\.']);
-        expect((await target(driver, flow)).map((x) => [Number(x.id), x.v])).toEqual([[1, 'a'], [2, 'b']]);
+        expect((await target(driver, flow)).map((x) => [Number(x.id), x.v])).toEqual([
+          [1, 'a'],
+          [2, 'b'],
+        ]);
       });
     });
 
@@ -333,7 +340,10 @@ for (const engine of reading) {
         const q = await quarantined(driver, 'dim');
         expect(q.map((x) => x.line)).toEqual([3]);
         expect(q[0]!.reason).toMatch(/UTF-8|unicode/i);
-        expect((await target(driver, flow)).map((x) => [Number(x.id), x.v])).toEqual([[1, 'a'], [3, 'c']]);
+        expect((await target(driver, flow)).map((x) => [Number(x.id), x.v])).toEqual([
+          [1, 'a'],
+          [3, 'c'],
+        ]);
       });
     });
 
@@ -360,7 +370,10 @@ for (const engine of reading) {
             expect.stringMatching(/NUL/),
             expect.stringMatching(surrogate),
           ]);
-          expect((await target(driver, flow)).map((x) => [Number(x.id), x.v])).toEqual([[1, '\\u0000 as text'], [6, '\u{1F600}']]);
+          expect((await target(driver, flow)).map((x) => [Number(x.id), x.v])).toEqual([
+            [1, '\\u0000 as text'],
+            [6, '\u{1F600}'],
+          ]);
         });
       }
     });
@@ -369,12 +382,15 @@ for (const engine of reading) {
       const flow: FlowInput = { target: 'dim', keys: ['id'], sequenceBy: 'seq' };
       for (const extra of [[], ['not json']]) {
         await withDriver(async (driver) => {
-          const f = file('big.ndjson', lines(
-            '{"id":1234567890123456789,"seq":9007199254740993,"v":"a"}',
-            '{"id":1234567890123456790,"seq":9007199254740993,"v":"b"}',
-            '{"id":1234567890123456789,"seq":9007199254740992,"v":"old"}',
-            ...extra,
-          ));
+          const f = file(
+            'big.ndjson',
+            lines(
+              '{"id":1234567890123456789,"seq":9007199254740993,"v":"a"}',
+              '{"id":1234567890123456790,"seq":9007199254740993,"v":"b"}',
+              '{"id":1234567890123456789,"seq":9007199254740992,"v":"old"}',
+              ...extra,
+            ),
+          );
           const r = await applyFiles(driver, defineFlow(flow), resolveInputs([f]));
           expectAccounted(r);
           expect(r).toMatchObject({ rowsRead: 3 + extra.length, eventsApplied: 3, duplicates: 0 });
@@ -397,7 +413,12 @@ for (const engine of reading) {
         expectAccounted(r);
         expect(r).toMatchObject({ rowsRead: 4, eventsApplied: 4, quarantined: 0 });
         const t = await target(driver, flow);
-        expect(t.map((x) => [Number(x.id), Number(x.seq), x.v])).toEqual([[1, 1, 'x'], [2, 1, '1.5'], [3, 2, 'y'], [4, 3, 'z']]);
+        expect(t.map((x) => [Number(x.id), Number(x.seq), x.v])).toEqual([
+          [1, 1, 'x'],
+          [2, 1, '1.5'],
+          [3, 2, 'y'],
+          [4, 3, 'z'],
+        ]);
       });
     });
 
@@ -415,7 +436,11 @@ for (const engine of reading) {
         expect(q[0]!.reason).toMatch(/1\.255 does not fit column "amount" \("?(DECIMAL|numeric)\(10,2\)"?\)/);
         const d = driver.dialect;
         const cols = Object.fromEntries((await driver.columns('dim'))!.map((c) => [c.name, c.type]));
-        expect([d.sameType(cols.ts!, d.types.timestamptz) || cols.ts === 'TIMESTAMP WITH TIME ZONE', d.sameType(cols.code!, d.types.text) || cols.code === 'VARCHAR', d.sameType(cols.amount!, d.decimal(10, 2))]).toEqual([true, true, true]);
+        expect([
+          d.sameType(cols.ts!, d.types.timestamptz) || cols.ts === 'TIMESTAMP WITH TIME ZONE',
+          d.sameType(cols.code!, d.types.text) || cols.code === 'VARCHAR',
+          d.sameType(cols.amount!, d.decimal(10, 2)),
+        ]).toEqual([true, true, true]);
         const t = await target(driver, flow);
         expect(t.map((x) => [x.id, x.ts, x.code])).toEqual([
           [1, '2025-01-01T10:00:00Z', '7'],
@@ -424,7 +449,7 @@ for (const engine of reading) {
       });
     });
 
-    it('a wall-clock time is read in the flow\'s time zone', async () => {
+    it("a wall-clock time is read in the flow's time zone", async () => {
       const flow: FlowInput = { target: 'dim', keys: ['id'], sequenceBy: 'ts', timeZone: 'Asia/Kolkata' };
       await withDriver(async (driver) => {
         await applyRows(driver, defineFlow(flow), [
@@ -473,7 +498,7 @@ for (const engine of reading) {
       });
     });
 
-    it('a quarantined record read first never orders a new target\'s columns, nor its ties (regression, reading-styles seed 1485515446)', async () => {
+    it("a quarantined record read first never orders a new target's columns, nor its ties (regression, reading-styles seed 1485515446)", async () => {
       const flow: FlowInput = { target: 'dim', keys: ['id'], sequenceBy: 'seq' };
       // Three different events of key 1 at sequence 0: a tie, ordered by the payload's canonical
       // text in the target's column order (c before a), so {c: 1, a: 1} is last and current.

@@ -10,8 +10,8 @@ import { describe, it } from 'vitest';
 import { MAX_RECORD_BYTES } from '../../src/files/record-limit.js';
 import { applySourceWith, defineFlow } from '../../src/index.js';
 import { engines } from '../engines.js';
-import { parseNdjson, scdOk } from '../history/fixtures/history.js';
 import { cliDatabases, cliTestDir } from '../history/fixtures/cli-databases.js';
+import { parseNdjson, scdOk } from '../history/fixtures/history.js';
 import { mkdir, quarantined } from './fixtures/util.js';
 
 const tmp = cliTestDir();
@@ -53,7 +53,8 @@ describe.concurrent('a Debezium envelope over the size limit', { timeout: 900_00
   for (const engine of engines) {
     it(`${engine.name}: quarantined with its whole raw text; the other envelopes apply`, async ({ expect }) => {
       const dir = mkdir(tmp.dir, `dbz-${engine.name}`);
-      const envelope = (id: number, blob: string) => `{"before":null,"after":{"id":${id},"blob":"${blob}"},"source":{"ts_ms":1717059600000,"lsn":${id}},"op":"c","ts_ms":1717059601000}`;
+      const envelope = (id: number, blob: string) =>
+        `{"before":null,"after":{"id":${id},"blob":"${blob}"},"source":{"ts_ms":1717059600000,"lsn":${id}},"op":"c","ts_ms":1717059601000}`;
       const huge = envelope(2, 'Zoë 東京 '.repeat(Math.ceil((MAX_RECORD_BYTES + 1024) / Buffer.byteLength('Zoë 東京 '))));
       writeFileSync(path.join(dir, '0001.json'), [envelope(1, 'a'), huge, envelope(3, 'ü')].join('\n') + '\n');
       const flow = defineFlow({ target: 'blobs', keys: ['id'], source: { path: dir, format: 'debezium' } });

@@ -10,9 +10,9 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applySourceWith, changesQuery, defineFlow, readRows, readTargetWith, ScdError, type Driver, type Flow, type FlowInput } from '../../src/index.js';
+import { applySourceWith, changesQuery, type Driver, defineFlow, type Flow, type FlowInput, readRows, readTargetWith, ScdError } from '../../src/index.js';
 import { engines } from '../engines.js';
-import { commitLog, expectAccounted, mkdir, plain, tempDir, writeNdjson, type Row } from './fixtures/util.js';
+import { commitLog, expectAccounted, mkdir, plain, type Row, tempDir, writeNdjson } from './fixtures/util.js';
 
 let tmp: { dir: string; cleanup: () => void };
 beforeAll(() => {
@@ -195,7 +195,10 @@ for (const engine of engines) {
     it('versions from the file name are numbers: snapshot_9 applies before snapshot_10', async () => {
       const dir = folder(`numeric-${engine.name}`, {});
       writeNdjson(path.join(dir, 'snapshot_10.ndjson'), [{ id: 1, v: 'ten' }]);
-      writeNdjson(path.join(dir, 'snapshot_9.ndjson'), [{ id: 1, v: 'nine' }, { id: 2, v: 'nine' }]);
+      writeNdjson(path.join(dir, 'snapshot_9.ndjson'), [
+        { id: 1, v: 'nine' },
+        { id: 2, v: 'nine' },
+      ]);
       const flow = defineFlow({ target: 'items', keys: ['id'], source: { path: dir, mode: 'snapshot' } });
       const driver = await engine.open();
       try {

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyFiles, defineFlow, readTargetWith } from '../../src/index.js';
 import { LARGE_STAGE } from '../../src/dialects/driver.js';
+import { applyFiles, defineFlow, readTargetWith } from '../../src/index.js';
 import { engines } from '../engines.js';
 import { recordStatements } from '../plan/recorded-statements.js';
 
@@ -37,7 +37,9 @@ for (const engine of engines) {
       ['small', 10],
       ['large', LARGE_STAGE],
     ] as const) {
-      it(`${size}: every record read, the bad one quarantined at its line, staging's tables freed ${size === 'large' ? 'while staging' : 'with the commit'}`, { timeout: 120_000 }, async () => {
+      it(`${size}: every record read, the bad one quarantined at its line, staging's tables freed ${size === 'large' ? 'while staging' : 'with the commit'}`, {
+        timeout: 120_000,
+      }, async () => {
         const driver = await engine.open();
         try {
           const statements = recordStatements(driver);

@@ -4,7 +4,7 @@
  * row is read each time and rows already applied are duplicates.
  */
 import { describe, expect, it } from 'vitest';
-import { applySourceWith, defineFlow, readTargetWith, ScdError, type Driver, type FlowInput } from '../../src/index.js';
+import { applySourceWith, type Driver, defineFlow, type FlowInput, readTargetWith, ScdError } from '../../src/index.js';
 import { engines } from '../engines.js';
 import { commitLog, expectAccounted, plain } from './fixtures/util.js';
 

@@ -11,7 +11,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defineFlow, rebuild, ScdError, versionQuery, writeRows, changesQuery, type Driver, type Flow } from '../../src/index.js';
+import { changesQuery, type Driver, defineFlow, type Flow, rebuild, ScdError, versionQuery, writeRows } from '../../src/index.js';
 import { engines } from '../engines.js';
 import { assertBuilt, scd, tempDir } from './fixtures/util.js';
 
@@ -104,7 +104,9 @@ for (const engine of engines) {
         const e = await applyLines(driver, defineFlow({ ...FLOW, columnTypes: { v: 'double' } }), SECOND).catch((x: unknown) => x);
         expect(e).toBeInstanceOf(ScdError);
         expect((e as ScdError).code).toBe('SCHEMA_CHANGE');
-        expect((e as ScdError).oneLine()).toMatch(/column "v" is stored as (BIGINT|bigint), and a declared double would round its committed values.*fix: declare a decimal that holds them, e\.g\. decimal\(38,19\)/);
+        expect((e as ScdError).oneLine()).toMatch(
+          /column "v" is stored as (BIGINT|bigint), and a declared double would round its committed values.*fix: declare a decimal that holds them, e\.g\. decimal\(38,19\)/,
+        );
         expect((await driver.columns('w'))!.find((c) => c.name === 'v')!.type).toMatch(/^(BIGINT|bigint)$/);
         // The fix it names works: the decimal holds the committed integers and the fraction.
         const r = await applyLines(driver, defineFlow({ ...FLOW, columnTypes: { v: 'decimal(38,19)' } }), SECOND);
@@ -164,9 +166,14 @@ for (const engine of engines)
         await applyLines(driver, defineFlow({ ...FLOW, target: 'small' }), [`{"id":1,"seq":1,"v":9007199254740992}`, `{"id":2,"seq":1,"v":1.25}`]);
         expect(d.sameType(await typeOf('small'), d.types.double), await typeOf('small')).toBe(true);
         // No decimal of 38 digits holds 30 digits before the point and 10 after: refused with the fix.
-        const e = await applyLines(driver, defineFlow({ ...FLOW, target: 'wide' }), [`{"id":1,"seq":1,"v":123456789012345678901234567890}`, `{"id":2,"seq":1,"v":0.0123456789}`]).catch((x: unknown) => x);
+        const e = await applyLines(driver, defineFlow({ ...FLOW, target: 'wide' }), [
+          `{"id":1,"seq":1,"v":123456789012345678901234567890}`,
+          `{"id":2,"seq":1,"v":0.0123456789}`,
+        ]).catch((x: unknown) => x);
         expect(e).toBeInstanceOf(ScdError);
-        expect((e as ScdError).oneLine()).toMatch(/column "v" has integers beyond 2\^53 and fractions: no decimal of 38 digits holds values of 30 digits before the point and 10 after it.*fix: declare its type, e\.g\. columnTypes: \{ v: decimal\(38,8\) \}/);
+        expect((e as ScdError).oneLine()).toMatch(
+          /column "v" has integers beyond 2\^53 and fractions: no decimal of 38 digits holds values of 30 digits before the point and 10 after it.*fix: declare its type, e\.g\. columnTypes: \{ v: decimal\(38,8\) \}/,
+        );
       } finally {
         await driver.close();
       }

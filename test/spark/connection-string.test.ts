@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ScdError } from '../../src/errors.js';
 import { isSparkConnectUrl, readSparkConnectionString, scrubSecrets } from '../../src/dialects/spark/connection-string.js';
+import { ScdError } from '../../src/errors.js';
 
 const TOKEN = 'dapi0123456789abcdefSECRET';
 
@@ -57,8 +57,6 @@ describe('Spark Connect connection strings (unit: always run)', () => {
 
   it('scrubs the token, every header value and any bearer credential from a text', () => {
     const c = readSparkConnectionString(`sc://h/;token=${TOKEN};x-databricks-cluster-id=cluster-77`);
-    expect(scrubSecrets(`denied for ${TOKEN} on cluster-77; authorization: Bearer other-token-xyz`, c)).toBe(
-      'denied for *** on ***; authorization: Bearer ***',
-    );
+    expect(scrubSecrets(`denied for ${TOKEN} on cluster-77; authorization: Bearer other-token-xyz`, c)).toBe('denied for *** on ***; authorization: Bearer ***');
   });
 });

@@ -6,9 +6,9 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { tableFromArrays, tableToIPC } from 'apache-arrow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { QueryError, ScdError } from '../../src/errors.js';
 import { CLIENT_TYPE, SparkConnectClient } from '../../src/dialects/spark/spark-connect-client.js';
 import { PROTO_FILE } from '../../src/dialects/spark/spark-connect-protocol.js';
+import { QueryError, ScdError } from '../../src/errors.js';
 
 const TOKEN = 'dapiTOKEN0123456789secret';
 const CLUSTER = 'cluster-0123-secret-ish';
@@ -38,13 +38,36 @@ describe('Spark Connect protocol against a fake server (unit: always run)', () =
   let port = 0;
   let dir = '';
   let cert: Buffer;
-  const connect = (extra = '') => SparkConnectClient.connect(`sc://localhost:${port}/;token=${TOKEN};user_id=ada;x-databricks-cluster-id=${CLUSTER}${extra}`, { rootCertificates: cert });
+  const connect = (extra = '') =>
+    SparkConnectClient.connect(`sc://localhost:${port}/;token=${TOKEN};user_id=ada;x-databricks-cluster-id=${CLUSTER}${extra}`, { rootCertificates: cert });
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'scd-spark-tls-'));
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost'], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+        '-days',
+        '1',
+        '-subj',
+        '/CN=localhost',
+        '-addext',
+        'subjectAltName=DNS:localhost',
+      ],
+      { stdio: 'ignore' },
+    );
     cert = readFileSync(join(dir, 'cert.pem'));
-    const loaded = grpc.loadPackageDefinition(protoLoader.loadSync(PROTO_FILE, { keepCase: true, longs: String, enums: String, defaults: false, oneofs: true })) as unknown as SparkConnectPackage;
+    const loaded = grpc.loadPackageDefinition(
+      protoLoader.loadSync(PROTO_FILE, { keepCase: true, longs: String, enums: String, defaults: false, oneofs: true }),
+    ) as unknown as SparkConnectPackage;
     const record = (method: string, call: { request: Record<string, unknown>; metadata: grpc.Metadata }) =>
       seen.push({ method, request: call.request, metadata: call.metadata.getMap() });
     server = new grpc.Server();
@@ -94,7 +117,12 @@ describe('Spark Connect protocol against a fake server (unit: always run)', () =
     expect(await client.execute('INSERT x')).toEqual([{ x: 1 }, { x: 2 }]);
     await client.close();
     const [query, statement, release] = seen;
-    expect(query!.request).toMatchObject({ session_id: client.sessionId, user_context: { user_id: 'ada' }, client_type: CLIENT_TYPE, plan: { root: { sql: { query: 'SELECT x' } } } });
+    expect(query!.request).toMatchObject({
+      session_id: client.sessionId,
+      user_context: { user_id: 'ada' },
+      client_type: CLIENT_TYPE,
+      plan: { root: { sql: { query: 'SELECT x' } } },
+    });
     expect(query!.request.operation_id).toMatch(/^[0-9a-f-]{36}$/);
     expect(statement!.request).toMatchObject({ plan: { command: { sql_command: { input: { sql: { query: 'INSERT x' } } } } } });
     expect(CLIENT_TYPE).toMatch(/^scdkit\/\d+\.\d+\.\d+/);

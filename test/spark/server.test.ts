@@ -12,8 +12,9 @@
  * Each suite lives in its own `*.suite.ts` file; run one with `-t`, e.g.
  * `npx vitest run test/spark/server.test.ts -t history`.
  */
-import { scenarioSuite } from '../scenario-suite.js';
+
 import { scenariosOnSpark, sparkEngine } from '../engines.js';
+import { scenarioSuite } from '../scenario-suite.js';
 import './spark-connect.suite.js';
 import './spark-dialect.suite.js';
 import './spark-driver.suite.js';

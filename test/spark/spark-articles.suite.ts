@@ -17,13 +17,14 @@
  * Every commit on Spark is a remote job of tens of seconds: each project commits as few times as
  * its point needs.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { tempDir } from '../helpers.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parseNdjson, type RunResult, scd } from '../e2e/fixtures/cli.js';
 import { freshSchema, sparkEngine } from '../engines.js';
-import { parseNdjson, scd, type RunResult } from '../e2e/fixtures/cli.js';
 import { ndjson } from '../flows/fixtures/flow-projects.js';
+import { tempDir } from '../helpers.js';
 
 const url = process.env.SCD_TEST_SPARK_URL;
 
@@ -176,12 +177,20 @@ describe.skipIf(!sparkEngine)("bin/scd on Spark: the articles' options and the e
 
   it('{processingTime: date}: every record of a commit starts at its date, in the column the commit adds', async () => {
     const flow = { target: 'dim_emp', keys: 'id', sequenceBy: { processingTime: 'date' } };
-    const dir = project('processing-date-only', 'spark', flow, { '01.ndjson': [{ id: 1, name: 'John', salary: 30000 }, { id: 2, name: 'Jack', salary: 30000 }] });
+    const dir = project('processing-date-only', 'spark', flow, {
+      '01.ndjson': [
+        { id: 1, name: 'John', salary: 30000 },
+        { id: 2, name: 'Jack', salary: 30000 },
+      ],
+    });
     const before = new Date().toISOString().slice(0, 10);
     expect(await json(['apply', 'flow.json', '--input', '01.ndjson'], dir)).toMatchObject({ rowsRead: 2, eventsApplied: 2, quarantined: 0, versionsAdded: 2 });
     const after = new Date().toISOString().slice(0, 10);
     const rows = parseNdjson(await exported(dir));
-    expect(rows.map((r) => Object.keys(r))).toEqual([['id', 'name', 'salary', '__START_AT', '__END_AT'], ['id', 'name', 'salary', '__START_AT', '__END_AT']]);
+    expect(rows.map((r) => Object.keys(r))).toEqual([
+      ['id', 'name', 'salary', '__START_AT', '__END_AT'],
+      ['id', 'name', 'salary', '__START_AT', '__END_AT'],
+    ]);
     expect([before, after]).toContain(rows[0]!.__START_AT);
     expect(rows[1]!.__START_AT).toBe(rows[0]!.__START_AT);
   });
@@ -210,7 +219,8 @@ describe.skipIf(!sparkEngine)("bin/scd on Spark: the articles' options and the e
       // number as a double's infinity: its reason shows that, not the text as written.)
       const reasons = (rows: Row[]) => rows.map((q) => [q.raw, String(q.reason).replace(/^value .* does not fit/, 'value does not fit')]).sort();
       expect(reasons(spark)).toEqual(reasons(await quarantine('duckdb')));
-      for (const q of spark) expect(String(q.reason)).toMatch(String(q.raw).includes('"dec":1e999') ? /does not fit column "dec" \(.*DECIMAL\(20,1\)/i : /does not fit column "dbl" \(.*DOUBLE/i);
+      for (const q of spark)
+        expect(String(q.reason)).toMatch(String(q.raw).includes('"dec":1e999') ? /does not fit column "dec" \(.*DECIMAL\(20,1\)/i : /does not fit column "dbl" \(.*DOUBLE/i);
     });
 
     it('table and CSV exports write the decimal(20,1) 9007199254740993.0 exactly, as DuckDB does', async () => {

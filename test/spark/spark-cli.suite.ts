@@ -5,12 +5,13 @@
  * `as of` read of an earlier commit; `scd log` maps each commit to its Delta version; a second
  * apply of the landing folder applies nothing (its files are recorded in the Delta tables).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { tempDir } from '../helpers.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseNdjson, ROOT, type RunResult, scd } from '../e2e/fixtures/cli.js';
 import { freshSchema, sparkEngine } from '../engines.js';
-import { parseNdjson, ROOT, scd, type RunResult } from '../e2e/fixtures/cli.js';
+import { tempDir } from '../helpers.js';
 
 const url = process.env.SCD_TEST_SPARK_URL;
 const EXAMPLE = path.join(ROOT, 'examples', 'customers');
@@ -155,12 +156,7 @@ describe.skipIf(!sparkEngine)('bin/scd on Spark + Delta (SCD_TEST_SPARK_URL)', {
 describe.skipIf(!sparkEngine)('bin/scd on Spark: a flow expression that fails on one record quarantines it (SCD_TEST_SPARK_URL)', { timeout: 900_000 }, () => {
   const work = tempDir('scdkit-spark-expr-');
   afterAll(() => work.cleanup());
-  const LINES = [
-    '{"id":1,"seq":1,"d":5,"code":"7"}',
-    '{"id":2,"seq":1,"d":0,"code":"8"}',
-    '{"id":3,"seq":1,"d":4,"code":"abc"}',
-    '{"id":4,"seq":1,"d":20,"code":"12"}',
-  ];
+  const LINES = ['{"id":1,"seq":1,"d":5,"code":"7"}', '{"id":2,"seq":1,"d":0,"code":"8"}', '{"id":3,"seq":1,"d":4,"code":"abc"}', '{"id":4,"seq":1,"d":20,"code":"12"}'];
 
   it('"abc" and d = 0 quarantined with the reasons DuckDB gives; the other records land; action fail stops in one line', async () => {
     const flowFor = (dir: string, extra: string, action: string) => {
@@ -192,6 +188,8 @@ describe.skipIf(!sparkEngine)('bin/scd on Spark: a flow expression that fails on
     const failFlow = flowFor(path.join(work.dir, 'fail'), `schema: ${freshSchema()}`, 'fail');
     const failed = await scd(['apply', failFlow, '--input', path.join(work.dir, 'fail', 'changes.ndjson')], work.dir, onSpark);
     expect(failed.code).not.toBe(0);
-    expect(failed.stderr.split('\n').filter((l) => l.startsWith('scd:'))).toEqual([expect.stringMatching(/expectation "code_ok" .* could not be evaluated on the record at .*changes\.ndjson:3/)]);
+    expect(failed.stderr.split('\n').filter((l) => l.startsWith('scd:'))).toEqual([
+      expect.stringMatching(/expectation "code_ok" .* could not be evaluated on the record at .*changes\.ndjson:3/),
+    ]);
   });
 });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { QueryError } from '../../src/errors.js';
 import { SparkConnectClient } from '../../src/dialects/spark/spark-connect-client.js';
+import { QueryError } from '../../src/errors.js';
 
 const url = process.env.SCD_TEST_SPARK_URL;
 const db = `scd_test_${process.pid}_${Date.now().toString(36)}`;
@@ -33,18 +33,37 @@ describe.skipIf(!url)('Spark Connect client on a live server (SCD_TEST_SPARK_URL
       array(1, NULL, 3) AS arr, array(named_struct('k', 9007199254740993)) AS arr_st, CAST(NULL AS ARRAY<INT>) AS null_arr,
       X'0141FF5C22' AS bin, map('k', 1) AS m`);
     expect(row).toEqual({
-      ti: 1, si: -2, i: 3,
-      big: '9007199254740993', min_big: '-9223372036854775808',
-      dec: '12345.6789', neg_dec: '-0.50', wide_dec: '12345678901234567890123456789.123456789', int_dec: '7',
-      dbl: 0.30000000000000004, nan: 'NaN', ninf: '-Infinity',
-      s: 'héllo 🌍 日本 "q" \\ \'', empty: '',
-      d: '2024-02-29', old_d: '1900-01-01',
-      ts: '2024-01-02T03:04:05.123456Z', pre_epoch: '1969-12-31T23:59:59.5Z', whole_ts: '2024-01-02T03:04:05Z',
+      ti: 1,
+      si: -2,
+      i: 3,
+      big: '9007199254740993',
+      min_big: '-9223372036854775808',
+      dec: '12345.6789',
+      neg_dec: '-0.50',
+      wide_dec: '12345678901234567890123456789.123456789',
+      int_dec: '7',
+      dbl: 0.30000000000000004,
+      nan: 'NaN',
+      ninf: '-Infinity',
+      s: 'héllo 🌍 日本 "q" \\ \'',
+      empty: '',
+      d: '2024-02-29',
+      old_d: '1900-01-01',
+      ts: '2024-01-02T03:04:05.123456Z',
+      pre_epoch: '1969-12-31T23:59:59.5Z',
+      whole_ts: '2024-01-02T03:04:05Z',
       ntz: '2024-01-02T03:04:05.25',
-      yes: true, no: false, n: null, null_int: null, null_text: null,
+      yes: true,
+      no: false,
+      n: null,
+      null_int: null,
+      null_text: null,
       st: { a: 1, b: 'x', c: null, d: { e: '2024-01-01' } },
-      arr: [1, null, 3], arr_st: [{ k: '9007199254740993' }], null_arr: null,
-      bin: '\\x01A\\xFF\\\\\\x22', m: [{ key: 'k', value: 1 }],
+      arr: [1, null, 3],
+      arr_st: [{ k: '9007199254740993' }],
+      null_arr: null,
+      bin: '\\x01A\\xFF\\\\\\x22',
+      m: [{ key: 'k', value: 1 }],
     });
   });
 

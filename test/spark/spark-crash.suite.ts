@@ -8,11 +8,11 @@
  * builds from the same batch without failures.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyRows, changesQuery, defineFlow, readCommitLog, readRows, readTargetWith, type Driver } from '../../src/index.js';
-import { engines, sparkEngine } from '../engines.js';
+import { applyRows, changesQuery, type Driver, defineFlow, readCommitLog, readRows, readTargetWith } from '../../src/index.js';
 import { storeNames } from '../../src/store/names.js';
+import { engines, sparkEngine } from '../engines.js';
+import { base, batch, type CrashRecord, ev, sorted } from './crash-batches.js';
 import { failsAfterWrite } from './fail-after-write.js';
-import { base, batch, ev, sorted, type CrashRecord } from './crash-batches.js';
 
 const flow = defineFlow({
   target: 'dim_crash',
@@ -165,7 +165,9 @@ describe.skipIf(!sparkEngine)('a failure between any two writes of a Spark commi
     // Long enough for the schema's name before the table's (the test's schemas differ in length).
     const shown = failedAfter.map((w) => w.slice(0, 120));
     expect(shown[0]).toMatch(/^ALTER TABLE `_scd_dim_evolve_events` ADD COLUMN `tier`/);
-    expect(shown).toEqual(expect.arrayContaining([expect.stringMatching(/^MERGE INTO `_scd_flows` f USING \(SELECT \$1 AS target/), expect.stringMatching(/^MERGE INTO \S*`_scd_dim_evolve_keys`/)]));
+    expect(shown).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^MERGE INTO `_scd_flows` f USING \(SELECT \$1 AS target/), expect.stringMatching(/^MERGE INTO \S*`_scd_dim_evolve_keys`/)]),
+    );
     expect(shown.findIndex((w) => /_scd_dim_evolve_keys/.test(w))).toBeLessThan(shown.length - 1);
     expect(shown.at(-1)).toMatch(/^INSERT INTO `_scd_commits`/);
     expect(sorted(await readTargetWith(spark, evolving))).toEqual(sorted(await readTargetWith(duck, evolving)));

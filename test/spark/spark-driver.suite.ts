@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { bindParams, sparkLiteral } from '../../src/dialects/spark/spark-params.js';
+import { againOnPlanValidation, PLAN_ATTEMPTS, planRefusal, rulesToLeaveOut } from '../../src/dialects/spark/plan-refusals.js';
 import { SparkDriver, viewMadeBy } from '../../src/dialects/spark/spark-driver.js';
-import { againOnPlanValidation, planRefusal, PLAN_ATTEMPTS, rulesToLeaveOut } from '../../src/dialects/spark/plan-refusals.js';
 import { LOCKS_TABLE, SparkLease } from '../../src/dialects/spark/spark-lock.js';
+import { bindParams, sparkLiteral } from '../../src/dialects/spark/spark-params.js';
 import { applyRows, defineFlow, readTargetWith } from '../../src/index.js';
 import { freshSchema } from '../engines.js';
 
@@ -24,7 +24,9 @@ describe('the views a Spark commit makes, for dropping them newest first (unit: 
 
 describe("Spark's intermittent plan validation failure (unit: always run)", () => {
   const refused = (rule = 'org.apache.spark.sql.catalyst.optimizer.PushDownPredicates') =>
-    new Error(`query failed: [PLAN_VALIDATION_FAILED_RULE_IN_BATCH] Rule ${rule} in batch Operator Optimization before Inferring Filters generated an invalid plan: The plan was previously resolved and now became unresolved. SQLSTATE: XXKD0`);
+    new Error(
+      `query failed: [PLAN_VALIDATION_FAILED_RULE_IN_BATCH] Rule ${rule} in batch Operator Optimization before Inferring Filters generated an invalid plan: The plan was previously resolved and now became unresolved. SQLSTATE: XXKD0`,
+    );
   it('sends a statement that failed in compilation again, each time without the rules that made the invalid plans', async () => {
     const seen: string[][] = [];
     const rules = ['a.B', 'c.D'];
@@ -48,26 +50,35 @@ describe("Spark's intermittent plan validation failure (unit: always run)", () =
   });
   it(`gives up after ${PLAN_ATTEMPTS} attempts, with Spark's error`, async () => {
     let calls = 0;
-    await expect(againOnPlanValidation(async () => {
-      calls++;
-      return Promise.reject(refused());
-    })).rejects.toThrow(/PLAN_VALIDATION/);
+    await expect(
+      againOnPlanValidation(async () => {
+        calls++;
+        return Promise.reject(refused());
+      }),
+    ).rejects.toThrow(/PLAN_VALIDATION/);
     expect(calls).toBe(PLAN_ATTEMPTS);
   });
   it('never sends again a statement its caller may not repeat (a streamed read that delivered rows)', async () => {
     let calls = 0;
-    await expect(againOnPlanValidation(async () => {
-      calls++;
-      return Promise.reject(refused());
-    }, () => false)).rejects.toThrow(/PLAN_VALIDATION/);
+    await expect(
+      againOnPlanValidation(
+        async () => {
+          calls++;
+          return Promise.reject(refused());
+        },
+        () => false,
+      ),
+    ).rejects.toThrow(/PLAN_VALIDATION/);
     expect(calls).toBe(1);
   });
   it('never sends again a statement that failed for another reason', async () => {
     let calls = 0;
-    await expect(againOnPlanValidation(async () => {
+    await expect(
+      againOnPlanValidation(async () => {
         calls++;
         return Promise.reject(new Error('[TABLE_OR_VIEW_NOT_FOUND] x'));
-      })).rejects.toThrow(/NOT_FOUND/);
+      }),
+    ).rejects.toThrow(/NOT_FOUND/);
     expect(calls).toBe(1);
   });
   it('reads the rule from the refusal, also from the cause of a wrapped error', () => {
@@ -102,7 +113,8 @@ describe("a Spark target's lease (unit: always run)", () => {
         execute: async (sql) => {
           sent.push(sql.split(/\s/)[0]!);
           if (sql.startsWith('MERGE')) return [{ num_affected_rows: ++merges < 3 ? 0 : 1 }];
-          if (sql.startsWith('SELECT')) return [{ holder: 'h1', host: 'elsewhere', pid: 4242, pid_space: 'pid:[1]', command: 'scd apply flow.yaml', expires: '2026-12-03 19:30:00.123456' }];
+          if (sql.startsWith('SELECT'))
+            return [{ holder: 'h1', host: 'elsewhere', pid: 4242, pid_space: 'pid:[1]', command: 'scd apply flow.yaml', expires: '2026-12-03 19:30:00.123456' }];
           return [];
         },
       }),
@@ -129,13 +141,18 @@ describe("a Spark target's lease (unit: always run)", () => {
         execute: async (sql) => {
           sent.push(sql);
           if (sql.startsWith('CREATE TABLE IF NOT EXISTS _scd_locks') && state === 'missing') state = 'current';
-          if (sql.startsWith('ALTER TABLE _scd_locks ADD COLUMNS (ends_at_commit INT, host STRING, pid INT, pid_space STRING, command STRING)') && state === 'without-ends') state = 'current';
+          if (sql.startsWith('ALTER TABLE _scd_locks ADD COLUMNS (ends_at_commit INT, host STRING, pid INT, pid_space STRING, command STRING)') && state === 'without-ends')
+            state = 'current';
           if (sql.startsWith('DESCRIBE')) return ['target', 'holder', 'expires_at'].map((col_name) => ({ col_name, data_type: 'string' }));
           if (sql.startsWith('MERGE') && state === 'missing') {
-            throw new Error('query failed: [TABLE_OR_VIEW_NOT_FOUND] The table or view `_scd_locks` cannot be found. Verify the spelling and correctness of the schema and catalog.');
+            throw new Error(
+              'query failed: [TABLE_OR_VIEW_NOT_FOUND] The table or view `_scd_locks` cannot be found. Verify the spelling and correctness of the schema and catalog.',
+            );
           }
           if (sql.startsWith('MERGE') && state === 'without-ends') {
-            throw new Error('query failed: [DELTA_MERGE_UNRESOLVED_EXPRESSION] Cannot resolve ends_at_commit in UPDATE clause given columns l.target, l.holder, l.expires_at.; line 1 pos 0');
+            throw new Error(
+              'query failed: [DELTA_MERGE_UNRESOLVED_EXPRESSION] Cannot resolve ends_at_commit in UPDATE clause given columns l.target, l.holder, l.expires_at.; line 1 pos 0',
+            );
           }
           if (sql.startsWith('MERGE')) return [{ num_affected_rows: 1 }];
           return [];
@@ -200,7 +217,10 @@ describe("a Spark target's lease (unit: always run)", () => {
     const commitsMissing = new SparkLease(
       withQuery({
         execute: async (sql) => {
-          if (sql.startsWith('MERGE')) throw new Error('query failed: [TABLE_OR_VIEW_NOT_FOUND] The table or view `_scd_commits` cannot be found. Verify the spelling and correctness of the schema and catalog.');
+          if (sql.startsWith('MERGE'))
+            throw new Error(
+              'query failed: [TABLE_OR_VIEW_NOT_FOUND] The table or view `_scd_commits` cannot be found. Verify the spelling and correctness of the schema and catalog.',
+            );
           return [];
         },
       }),
@@ -325,7 +345,10 @@ describe.skipIf(!url)('Spark driver on a live server (SCD_TEST_SPARK_URL; skippe
     } finally {
       client.execute = execute;
     }
-    const dropped = sent.join('\n').match(/DROP VIEW IF EXISTS `(_scd_[tv]\d)`/g)?.map((x) => x.slice(-8, -1));
+    const dropped = sent
+      .join('\n')
+      .match(/DROP VIEW IF EXISTS `(_scd_[tv]\d)`/g)
+      ?.map((x) => x.slice(-8, -1));
     expect(dropped).toEqual(['_scd_t2', '_scd_t1', '_scd_v2', '_scd_v1']);
     expect((await a.query(`SHOW VIEWS LIKE '_scd_[tv]*'`)).filter((r) => r.isTemporary === true)).toEqual([]);
   });
@@ -342,7 +365,7 @@ describe.skipIf(!url)('Spark driver on a live server (SCD_TEST_SPARK_URL; skippe
     expect((await readTargetWith(a, flow)).map((r) => r.v)).toEqual(['a', 'b', 'c']);
   });
 
-  it("a lease whose holder died is taken over once it expires, and only then", async () => {
+  it('a lease whose holder died is taken over once it expires, and only then', async () => {
     // The lease table exists once a lease was taken (whichever test runs first).
     await a.transaction(async () => a.lockTarget('first'));
     await a.run(`INSERT INTO ${LOCKS_TABLE} (target, holder, expires_at) VALUES ('gone', 'dead-holder', current_timestamp() + INTERVAL 1 HOURS)`);
@@ -358,7 +381,10 @@ describe.skipIf(!url)('Spark driver on a live server (SCD_TEST_SPARK_URL; skippe
     const uc = await SparkDriver.connect(url!, { schema: flow.schema, dropSchemaOnClose: true });
     try {
       expect(uc.location).toMatch(new RegExp(`/spark_catalog\\.${own}$`));
-      await applyRows(uc, flow, [{ id: 1, ts: 1, v: 'a' }, { id: 1, ts: 2, v: 'b' }]);
+      await applyRows(uc, flow, [
+        { id: 1, ts: 1, v: 'a' },
+        { id: 1, ts: 2, v: 'b' },
+      ]);
       expect((await readTargetWith(uc, flow)).map((r) => r.v)).toEqual(['a', 'b']);
       const tables = (await a.query(`SHOW TABLES IN spark_catalog.${own}`)).map((r) => String(r.tableName));
       expect(tables).toContain('dim_uc');
@@ -374,7 +400,12 @@ describe.skipIf(!url)('Spark driver on a live server (SCD_TEST_SPARK_URL; skippe
     writeFileSync(file, '{"id":1,"v":"a","n":1.50}\r\n\n[1,2]\n{"id":2,"v":null}\n{bad\n42\n{"id":3,"w":{"x":[1]}}\n');
     const staged = await a.stageFiles([{ path: file, format: 'ndjson', label: 'in.ndjson' }], '_scd_stage', '_scd_rejects');
     expect(staged.records).toBe(6);
-    expect([...staged.lexical.entries()]).toEqual([['id', 'json'], ['v', 'json'], ['n', 'json'], ['w', 'json']]);
+    expect([...staged.lexical.entries()]).toEqual([
+      ['id', 'json'],
+      ['v', 'json'],
+      ['n', 'json'],
+      ['w', 'json'],
+    ]);
     const rows = await a.query('SELECT id, v, n, w, __scd_line AS line, __scd_raw AS raw FROM _scd_stage ORDER BY __scd_line');
     expect(rows).toEqual([
       { id: '1', v: '"a"', n: '1.5', w: null, line: '1', raw: '{"id":1,"v":"a","n":1.50}' },
@@ -402,7 +433,8 @@ describe.skipIf(!url)('Spark driver on a live server (SCD_TEST_SPARK_URL; skippe
     client.execute = async (sql: string) => {
       if (sql.startsWith('SELECT 42')) {
         seen.push(await setting());
-        if (refusals++ === 0) throw new Error('[PLAN_VALIDATION_FAILED_RULE_IN_BATCH] Rule org.apache.spark.sql.catalyst.optimizer.PushDownPredicates in batch X generated an invalid plan');
+        if (refusals++ === 0)
+          throw new Error('[PLAN_VALIDATION_FAILED_RULE_IN_BATCH] Rule org.apache.spark.sql.catalyst.optimizer.PushDownPredicates in batch X generated an invalid plan');
       }
       return execute(sql);
     };
@@ -411,12 +443,18 @@ describe.skipIf(!url)('Spark driver on a live server (SCD_TEST_SPARK_URL; skippe
     } finally {
       client.execute = execute;
     }
-    expect(seen).toEqual([before, ['PushDownPredicates', 'PushPredicateThroughNonJoin', 'PushPredicateThroughJoin'].map((r) => `org.apache.spark.sql.catalyst.optimizer.${r}`).join(',')]);
+    expect(seen).toEqual([
+      before,
+      ['PushDownPredicates', 'PushPredicateThroughNonJoin', 'PushPredicateThroughJoin'].map((r) => `org.apache.spark.sql.catalyst.optimizer.${r}`).join(','),
+    ]);
     expect(await setting()).toBe(before);
   });
 
   it("judges a flow expression by Spark's own parser and analyzer, running nothing", async () => {
-    const columns = [{ name: 'op', type: 'STRING' }, { name: 'n', type: 'BIGINT' }];
+    const columns = [
+      { name: 'op', type: 'STRING' },
+      { name: 'n', type: 'BIGINT' },
+    ];
     expect(await a.checkExpression("op = 'D'", columns)).toBeUndefined();
     expect(await a.checkExpression('n > 2 AND op IS NOT NULL', columns)).toBeUndefined();
     expect(await a.checkExpression('nope = 1', columns)).toMatchObject({ kind: 'unbound' });

@@ -4,7 +4,7 @@
  * for the same batches, and the log maps each commit to the target's Delta version.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyRows, changesQuery, defineFlow, readCommitLog, readRows, versionQuery, type Driver } from '../../src/index.js';
+import { applyRows, changesQuery, type Driver, defineFlow, readCommitLog, readRows, versionQuery } from '../../src/index.js';
 import { engines, sparkEngine } from '../engines.js';
 
 const flow = defineFlow({

@@ -10,12 +10,12 @@ import { cpSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tempDir } from '../helpers.js';
-import { freshSchema, sparkEngine } from '../engines.js';
-import { ROOT, SCD, scd } from '../e2e/fixtures/cli.js';
+import { thisProcess } from '../../src/dialects/spark/lease-holder.js';
 import { SparkDriver } from '../../src/dialects/spark/spark-driver.js';
 import { LOCKS_TABLE } from '../../src/dialects/spark/spark-lock.js';
-import { thisProcess } from '../../src/dialects/spark/lease-holder.js';
+import { ROOT, SCD, scd } from '../e2e/fixtures/cli.js';
+import { freshSchema, sparkEngine } from '../engines.js';
+import { tempDir } from '../helpers.js';
 
 const url = process.env.SCD_TEST_SPARK_URL;
 const CHANGES = path.join(ROOT, 'examples', 'customers', 'changes');
@@ -144,7 +144,10 @@ describe.skipIf(!sparkEngine)("a Spark commit's progress and its target's lease,
 
   it('the history after the killed commit and the wait is the one DuckDB builds from the same files', async () => {
     const duck = path.join(work.dir, 'duck.yaml');
-    writeFileSync(duck, `name: customers\ntarget: dim_customer\nkeys: [customer_id]\nsequenceBy: changed_at\napplyAsDeletes: "op = 'DELETE'"\nexceptColumns: [op]\nstoredAs: scd2\ndatabase: duck.duckdb\n`);
+    writeFileSync(
+      duck,
+      `name: customers\ntarget: dim_customer\nkeys: [customer_id]\nsequenceBy: changed_at\napplyAsDeletes: "op = 'DELETE'"\nexceptColumns: [op]\nstoredAs: scd2\ndatabase: duck.duckdb\n`,
+    );
     for (const f of FILES) expect((await scd(['apply', duck, '--input', path.join('changes', f)], work.dir)).code).toBe(0);
     const exported = async (args: string[]) => (await scd(['export', ...args, '--format', 'ndjson'], work.dir)).stdout;
     expect(await exported([flow, '--db', url!])).toBe(await exported([duck]));

@@ -7,10 +7,10 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { commandLine, describeHolder, holderGone, processAlive, thisProcess, type LeaseHolder } from '../../src/dialects/spark/lease-holder.js';
-import { LEASE_SECONDS, RENEW_MS, SparkLease, type LeaseClock } from '../../src/dialects/spark/spark-lock.js';
-import { lockTargetWaited } from '../../src/plan/lock-wait.js';
 import type { Driver } from '../../src/dialects/driver.js';
+import { commandLine, describeHolder, holderGone, type LeaseHolder, processAlive, thisProcess } from '../../src/dialects/spark/lease-holder.js';
+import { LEASE_SECONDS, type LeaseClock, RENEW_MS, SparkLease } from '../../src/dialects/spark/spark-lock.js';
+import { lockTargetWaited } from '../../src/plan/lock-wait.js';
 import { ROOT } from '../e2e/fixtures/cli.js';
 
 /** A clock that moves only when told; its timers run as it passes them. */
@@ -97,7 +97,9 @@ describe("a Spark target's lease: renewal, takeover, what a waiting commit is to
     expect(updates()).toBe(0);
     await clock.advance(1);
     expect(updates()).toBe(1);
-    expect(sent.at(-1)).toMatch(new RegExp(`^UPDATE _scd_locks SET expires_at = current_timestamp\\(\\) \\+ INTERVAL ${LEASE_SECONDS} SECONDS WHERE target = 'dim' AND holder = '`));
+    expect(sent.at(-1)).toMatch(
+      new RegExp(`^UPDATE _scd_locks SET expires_at = current_timestamp\\(\\) \\+ INTERVAL ${LEASE_SECONDS} SECONDS WHERE target = 'dim' AND holder = '`),
+    );
     // A commit of ten minutes keeps its lease: renewed all along, never refused a write.
     for (let i = 0; i < 40; i++) {
       await clock.advance(RENEW_MS);
@@ -134,7 +136,9 @@ describe("a Spark target's lease: renewal, takeover, what a waiting commit is to
     await clock.advance(LEASE_SECONDS * 1000 - 1);
     expect(() => lease.check()).not.toThrow();
     await clock.advance(1);
-    expect(() => lease.check()).toThrow(/lost its lease on target "dim" in sc:\/\/spark\/db: its renewals did not reach the server within 60 s, so it stopped before its next write/);
+    expect(() => lease.check()).toThrow(
+      /lost its lease on target "dim" in sc:\/\/spark\/db: its renewals did not reach the server within 60 s, so it stopped before its next write/,
+    );
     await lease.release();
     // Given back: no lease held, nothing to check.
     expect(() => lease.check()).not.toThrow();
@@ -161,7 +165,14 @@ describe("a Spark target's lease: renewal, takeover, what a waiting commit is to
 
   it('a lease of a process gone from this machine is taken over at once (also with noWait), without waiting', async () => {
     const me = thisProcess();
-    const { db, sent } = fakeTable({ holder: 'dead-holder', host: me.host, pid: deadPid(), pid_space: me.pidSpace, command: 'scd apply flow.yaml', expires: '2026-12-07 10:00:00' });
+    const { db, sent } = fakeTable({
+      holder: 'dead-holder',
+      host: me.host,
+      pid: deadPid(),
+      pid_space: me.pidSpace,
+      command: 'scd apply flow.yaml',
+      expires: '2026-12-07 10:00:00',
+    });
     const lease = new SparkLease(db, 'sc://spark/db', me, new FakeClock());
     const said: string[] = [];
     await lease.acquire('dim', true, (m) => said.push(m));
@@ -178,7 +189,9 @@ describe("a Spark target's lease: renewal, takeover, what a waiting commit is to
       { holder: 'far', host: 'other-host', pid: deadPid(), pid_space: me.pidSpace, command: 'scd apply a.yaml', expires: '2026-12-07 10:00:00.5' },
     ]) {
       const { db } = fakeTable(row);
-      await expect(new SparkLease(db, 'sc://spark/db', me, new FakeClock()).acquire('dim', true)).rejects.toThrow(/target "dim" in sc:\/\/spark\/db is being changed by another scdkit commit/);
+      await expect(new SparkLease(db, 'sc://spark/db', me, new FakeClock()).acquire('dim', true)).rejects.toThrow(
+        /target "dim" in sc:\/\/spark\/db is being changed by another scdkit commit/,
+      );
     }
     const clock = new FakeClock();
     const { db, state } = fakeTable({ holder: 'far', host: 'other-host', pid: 77, pid_space: 'x', command: 'scd apply a.yaml --db …', expires: '2026-12-07 10:00:00.5' });

@@ -7,12 +7,12 @@
  * (docs/decisions/0074-delta-commits-scdkit-did-not-make.md).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyRows, changesQuery, defineFlow, readCommitLog, readRows, readTargetWith, versionQuery, type Driver, type Flow } from '../../src/index.js';
+import { SparkDriver } from '../../src/dialects/spark/spark-driver.js';
+import { applyRows, changesQuery, type Driver, defineFlow, type Flow, readCommitLog, readRows, readTargetWith, versionQuery } from '../../src/index.js';
 import { storeNames } from '../../src/store/names.js';
 import { engines, sparkEngine } from '../engines.js';
-import { SparkDriver } from '../../src/dialects/spark/spark-driver.js';
-import { failsAfterWrite } from './fail-after-write.js';
 import { base, batch, sorted } from './crash-batches.js';
+import { failsAfterWrite } from './fail-after-write.js';
 
 const flow = defineFlow({ target: 'dim_kept', keys: 'id', sequenceBy: 'seq', applyAsDeletes: "op = 'D'", exceptColumns: ['op'] });
 
@@ -86,7 +86,7 @@ describe.skipIf(!sparkEngine)('Delta commits scdkit did not make: OPTIMIZE betwe
     expect(await log(spark)).toEqual(await log(duck));
   });
 
-  it('each commit\'s target by time travel is DuckDB\'s', async () => {
+  it("each commit's target by time travel is DuckDB's", async () => {
     const versions = (await readCommitLog(duck, flow)).map((c) => c.version);
     expect(versions.length).toBeGreaterThanOrEqual(4);
     for (const v of versions) {

@@ -8,7 +8,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { applyRows, defineFlow, readRows, readTargetWith, versionQuery, type ApplyResult } from '../../src/index.js';
+import { type ApplyResult, applyRows, defineFlow, readRows, readTargetWith, versionQuery } from '../../src/index.js';
 import { sparkEngine } from '../engines.js';
 import { describeScenario, KINDS, scenarioArb } from '../properties/arbitraries.js';
 import { Model } from '../properties/model.js';

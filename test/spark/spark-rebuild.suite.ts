@@ -7,7 +7,7 @@
  * interrupted after any write is undone by the next commit.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyRows, compact, defineFlow, latestVersion, readTargetWith, rebuild, ScdError, type Driver, type FlowInput } from '../../src/index.js';
+import { applyRows, compact, type Driver, defineFlow, type FlowInput, latestVersion, readTargetWith, rebuild, ScdError } from '../../src/index.js';
 import { engines, sparkEngine } from '../engines.js';
 import { feed } from '../history/fixtures/history.js';
 import { failsAfterWrite } from './fail-after-write.js';

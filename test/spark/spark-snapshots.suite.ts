@@ -7,17 +7,29 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applySourceWith, changesQuery, defineFlow, readRows, readTargetWith, ScdError, type ApplyResult, type Driver, type Flow } from '../../src/index.js';
+import { type ApplyResult, applySourceWith, changesQuery, type Driver, defineFlow, type Flow, readRows, readTargetWith, ScdError } from '../../src/index.js';
 import { engines, sparkEngine } from '../engines.js';
 import { expectAccounted, mkdir, plain, tempDir, writeNdjson } from '../sources/fixtures/util.js';
 
 const csv = (rows: Array<[number, string, string, string]>) => 'id,name,city,tier\n' + rows.map((r) => r.join(',')).join('\n') + '\n';
 const SNAPSHOTS = [
-  csv([[1, 'Alice', 'NYC', 'gold'], [2, 'Bob', 'LA', 'silver'], [3, 'Carol', 'SF', 'bronze']]),
+  csv([
+    [1, 'Alice', 'NYC', 'gold'],
+    [2, 'Bob', 'LA', 'silver'],
+    [3, 'Carol', 'SF', 'bronze'],
+  ]),
   // Alice unchanged, Bob moved, Carol gone (deleted by absence), Dan new.
-  csv([[1, 'Alice', 'NYC', 'gold'], [2, 'Bob', 'Boston', 'silver'], [4, 'Dan', 'Austin', 'gold']]),
+  csv([
+    [1, 'Alice', 'NYC', 'gold'],
+    [2, 'Bob', 'Boston', 'silver'],
+    [4, 'Dan', 'Austin', 'gold'],
+  ]),
   // Alice upgraded, Bob unchanged, Carol back, Dan gone.
-  csv([[2, 'Bob', 'Boston', 'silver'], [1, 'Alice', 'NYC', 'platinum'], [3, 'Carol', 'SF', 'bronze']]),
+  csv([
+    [2, 'Bob', 'Boston', 'silver'],
+    [1, 'Alice', 'NYC', 'platinum'],
+    [3, 'Carol', 'SF', 'bronze'],
+  ]),
 ];
 
 const counts = (r: ApplyResult) => {
@@ -50,7 +62,9 @@ describe.skipIf(!sparkEngine)('snapshot sources on Spark + Delta (SCD_TEST_SPARK
   for (const storedAs of ['scd2', 'scd1'] as const)
     it(`${storedAs}: three snapshots one commit each give DuckDB's target, counts and change feed`, async () => {
       const dir = mkdir(tmp.dir, `three-${storedAs}`);
-      SNAPSHOTS.forEach((text, i) => { writeFileSync(path.join(dir, `snapshot_${i + 1}.csv`), text); });
+      SNAPSHOTS.forEach((text, i) => {
+        writeFileSync(path.join(dir, `snapshot_${i + 1}.csv`), text);
+      });
       const flow = defineFlow({ target: `customers_${storedAs}`, keys: ['id'], storedAs, source: { path: dir, mode: 'snapshot' } });
       const onSpark = (await applySourceWith(spark, flow)).results;
       const onDuck = (await applySourceWith(duck, flow)).results;

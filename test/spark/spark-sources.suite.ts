@@ -15,13 +15,14 @@
  *   unicode, a quoted comma): each quarantined with its own line and raw text, as DuckDB
  *   quarantines them (test/sources/csv-quarantine.test.ts on DuckDB and PostgreSQL).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { applyFiles, applySourceWith, defineFlow, flowStatus, readTargetWith, resolveInputs, type Driver } from '../../src/index.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { applyFiles, applySourceWith, type Driver, defineFlow, flowStatus, readTargetWith, resolveInputs } from '../../src/index.js';
 import { storeNames } from '../../src/store/names.js';
-import { tempDir } from '../helpers.js';
 import { engines, sparkEngine } from '../engines.js';
+import { tempDir } from '../helpers.js';
 import { FIXTURES } from '../sources/fixtures/util.js';
 
 const flow = defineFlow({
@@ -34,21 +35,33 @@ const flow = defineFlow({
 });
 type Change = [number, number, number, string, string];
 const values = (rows: Change[]) => rows.map((r) => `(${r[0]}, ${r[1]}, ${r[2]}, '${r[3]}', '${r[4]}')`).join(', ');
-const plain = (rows: Array<Record<string, unknown>>) => rows.map((r) => ({ id: Number(r.id), name: r.name, start: Number(r.__START_AT), end: r.__END_AT === null ? null : Number(r.__END_AT) }));
+const plain = (rows: Array<Record<string, unknown>>) =>
+  rows.map((r) => ({ id: Number(r.id), name: r.name, start: Number(r.__START_AT), end: r.__END_AT === null ? null : Number(r.__END_AT) }));
 
 describe.skipIf(!sparkEngine)('a table source on Spark + Delta (SCD_TEST_SPARK_URL)', { timeout: 900_000 }, () => {
   let spark: Driver;
   beforeAll(async () => {
     spark = await sparkEngine!.open();
     await spark.run(`CREATE TABLE raw_changes (change_id INT, id INT, ts INT, op STRING, name STRING) USING delta`);
-    await spark.run(`INSERT INTO raw_changes VALUES ${values([[1, 1, 1, 'upsert', 'ann'], [2, 2, 1, 'upsert', 'bob'], [3, 1, 2, 'upsert', 'anne']])}`);
+    await spark.run(
+      `INSERT INTO raw_changes VALUES ${values([
+        [1, 1, 1, 'upsert', 'ann'],
+        [2, 2, 1, 'upsert', 'bob'],
+        [3, 1, 2, 'upsert', 'anne'],
+      ])}`,
+    );
   }, 300_000);
   afterAll(async () => spark?.close());
 
   it('the second apply reads only the rows above the watermark', async () => {
     const [r1] = (await applySourceWith(spark, flow)).results;
     expect(r1).toMatchObject({ version: 1, rowsRead: 3, eventsApplied: 3, inputs: ['table raw_changes'] });
-    await spark.run(`INSERT INTO raw_changes VALUES ${values([[4, 2, 3, 'delete', 'bob'], [5, 3, 3, 'upsert', 'cy']])}`);
+    await spark.run(
+      `INSERT INTO raw_changes VALUES ${values([
+        [4, 2, 3, 'delete', 'bob'],
+        [5, 3, 3, 'upsert', 'cy'],
+      ])}`,
+    );
     const [r2] = (await applySourceWith(spark, flow)).results;
     expect(r2).toMatchObject({ version: 2, rowsRead: 2, eventsApplied: 2, duplicates: 0 });
     expect(plain(await readTargetWith(spark, flow))).toEqual([
@@ -243,15 +256,11 @@ describe.skipIf(!sparkEngine)('a .json file that is not one valid document on Sp
     const file = path.join(tmp.dir, 'whole.json');
     writeFileSync(file, `\uFEFF${whole}`);
     await applyFiles(spark, docs, resolveInputs([file]));
-    expect(plain(await readTargetWith(spark, docs))).toEqual([
-      ...before,
-      { id: 2, name: 'bob', start: 1, end: null },
-      { id: 3, name: 'cyd', start: 1, end: null },
-    ]);
+    expect(plain(await readTargetWith(spark, docs))).toEqual([...before, { id: 2, name: 'bob', start: 1, end: null }, { id: 3, name: 'cyd', start: 1, end: null }]);
   });
 });
 
-describe.skipIf(!sparkEngine)('a CSV\'s bad records on Spark + Delta (SCD_TEST_SPARK_URL)', { timeout: 900_000 }, () => {
+describe.skipIf(!sparkEngine)("a CSV's bad records on Spark + Delta (SCD_TEST_SPARK_URL)", { timeout: 900_000 }, () => {
   let tmp: { dir: string; cleanup: () => void };
   beforeAll(() => {
     tmp = tempDir();
@@ -279,9 +288,7 @@ describe.skipIf(!sparkEngine)('a CSV\'s bad records on Spark + Delta (SCD_TEST_S
         const result = await applyFiles(driver, payments, resolveInputs([file]));
         expect(result).toMatchObject({ rowsRead: 7, eventsApplied: 3, quarantined: 4 });
         const rows = await driver.query(`SELECT line, reason, raw FROM ${storeNames(payments.target).quarantine}`);
-        return rows
-          .map((r) => ({ line: Number(r.line), raw: r.raw, reason: String(r.reason).replace(/\("[^"]*"\)/g, '(type)') }))
-          .sort((a, b) => a.line - b.line);
+        return rows.map((r) => ({ line: Number(r.line), raw: r.raw, reason: String(r.reason).replace(/\("[^"]*"\)/g, '(type)') })).sort((a, b) => a.line - b.line);
       } finally {
         await driver.close();
       }

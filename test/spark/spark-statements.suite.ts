@@ -6,9 +6,9 @@
  * round trips beyond it fails and must say why.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyRows, defineFlow, readTargetWith, type Driver } from '../../src/index.js';
-import { sparkEngine } from '../engines.js';
 import { planRefusal } from '../../src/dialects/spark/plan-refusals.js';
+import { applyRows, type Driver, defineFlow, readTargetWith } from '../../src/index.js';
+import { sparkEngine } from '../engines.js';
 
 /**
  * The ceilings: a commit's round trips stay within 20, in order and with late events. What

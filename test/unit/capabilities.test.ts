@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { duckdbDialect, postgresDialect } from '../../src/index.js';
-import { sparkDialect } from '../../src/dialects/spark/spark-dialect.js';
-import type { ColumnModel } from '../../src/plan/model.js';
-import { stateChange } from '../../src/plan/key-state-sql.js';
-import { validSql } from '../../src/plan/new-events-sql.js';
-import { executorFor } from '../../src/execute/executor.js';
-import { relogSql } from '../../src/plan/events-sql.js';
 import { rowIdOf } from '../../src/dialects/dialect.js';
 import { firstOfEachSql } from '../../src/dialects/first-of-each.js';
+import { sparkDialect } from '../../src/dialects/spark/spark-dialect.js';
+import { executorFor } from '../../src/execute/executor.js';
 import { defineFlow } from '../../src/flow/load.js';
+import { duckdbDialect, postgresDialect } from '../../src/index.js';
+import { relogSql } from '../../src/plan/events-sql.js';
+import { stateChange } from '../../src/plan/key-state-sql.js';
+import type { ColumnModel } from '../../src/plan/model.js';
+import { validSql } from '../../src/plan/new-events-sql.js';
 import { storeNames } from '../../src/store/names.js';
 
 /**
@@ -19,9 +19,17 @@ import { storeNames } from '../../src/store/names.js';
 const FLAGS = ['ignoreNullsInWindows', 'transactions', 'temporaryTables', 'rowIds', 'merge', 'distinctOn', 'changeFeed'] as const;
 
 const model: ColumnModel = {
-  source: [{ name: 'id', type: 'BIGINT' }, { name: 'ts', type: 'BIGINT' }, { name: 'n', type: 'BIGINT' }, { name: 'v', type: 'STRING' }],
+  source: [
+    { name: 'id', type: 'BIGINT' },
+    { name: 'ts', type: 'BIGINT' },
+    { name: 'n', type: 'BIGINT' },
+    { name: 'v', type: 'STRING' },
+  ],
   keys: [{ name: 'id', type: 'BIGINT' }],
-  seq: [{ name: 'ts', type: 'BIGINT' }, { name: 'n', type: 'BIGINT' }],
+  seq: [
+    { name: 'ts', type: 'BIGINT' },
+    { name: 'n', type: 'BIGINT' },
+  ],
   payload: [{ name: 'v', type: 'STRING' }],
   tracked: ['v'],
 };

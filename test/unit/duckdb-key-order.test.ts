@@ -6,16 +6,16 @@
  * (rowid), which is what these tests read.
  */
 import { describe, expect, it } from 'vitest';
-import { applyRows, defineFlow, openDriver, type Driver } from '../../src/index.js';
 import { insertOrder } from '../../src/dialects/dialect.js';
 import { duckdbDialect } from '../../src/dialects/duckdb/duckdb-dialect.js';
 import { postgresDialect } from '../../src/dialects/postgres/postgres-dialect.js';
+import { applyRows, type Driver, defineFlow, openDriver } from '../../src/index.js';
 
 const flow = defineFlow({ target: 'dim', keys: 'id', sequenceBy: 'ts' });
 
 /** `count` events over `keys` keys, in an order that is neither the keys' nor the sequence's. */
 function shuffledBatch(keys: number, count: number, from: number): Array<Record<string, unknown>> {
-  const rows = Array.from({ length: count }, (_, i) => ({ id: (i * 7919) % keys, ts: from + i, city: `c${(i * 31) % 17}`}));
+  const rows = Array.from({ length: count }, (_, i) => ({ id: (i * 7919) % keys, ts: from + i, city: `c${(i * 31) % 17}` }));
   return rows.sort((a, b) => ((a.id * 2654435761) % 1000003) - ((b.id * 2654435761) % 1000003) || b.ts - a.ts);
 }
 
@@ -59,7 +59,7 @@ describe('DuckDB stores rows in key order', () => {
     }
   });
 
-  it('an insert too large to sort beside a commit\'s scratch, or of rows not counted, is stored as it comes; PostgreSQL never sorts', () => {
+  it("an insert too large to sort beside a commit's scratch, or of rows not counted, is stored as it comes; PostgreSQL never sorts", () => {
     // docs/decisions/0064-rows-in-key-order-on-duckdb.md names this limit.
     expect(duckdbDialect.keyOrderUpTo).toBe(16_000_000);
     expect(insertOrder(duckdbDialect, ['id', 'start'], duckdbDialect.keyOrderUpTo)).toBe(' ORDER BY "id", "start"');

@@ -28,7 +28,9 @@ describe('DuckDB memory limit', () => {
     delete process.env.SCD_DUCKDB_MEMORY_LIMIT;
     const d = await openDriver(':memory:');
     try {
-      const rows = await d.query(`SELECT name, value FROM duckdb_settings() WHERE name IN ('allocator_flush_threshold', 'allocator_bulk_deallocation_flush_threshold') ORDER BY name`);
+      const rows = await d.query(
+        `SELECT name, value FROM duckdb_settings() WHERE name IN ('allocator_flush_threshold', 'allocator_bulk_deallocation_flush_threshold') ORDER BY name`,
+      );
       expect(rows.map((r) => String(r.value))).toEqual(['64.0 MiB', '16.0 MiB']);
     } finally {
       await d.close();
@@ -48,8 +50,7 @@ describe('DuckDB memory limit', () => {
 });
 
 describe('DuckDB temporary tables dropped inside a commit', () => {
-  const used = async (d: Awaited<ReturnType<typeof openDriver>>) =>
-    Number((await d.query(`SELECT CAST(sum(memory_usage_bytes) AS BIGINT) AS b FROM duckdb_memory()`))[0]!.b);
+  const used = async (d: Awaited<ReturnType<typeof openDriver>>) => Number((await d.query(`SELECT CAST(sum(memory_usage_bytes) AS BIGINT) AS b FROM duckdb_memory()`))[0]!.b);
   const wide = (t: string) => `CREATE TEMP TABLE ${t} AS SELECT range AS id, repeat('x', 60) || range AS wide FROM range(1000000)`;
 
   it('give their memory back before the COMMIT (a plain DROP TABLE keeps it until then)', async () => {

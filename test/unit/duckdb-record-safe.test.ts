@@ -34,12 +34,7 @@ describe('DuckDB evaluates a flow expression record-safe', () => {
 
   it('a guard written first guards: AND and OR stop at the side that decides, however many sides', async () => {
     expect(
-      await evaluated([
-        'd <> 0 AND 100 / d > 10',
-        'd = 0 OR 100 / d > 10',
-        "code ~ '^[0-9]+$' AND CAST(code AS INTEGER) > 0 AND k > 0",
-        'n = 0 OR k = 9 OR 100 / n = 25',
-      ]),
+      await evaluated(['d <> 0 AND 100 / d > 10', 'd = 0 OR 100 / d > 10', "code ~ '^[0-9]+$' AND CAST(code AS INTEGER) > 0 AND k > 0", 'n = 0 OR k = 9 OR 100 / n = 25']),
     ).toEqual([
       [false, true, false],
       [true, true, false],

@@ -33,7 +33,15 @@ describe("a Delta target's versions as scdkit commits (store/engine-versions.ts)
     ]);
     expect(versionAfter(standing, 3)).toBe(5);
     // A commit that did not write the target stands at the version before it.
-    expect(versionAfter(standingVersions('dim', history.filter((h) => h.version !== 5)), 3)).toBe(2);
+    expect(
+      versionAfter(
+        standingVersions(
+          'dim',
+          history.filter((h) => h.version !== 5),
+        ),
+        3,
+      ),
+    ).toBe(2);
     expect(versionAfter(standing, 0)).toBeUndefined();
   });
 });

@@ -38,13 +38,21 @@ describe('exact values', () => {
   });
 
   it('bare Infinity, -Infinity and NaN become strings; the same words inside strings stay as they are', () => {
-    expect(quoteNonFinite('{"a":Infinity,"b":-Infinity,"c":NaN,"d":"Infinity: NaN","e":[NaN]}')).toBe(
-      '{"a":"Infinity","b":"-Infinity","c":"NaN","d":"Infinity: NaN","e":["NaN"]}',
-    );
+    expect(quoteNonFinite('{"a":Infinity,"b":-Infinity,"c":NaN,"d":"Infinity: NaN","e":[NaN]}')).toBe('{"a":"Infinity","b":"-Infinity","c":"NaN","d":"Infinity: NaN","e":["NaN"]}');
     expect(quoteNonFinite('{"a":"say \\"NaN\\"","b":1}')).toBe('{"a":"say \\"NaN\\"","b":1}');
   });
 
   it('a value as text: -0 keeps its sign, exact text is as it is', () => {
-    expect([-0, 0, 1e308, Infinity, -Infinity, NaN, '9007199254740993.0', null, { a: 1 }].map(valueText)).toEqual(['-0', '0', '1e+308', 'Infinity', '-Infinity', 'NaN', '9007199254740993.0', '', '{"a":1}']);
+    expect([-0, 0, 1e308, Infinity, -Infinity, NaN, '9007199254740993.0', null, { a: 1 }].map(valueText)).toEqual([
+      '-0',
+      '0',
+      '1e+308',
+      'Infinity',
+      '-Infinity',
+      'NaN',
+      '9007199254740993.0',
+      '',
+      '{"a":1}',
+    ]);
   });
 });

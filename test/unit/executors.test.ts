@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { duckdbDialect, postgresDialect, type Dialect, type Driver } from '../../src/index.js';
 import { sparkDialect } from '../../src/dialects/spark/spark-dialect.js';
-import { executorFor } from '../../src/execute/executor.js';
 import { SENT_WHOLE_VALUES } from '../../src/execute/delta-executor.js';
-import type { TargetChange } from '../../src/execute/target-change.js';
+import { executorFor } from '../../src/execute/executor.js';
 import type { StateChange } from '../../src/execute/state-change.js';
+import type { TargetChange } from '../../src/execute/target-change.js';
+import { type Dialect, type Driver, duckdbDialect, postgresDialect } from '../../src/index.js';
 import { storeNames } from '../../src/store/names.js';
 import { LOOK_BACK } from '../../src/store/recovery.js';
 
@@ -97,7 +97,11 @@ describe('the executor of a commit', () => {
     const x = executorFor(sparkDialect);
     const c = change(sparkDialect);
     expect(x.targetWrites(sparkDialect, c, { added: 0, closes: 0, removed: 0 })).toEqual([]);
-    for (const sizes of [{ added: 2, closes: 1, removed: 1 }, { added: 0, closes: 0, removed: 3 }, { added: 1, closes: 0, removed: 0 }]) {
+    for (const sizes of [
+      { added: 2, closes: 1, removed: 1 },
+      { added: 0, closes: 0, removed: 3 },
+      { added: 1, closes: 0, removed: 0 },
+    ]) {
       const sql = x.targetWrites(sparkDialect, c, sizes);
       expect(sql).toHaveLength(1);
       expect(sql[0]).toMatch(/^MERGE INTO `dim` t USING \(/);
@@ -117,7 +121,9 @@ describe('the executor of a commit', () => {
     expect(large).toMatch(/^MERGE INTO `dim` t USING \(\n {2}SELECT coalesce/);
     expect(large).not.toMatch(/BROADCAST/);
     // The key state: by how many keys are recomputed, where counted (uncounted: the engine's choice).
-    expect(x.stateWrites(sparkDialect, state(sparkDialect, { keyCount: 1000 }))[0]).toMatch(/^MERGE INTO `_scd_dim_keys` t USING \(SELECT \/\*\+ BROADCAST \*\/ \* FROM \(\n {2}SELECT k\.`id`/);
+    expect(x.stateWrites(sparkDialect, state(sparkDialect, { keyCount: 1000 }))[0]).toMatch(
+      /^MERGE INTO `_scd_dim_keys` t USING \(SELECT \/\*\+ BROADCAST \*\/ \* FROM \(\n {2}SELECT k\.`id`/,
+    );
     expect(x.stateWrites(sparkDialect, state(sparkDialect, { keyCount: SENT_WHOLE_VALUES }))[0]).not.toMatch(/BROADCAST/);
     expect(x.stateWrites(sparkDialect, state(sparkDialect))[0]).not.toMatch(/BROADCAST/);
     // An engine that cannot be told keeps its own join.
@@ -156,7 +162,10 @@ describe('the executor of a commit', () => {
     const x = executorFor(sparkDialect);
     const ahead = recording(sparkDialect, 'scdkit commit 3 of dim');
     const looked = x.look(ahead.driver, storeNames('dim'));
-    expect(await x.begin(ahead.driver, storeNames('dim'), 4, true, looked)).toEqual({ undone: [], latest: { _scd_dim_events: 7, _scd_dim_quarantine: 7, _scd_dim_keys: 7, dim: 7 } });
+    expect(await x.begin(ahead.driver, storeNames('dim'), 4, true, looked)).toEqual({
+      undone: [],
+      latest: { _scd_dim_events: 7, _scd_dim_quarantine: 7, _scd_dim_keys: 7, dim: 7 },
+    });
     expect(ahead.sent.filter((s) => s.startsWith('history'))).toHaveLength(4);
     // A look that could not read (a first commit: no tables yet) is no answer, and a first commit needs none.
     const failing = { ...recording(sparkDialect).driver, tableHistory: async () => Promise.reject(new Error('TABLE_OR_VIEW_NOT_FOUND')) } as unknown as Driver;
@@ -169,7 +178,7 @@ describe('the executor of a commit', () => {
     const x = executorFor(sparkDialect);
     // Another target's label, or none, is not this target's interrupted commit; each table whose
     // newest version is not scdkit's is read again, further back, for scdkit's latest write.
-    for (const label of [null, 'scdkit commit 4 of other', 'a user\'s write']) {
+    for (const label of [null, 'scdkit commit 4 of other', "a user's write"]) {
       const { sent, driver } = recording(sparkDialect, label);
       await x.begin(driver, storeNames('dim'), 4, true);
       expect(sent.at(-1)).toMatch(/scdkit commit 4 of dim$/);
@@ -188,7 +197,7 @@ describe('the executor of a commit', () => {
     await expect(executorFor(sparkDialect).pinReads(driver, storeNames('dim'))).rejects.toThrow(/the spark driver has no pinReads/);
   });
 
-  it('transactional: the key state loses the recomputed keys\' rows (by row id where they carry it), then gets the new ones', () => {
+  it("transactional: the key state loses the recomputed keys' rows (by row id where they carry it), then gets the new ones", () => {
     const pg = executorFor(postgresDialect);
     const [forget, insert] = pg.stateWrites(postgresDialect, state(postgresDialect, { byRow: { rowId: 'ctid', column: '__scd_srow' } }));
     expect(forget).toBe('DELETE FROM "_scd_dim_keys" WHERE ctid = ANY(ARRAY(SELECT k."__scd_srow" FROM "_scd_keys" k WHERE k."__scd_srow" IS NOT NULL))');

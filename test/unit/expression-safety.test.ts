@@ -8,7 +8,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyRows, defineFlow, loadFlowFile, readTargetWith, rebuild, ScdError, type ColumnInfo, type Driver, type FlowInput } from '../../src/index.js';
+import { applyRows, type ColumnInfo, type Driver, defineFlow, type FlowInput, loadFlowFile, readTargetWith, rebuild, ScdError } from '../../src/index.js';
 import { engines } from '../engines.js';
 import { tempDir } from '../helpers.js';
 import { HOSTILE, INJECTIONS, OVERREACHING, snapshotTables } from '../hostile-sql.js';
@@ -129,7 +129,7 @@ for (const engine of engines) {
     });
 
     it('subqueries and table or file functions name what they read, and the fix', async () => {
-      for (const expr of ['(SELECT count(*) FROM read_text(\'/etc/passwd\')) > 0', "op IN (SELECT 'D')"]) {
+      for (const expr of ["(SELECT count(*) FROM read_text('/etc/passwd')) > 0", "op IN (SELECT 'D')"]) {
         const flow = flowFile({ ...BASE, target: 'sub', applyAsDeletes: expr });
         const e = await refusedUnchanged(() => applyRows(driver, flow, ROWS), 'applyAsDeletes', flow.origin);
         expect(e.message).toContain(expr);

@@ -6,7 +6,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyRows, defineFlow, loadFlowFile, openDriver, ScdError, type FlowInput } from '../../src/index.js';
+import { applyRows, defineFlow, type FlowInput, loadFlowFile, openDriver, ScdError } from '../../src/index.js';
 import { tempDir } from '../helpers.js';
 
 let tmp: { dir: string; cleanup: () => void };
@@ -78,7 +78,7 @@ describe('Databricks and dbt names get "did you mean" the flow field', () => {
     expect(errorOf(define({ ignore_null_updates_column_list: ['city'] })).fix).toContain('every column');
   });
 
-  it("Databricks' once: no such field, and why none is needed (no \"did you mean\" to an unrelated field)", () => {
+  it('Databricks\' once: no such field, and why none is needed (no "did you mean" to an unrelated field)', () => {
     const e = errorOf(define({ once: true }));
     expect(e.field).toBe('once');
     expect(e.problem).toBe('"once" is not a flow field');

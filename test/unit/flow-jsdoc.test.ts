@@ -20,7 +20,13 @@ function hovers(code: string, fields: string[]): Record<string, string> {
   try {
     const file = path.join(dir, 'probe.ts');
     writeFileSync(file, code);
-    const options: ts.CompilerOptions = { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, target: ts.ScriptTarget.ES2022, strict: true, noEmit: true };
+    const options: ts.CompilerOptions = {
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      target: ts.ScriptTarget.ES2022,
+      strict: true,
+      noEmit: true,
+    };
     const service = ts.createLanguageService({
       getScriptFileNames: () => [file],
       getScriptVersion: () => '1',

@@ -5,7 +5,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyRows, defineFlow, loadFlowFile, openDriver, ScdError, type Driver, type Flow, type FlowInput } from '../../src/index.js';
+import { applyRows, type Driver, defineFlow, type Flow, type FlowInput, loadFlowFile, openDriver, ScdError } from '../../src/index.js';
 import { tempDir } from '../helpers.js';
 
 let tmp: { dir: string; cleanup: () => void };
@@ -262,7 +262,7 @@ describe('checked at apply time, before anything is written', () => {
     ["op = 'D') OR (1 = 1", /unbalanced|parenthes/],
     ["(op = 'D'", /unbalanced|parenthes/],
     ["op = 'D", /unclosed|string/],
-    ["select true", /query|condition/],
+    ['select true', /query|condition/],
   ])('applyAsDeletes %j is refused', async (expr, why) => {
     const e = await refusedAtApply({ applyAsDeletes: expr });
     expect(e.field).toBe('applyAsDeletes');

@@ -40,16 +40,17 @@ async function applyOne(name: string, records: Array<Record<string, unknown>>) {
     await driver.close();
     throw e;
   });
-  const types = Object.fromEntries(
-    (await driver.query(`SELECT column_name AS c, data_type AS t FROM information_schema.columns WHERE table_name = 't'`)).map((r) => [r.c, r.t]),
-  );
+  const types = Object.fromEntries((await driver.query(`SELECT column_name AS c, data_type AS t FROM information_schema.columns WHERE table_name = 't'`)).map((r) => [r.c, r.t]));
   const quarantine = await driver.query(`SELECT line, reason, raw FROM _scd_t_quarantine ORDER BY line`);
   return { driver, result, types, quarantine };
 }
 
 describe('DuckDB: inferred types over every record', () => {
   it('a regular file gets the narrowest types its values fit, and every record is at its line', async () => {
-    const { driver, result, types } = await applyOne('regular', Array.from({ length: N }, (_, i) => ({ ...regular(i), n2: i })));
+    const { driver, result, types } = await applyOne(
+      'regular',
+      Array.from({ length: N }, (_, i) => ({ ...regular(i), n2: i })),
+    );
     try {
       expect(result).toMatchObject({ rowsRead: N, eventsApplied: N, quarantined: 0 });
       expect(types).toMatchObject({ id: 'BIGINT', n: 'BIGINT', x: 'DOUBLE', b: 'BOOLEAN', s: 'VARCHAR', d: 'DATE', t: 'TIMESTAMP' });

@@ -5,7 +5,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyFiles, defineFlow, openDriver, readTargetWith, resolveInputs, ScdError, type Driver, type InputFile } from '../../src/index.js';
+import { applyFiles, type Driver, defineFlow, type InputFile, openDriver, readTargetWith, resolveInputs, ScdError } from '../../src/index.js';
 import { tempDir } from '../helpers.js';
 
 const RECORDS = [
@@ -26,8 +26,7 @@ let dir: string;
 
 const ndjsonText = (rows: object[]) => rows.map((r) => JSON.stringify(r)).join('\n') + '\n';
 const csvField = (v: unknown) => (v === null ? '' : /[",\n]/.test(String(v)) ? `"${String(v).replace(/"/g, '""')}"` : String(v));
-const csvText = (rows: Array<Record<string, unknown>>) =>
-  [Object.keys(rows[0]!).join(','), ...rows.map((r) => Object.values(r).map(csvField).join(','))].join('\n') + '\n';
+const csvText = (rows: Array<Record<string, unknown>>) => [Object.keys(rows[0]!).join(','), ...rows.map((r) => Object.values(r).map(csvField).join(','))].join('\n') + '\n';
 
 function write(name: string, text: string): string {
   const file = path.join(dir, name);
@@ -114,7 +113,13 @@ describe('quarantine positions', () => {
   });
 
   it('JSON array: the record number (1-based)', async () => {
-    const file = write('q.json', JSON.stringify([{ id: 1, name: 'a', ts: 1, op: 'U' }, { id: null, name: 'b', ts: 1, op: 'U' }]));
+    const file = write(
+      'q.json',
+      JSON.stringify([
+        { id: 1, name: 'a', ts: 1, op: 'U' },
+        { id: null, name: 'b', ts: 1, op: 'U' },
+      ]),
+    );
     const { driver, quarantined } = await target([[file]]);
     try {
       expect(quarantined).toEqual([1]);
@@ -126,7 +131,13 @@ describe('quarantine positions', () => {
   });
 
   it('NDJSON in a multi-file commit: each record keeps its own file and line', async () => {
-    const a = write('qa.ndjson', ndjsonText([{ id: 1, name: 'a', ts: 1, op: 'U' }, { id: null, name: 'x', ts: 1, op: 'U' }]));
+    const a = write(
+      'qa.ndjson',
+      ndjsonText([
+        { id: 1, name: 'a', ts: 1, op: 'U' },
+        { id: null, name: 'x', ts: 1, op: 'U' },
+      ]),
+    );
     const b = write('qb.ndjson', ndjsonText([{ id: null, name: 'y', ts: 1, op: 'U' }]));
     const { driver } = await target([[a, b]]);
     try {

@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readJsonArray, type ArrayReading } from '../../src/files/json-array.js';
+import { type ArrayReading, readJsonArray } from '../../src/files/json-array.js';
 import { MAX_RECORD_BYTES } from '../../src/files/record-limit.js';
 import { normalizeJsonText } from '../../src/files/text-records.js';
 
@@ -86,7 +86,10 @@ describe('normalizeJsonText of an array file', () => {
     writeFileSync(file, bytes);
     const out = path.join(dir, `${name}.out`);
     const result = await normalizeJsonText(file, out);
-    const lines = readFileSync(out, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = readFileSync(out, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     return { result, lines };
   };
 

@@ -28,17 +28,17 @@ describe('json-text', () => {
   it('accepts what JSON.parse accepts, and only that', () => {
     fc.assert(fc.property(fc.json(), (text) => accepts(text)));
     // Damaged documents: a character dropped, doubled or replaced somewhere.
-    const damaged = fc
-      .tuple(fc.json(), fc.nat(), fc.constantFrom('', '"', '\\', ',', ':', '{', '}', '[', ']', '0', '-', '.', 'e', ' ', '\t', '\u0001', 'x'))
-      .map(([t, at, c]) => {
-        const i = t.length ? at % t.length : 0;
-        return t.slice(0, i) + c + t.slice(i + (at % 2));
-      });
-    fc.assert(fc.property(damaged, (text) => accepts(text) === parses(text)), { numRuns: 2000 });
+    const damaged = fc.tuple(fc.json(), fc.nat(), fc.constantFrom('', '"', '\\', ',', ':', '{', '}', '[', ']', '0', '-', '.', 'e', ' ', '\t', '\u0001', 'x')).map(([t, at, c]) => {
+      const i = t.length ? at % t.length : 0;
+      return t.slice(0, i) + c + t.slice(i + (at % 2));
+    });
+    fc.assert(
+      fc.property(damaged, (text) => accepts(text) === parses(text)),
+      { numRuns: 2000 },
+    );
     for (const text of ['01', '1.', '.5', '-', '+1', '1e', '[1,]', '{"a":1,}', '{"a"}', '"\\x"', '"\\u12"', 'tru', 'nul', ' ', '{} {}', '"\t"'])
       expect([text, accepts(text)]).toEqual([text, false]);
-    for (const text of ['-0', '1E+2', '0.5e-3', ' \r\n\t{"a" : [ ] }\r', '"\\u00e9\\/"', '[[],{}]', 'null'])
-      expect([text, accepts(text)]).toEqual([text, true]);
+    for (const text of ['-0', '1E+2', '0.5e-3', ' \r\n\t{"a" : [ ] }\r', '"\\u00e9\\/"', '[[],{}]', 'null']) expect([text, accepts(text)]).toEqual([text, true]);
   });
 
   it("gives an object's members as written: names decoded, values exact", () => {

@@ -3,7 +3,7 @@
  * folders below it, and no file reaches itself through its imports. Type-only imports against the
  * order are allowed only where DESIGN.md names them.
  */
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';

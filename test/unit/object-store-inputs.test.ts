@@ -8,10 +8,10 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyFiles, applySourceWith, defineFlow, flowStatus, openDriver, resolveInputs, ScdError, type Driver } from '../../src/index.js';
 import { sparkDialect } from '../../src/dialects/spark/spark-dialect.js';
-import { checkInputsReadable } from '../../src/sources/files.js';
 import { isObjectStoreUrl } from '../../src/files/object-store.js';
+import { applyFiles, applySourceWith, type Driver, defineFlow, flowStatus, openDriver, resolveInputs, ScdError } from '../../src/index.js';
+import { checkInputsReadable } from '../../src/sources/files.js';
 import { tempDir } from '../helpers.js';
 
 const flow = defineFlow({ target: 'people', keys: 'id', sequenceBy: 'ts' });

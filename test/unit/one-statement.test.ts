@@ -4,7 +4,7 @@
  * of its statements runs, whichever method sends it and whether or not it has parameters.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { QueryError, type Driver } from '../../src/index.js';
+import { type Driver, QueryError } from '../../src/index.js';
 import { engines } from '../engines.js';
 
 for (const engine of engines) {

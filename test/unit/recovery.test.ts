@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import type { Driver, TableVersion } from '../../src/dialects/driver.js';
 import { sparkDialect } from '../../src/dialects/spark/spark-dialect.js';
 import { storeNames } from '../../src/store/names.js';
-import { commitLabel, dropUnfinishedCreation, interruptedBy, latestWrites, LOOK_BACK, undoInterruptedCommit, versionBefore } from '../../src/store/recovery.js';
+import { commitLabel, dropUnfinishedCreation, interruptedBy, LOOK_BACK, latestWrites, undoInterruptedCommit, versionBefore } from '../../src/store/recovery.js';
 
 const names = storeNames('dim');
 const label = (n: number) => commitLabel('dim', n);
@@ -43,7 +43,7 @@ function over(histories: Record<string, TableVersion[]>) {
 const all = (h: TableVersion[]) => ({ [names.events]: h, [names.quarantine]: h, [names.state]: h, [names.target]: h });
 
 describe('an interrupted Delta commit under commits scdkit did not make', () => {
-  it('is found under an OPTIMIZE of every table: the label is that of scdkit\'s newest write, the version the newest', async () => {
+  it("is found under an OPTIMIZE of every table: the label is that of scdkit's newest write, the version the newest", async () => {
     const { driver, reads } = over(all([v(0, label(1)), v(1, label(2)), v(2, label(3)), v(3, null)]));
     const latest = await latestWrites(driver, names);
     expect(latest[names.target]).toEqual({ version: 3, label: label(3) });
@@ -53,13 +53,13 @@ describe('an interrupted Delta commit under commits scdkit did not make', () => 
     expect(reads.filter((r) => r.endsWith(` ${LOOK_BACK}`))).toHaveLength(4);
   });
 
-  it('a table whose newest version is scdkit\'s is read once, one version deep', async () => {
+  it("a table whose newest version is scdkit's is read once, one version deep", async () => {
     const { driver, reads } = over(all([v(0, label(1)), v(1, null), v(2, label(2))]));
     expect((await latestWrites(driver, names))[names.target]).toEqual({ version: 2, label: label(2) });
     expect(reads.every((r) => r.endsWith(' 1'))).toBe(true);
   });
 
-  it('another target\'s label or a person\'s own is looked past like no label; none within the look-back is none', async () => {
+  it("another target's label or a person's own is looked past like no label; none within the look-back is none", async () => {
     const { driver } = over(all([v(0, label(2)), v(1, 'scdkit commit 9 of other'), v(2, 'nightly compaction')]));
     const latest = await latestWrites(driver, names);
     expect(latest[names.events]).toEqual({ version: 2, label: label(2) });

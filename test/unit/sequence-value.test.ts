@@ -36,7 +36,7 @@ describe('a time for a date or timestamp sequence', () => {
     expect(naive(' 2025-06-15 ')).toBe('2025-06-15T00:00:00');
   });
 
-  it('writes the instant in UTC for a sequence with a zone, and cuts the fraction to the column\'s precision', () => {
+  it("writes the instant in UTC for a sequence with a zone, and cuts the fraction to the column's precision", () => {
     expect(sequenceValue('2025-06-15T09:00:00+02:00', col('TIMESTAMP WITH TIME ZONE'))).toBe('2025-06-15T07:00:00Z');
     expect(sequenceValue('2025-06-15T09:00:00', col('timestamp with time zone'))).toBe('2025-06-15T09:00:00Z');
     expect(sequenceValue('2025-06-15', col('TIMESTAMPTZ'))).toBe('2025-06-15T00:00:00Z');
@@ -79,7 +79,7 @@ describe('a time for a date or timestamp sequence', () => {
 });
 
 describe('a number for a numeric sequence', () => {
-  it('accepts a number, floored to the column\'s scale (the floor is exact for start <= T < end)', () => {
+  it("accepts a number, floored to the column's scale (the floor is exact for start <= T < end)", () => {
     expect(sequenceValue('42', col('BIGINT'))).toBe('42');
     expect(sequenceValue(' +42 ', col('INTEGER'))).toBe('42');
     expect(sequenceValue('1.5', col('BIGINT'))).toBe('1');
@@ -95,7 +95,7 @@ describe('a number for a numeric sequence', () => {
     expect(sequenceValue('9223372036854775807', col('BIGINT'))).toBe('9223372036854775807');
   });
 
-  it('refuses what is not a number, or beyond the column\'s range', () => {
+  it("refuses what is not a number, or beyond the column's range", () => {
     for (const t of ['June 15', '2025-06-15', '', '.', '1,5', '0x10', 'NaN', 'Infinity']) {
       const e = refusal(t, 'BIGINT');
       expect(e.problem).toBe(`"${t}" is not a number`);

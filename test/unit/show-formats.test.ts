@@ -1,9 +1,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { applyRows, defineFlow, keyHistoryQuery, writeRows } from '../../src/index.js';
+import { applyRows, defineFlow, keyHistoryQuery, openDriver, writeRows } from '../../src/index.js';
 import { engines } from '../engines.js';
-import { openDriver } from '../../src/index.js';
 import { tempDir } from '../helpers.js';
 
 for (const engine of engines) {

@@ -4,9 +4,9 @@
  * (no server): what is sent, in which order, in how many round trips.
  */
 import { describe, expect, it } from 'vitest';
-import { SparkDriver } from '../../src/dialects/spark/spark-driver.js';
-import { deferrable, scriptable, sqlScript } from '../../src/dialects/spark/scripts.js';
 import type { Row } from '../../src/dialects/driver.js';
+import { deferrable, scriptable, sqlScript } from '../../src/dialects/spark/scripts.js';
+import { SparkDriver } from '../../src/dialects/spark/spark-driver.js';
 
 const refused = () =>
   new Error('query failed: [PLAN_VALIDATION_FAILED_RULE_IN_BATCH] Rule org.apache.spark.sql.catalyst.optimizer.PushDownPredicates in batch X generated an invalid plan');
@@ -46,7 +46,14 @@ describe('which statements wait and which end a script (unit)', () => {
 
 describe("the Spark driver's round trips (unit)", () => {
   it("staging's scratch is sent before stageFiles returns: it runs while the lease is taken, not after", async () => {
-    const { sent, driver } = recording((sql) => (sql.includes('SELECT k, n FROM') ? [{ k: null, n: 2 }, { k: 'id', n: null }] : []));
+    const { sent, driver } = recording((sql) =>
+      sql.includes('SELECT k, n FROM')
+        ? [
+            { k: null, n: 2 },
+            { k: 'id', n: null },
+          ]
+        : [],
+    );
     const staged = await driver.stageFiles([{ path: '/data/in.ndjson', format: 'ndjson' }], '_scd_stage', '_scd_rejects');
     expect(staged.records).toBe(2);
     // The lines and their keys in one round trip (answering the query); the staged rows and the

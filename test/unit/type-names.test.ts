@@ -59,7 +59,21 @@ describe('types compare by their canonical spelling', () => {
     const driver = await openDriver(':memory:');
     try {
       const d = driver.dialect;
-      const types = [d.types.timestamptz, d.types.timestamp, d.types.bigint, d.types.double, d.types.date, d.types.text, d.types.bool, d.decimal(20, 1), d.types.json, d.structType([['ts', d.types.timestamptz], ['lsn', d.types.bigint]])];
+      const types = [
+        d.types.timestamptz,
+        d.types.timestamp,
+        d.types.bigint,
+        d.types.double,
+        d.types.date,
+        d.types.text,
+        d.types.bool,
+        d.decimal(20, 1),
+        d.types.json,
+        d.structType([
+          ['ts', d.types.timestamptz],
+          ['lsn', d.types.bigint],
+        ]),
+      ];
       await driver.run(`CREATE TABLE t (${types.map((t, i) => `c${i} ${t}`).join(', ')})`);
       const columns = (await driver.columns('t'))!;
       for (const [i, t] of types.entries()) expect(d.sameType(columns[i]!.type, t), `${columns[i]!.type} / ${t}`).toBe(true);

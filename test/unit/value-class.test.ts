@@ -5,9 +5,9 @@
  * expected classes are those the first implementation gave; a faster formulation must give them all.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDriver, type Driver } from '../../src/index.js';
+import { type Driver, openDriver } from '../../src/index.js';
 import { castStaged } from '../../src/typing/cast.js';
-import { jsonTextForClass, valueClass, type ValueClass } from '../../src/typing/lexical.js';
+import { jsonTextForClass, type ValueClass, valueClass } from '../../src/typing/lexical.js';
 import { engines } from '../engines.js';
 
 /** Text as written (a CSV value), and its class. */
@@ -165,7 +165,10 @@ describe.each(engines)('$name: a cast that knows its classes', (engine) => {
           `SELECT i, ${d.toText(checked)} AS a, ${d.toText(knowing)} AS b FROM (SELECT i, ${lexical === 'json' ? `CAST(x AS ${d.types.json})` : 'x'} AS x
              FROM (VALUES ${vs.map((v, i) => `(${i}, ${literal(v)})`).join(', ')}) t(i, x)) v ORDER BY i`,
         );
-        expect(rows.map((r) => [vs[Number(r.i)], type, r.b]), `class ${k}`).toEqual(rows.map((r) => [vs[Number(r.i)], type, r.a]));
+        expect(
+          rows.map((r) => [vs[Number(r.i)], type, r.b]),
+          `class ${k}`,
+        ).toEqual(rows.map((r) => [vs[Number(r.i)], type, r.a]));
       }
     }
     // Some checks are left out (the point of it): integers, numbers, dates and times.

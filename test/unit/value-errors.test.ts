@@ -3,8 +3,8 @@
  * cause), told apart from a refusal of the statement itself, in each engine's own words.
  */
 import { describe, expect, it } from 'vitest';
-import { QueryError } from '../../src/errors.js';
 import { isValueError } from '../../src/dialects/value-errors.js';
+import { QueryError } from '../../src/errors.js';
 
 const refused = (message: string, code?: string) => new QueryError('SELECT 1', [], Object.assign(new Error(message), code ? { code } : {}));
 

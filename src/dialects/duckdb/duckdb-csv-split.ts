@@ -2,7 +2,7 @@ import path from 'node:path';
 import { splitCsv } from '../../files/csv-records.js';
 import { MAX_RECORD_BYTES } from '../../files/record-limit.js';
 import { checkSourceKeys } from '../../files/source-keys.js';
-import { FILE_COLUMN, LINE_COLUMN, RAW_COLUMN, type InputFile } from '../driver.js';
+import { FILE_COLUMN, type InputFile, LINE_COLUMN, RAW_COLUMN } from '../driver.js';
 import { duckdbDialect } from './duckdb-dialect.js';
 import type { SqlRunner } from './duckdb-json-stage.js';
 

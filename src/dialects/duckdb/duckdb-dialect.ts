@@ -1,6 +1,6 @@
-import { canonicalDuckdbType } from './duckdb-type-names.js';
-import { decimalHolds, sqlString, sqlTables, temporaryScratch, type Dialect } from '../dialect.js';
+import { type Dialect, decimalHolds, sqlString, sqlTables, temporaryScratch } from '../dialect.js';
 import { nulInName } from '../name-rules.js';
+import { canonicalDuckdbType } from './duckdb-type-names.js';
 
 const INTEGER_RANK: Record<string, number> = { TINYINT: 1, SMALLINT: 2, INTEGER: 3, BIGINT: 4, HUGEINT: 5 };
 const UNSIGNED_RANK: Record<string, number> = { UTINYINT: 1, USMALLINT: 2, UINTEGER: 3, UBIGINT: 4 };
@@ -63,9 +63,7 @@ export const duckdbDialect: Dialect = {
   toJson: (expr) => `CAST(to_json(${expr}) AS JSON)`,
   rowHash: (exprs) => `hash(${exprs.length ? exprs.join(', ') : 'NULL'})`,
   canonicalText: (exprs) =>
-    exprs.length === 0
-      ? `''`
-      : `concat_ws(chr(31), ${exprs.map((e) => `CASE WHEN ${e} IS NULL THEN '0' ELSE '1' || CAST(${e} AS VARCHAR) END`).join(', ')})`,
+    exprs.length === 0 ? `''` : `concat_ws(chr(31), ${exprs.map((e) => `CASE WHEN ${e} IS NULL THEN '0' ELSE '1' || CAST(${e} AS VARCHAR) END`).join(', ')})`,
   lastBy: (expr, by) => `arg_max_null(${expr}, ${by})`,
   firstBy: (expr, by) => `arg_min_null(${expr}, ${by})`,
   struct: (fields) => `struct_pack(${fields.map(([n, e]) => `${duckdbDialect.quote(n)} := ${e}`).join(', ')})`,
@@ -73,8 +71,7 @@ export const duckdbDialect: Dialect = {
   prepareTypes: () => [],
   tryCast: (expr, type) => `TRY_CAST(${expr} AS ${type})`,
   toText: (expr) => `CAST(${expr} AS VARCHAR)`,
-  jsonObject: (fields) =>
-    `to_json(struct_pack(${fields.map(([n, e, t]) => `${duckdbDialect.quote(n)} := ${isoValue(e, t)}`).join(', ')}))`,
+  jsonObject: (fields) => `to_json(struct_pack(${fields.map(([n, e, t]) => `${duckdbDialect.quote(n)} := ${isoValue(e, t)}`).join(', ')}))`,
   sameType: (a, b) => norm(a) === norm(b),
   widens: (from, to) => {
     const f = norm(from);

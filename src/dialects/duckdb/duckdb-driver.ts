@@ -1,23 +1,37 @@
 import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { LINES_SQL, stageJsonFile } from './duckdb-json-stage.js';
-import { stageSplitCsv } from './duckdb-csv-split.js';
-import { MAX_RECORD_BYTES } from '../../files/record-limit.js';
-import { checkText } from '../../files/text-records.js';
-import { JSON_NUMBER } from '../../files/json-number.js';
-import { countLines } from '../../files/blank-lines.js';
 import type { DuckDBConnection, DuckDBPreparedStatement } from '@duckdb/node-api';
-import { QueryError, ScdError, firstLine } from '../../errors.js';
-import { informationSchemaTables, targetHeld, targetInUse, type ColumnInfo, type Driver, type InputFile, type Lexical, type RecordSafeExpression, type Row, type StagedFiles, type TransactionOptions } from '../driver.js';
-import { FILE_COLUMN, LINE_COLUMN, RAW_COLUMN } from '../driver.js';
+import { firstLine, QueryError, ScdError } from '../../errors.js';
+import { countLines } from '../../files/blank-lines.js';
+import { JSON_NUMBER } from '../../files/json-number.js';
+import { MAX_RECORD_BYTES } from '../../files/record-limit.js';
+import { checkSourceKeys } from '../../files/source-keys.js';
+import { checkText } from '../../files/text-records.js';
+import { sqlString } from '../dialect.js';
+import {
+  type ColumnInfo,
+  type Driver,
+  FILE_COLUMN,
+  type InputFile,
+  informationSchemaTables,
+  type Lexical,
+  LINE_COLUMN,
+  RAW_COLUMN,
+  type RecordSafeExpression,
+  type Row,
+  type StagedFiles,
+  type TransactionOptions,
+  targetHeld,
+  targetInUse,
+} from '../driver.js';
+import { type ExpressionProblem, spliced } from '../expression.js';
+import { stageSplitCsv } from './duckdb-csv-split.js';
 import { duckdbDialect } from './duckdb-dialect.js';
 import { checkDuckDBExpression } from './duckdb-expression.js';
-import { spliced, type ExpressionProblem } from '../expression.js';
-import { recordSafeForm } from './duckdb-record-evaluation.js';
-import { sqlString } from '../dialect.js';
 import { acquireInstance, isWriteConflict, type SharedInstance } from './duckdb-instances.js';
-import { checkSourceKeys } from '../../files/source-keys.js';
+import { LINES_SQL, stageJsonFile } from './duckdb-json-stage.js';
+import { recordSafeForm } from './duckdb-record-evaluation.js';
 
 export class DuckDBDriver implements Driver {
   readonly dialect = duckdbDialect;
@@ -75,7 +89,7 @@ export class DuckDBDriver implements Driver {
     } catch (e) {
       await driver.close();
       throw new ScdError('USAGE', `SCD_DUCKDB_MEMORY_LIMIT=${limit} is not a memory size DuckDB accepts: ${e instanceof QueryError ? e.reason : firstLine(String(e))}`, {
-        fix: "give a size such as 1GB or 512MB, or unset it for the default (1GB)",
+        fix: 'give a size such as 1GB or 512MB, or unset it for the default (1GB)',
       });
     }
     // Where DuckDB spills what does not fit in memory (default: beside the database file).
@@ -88,9 +102,13 @@ export class DuckDBDriver implements Driver {
         await driver.run(`SET temp_directory = ${sqlString(temp)}`);
       } catch (e) {
         await driver.close();
-        throw new ScdError('USAGE', `SCD_DUCKDB_TEMP_DIRECTORY=${temp} is not a folder DuckDB can use: ${e instanceof QueryError ? e.reason : firstLine(e instanceof Error ? e.message : String(e))}`, {
-          fix: 'give a folder on a disk with room, or unset it for the default (beside the database file)',
-        });
+        throw new ScdError(
+          'USAGE',
+          `SCD_DUCKDB_TEMP_DIRECTORY=${temp} is not a folder DuckDB can use: ${e instanceof QueryError ? e.reason : firstLine(e instanceof Error ? e.message : String(e))}`,
+          {
+            fix: 'give a folder on a disk with room, or unset it for the default (beside the database file)',
+          },
+        );
       }
     }
     driver.tempDirectory = String((await driver.query(`SELECT current_setting('temp_directory') AS t`))[0]?.t ?? '');
@@ -113,7 +131,7 @@ export class DuckDBDriver implements Driver {
    * defaults: insertion order kept). Never inside a transaction.
    */
   async discardScratch(): Promise<void> {
-    if (this.inTransaction) throw new Error('discardScratch runs after the commit\'s transaction');
+    if (this.inTransaction) throw new Error("discardScratch runs after the commit's transaction");
     const next = await this.shared.instance.connect();
     this.connection.closeSync();
     this.connection = next;
@@ -174,10 +192,7 @@ export class DuckDBDriver implements Driver {
   }
 
   async columns(table: string): Promise<ColumnInfo[] | undefined> {
-    const rows = await this.query(
-      `SELECT column_name AS name, data_type AS type FROM duckdb_columns() WHERE table_name = $1 ORDER BY column_index`,
-      [table],
-    );
+    const rows = await this.query(`SELECT column_name AS name, data_type AS type FROM duckdb_columns() WHERE table_name = $1 ORDER BY column_index`, [table]);
     return rows.length ? rows.map((r) => ({ name: String(r.name), type: String(r.type) })) : undefined;
   }
 
@@ -253,8 +268,7 @@ export class DuckDBDriver implements Driver {
          ORDER BY table_name, column_index`,
       );
       // Every column but the first (a table keeps one).
-      for (const [i, c] of columns.entries())
-        if (i > 0 && columns[i - 1]!.t === c.t) await this.run(`ALTER TABLE ${q(String(c.t))} DROP COLUMN ${q(String(c.name))}`);
+      for (const [i, c] of columns.entries()) if (i > 0 && columns[i - 1]!.t === c.t) await this.run(`ALTER TABLE ${q(String(c.t))} DROP COLUMN ${q(String(c.name))}`);
     }
     for (const t of tables) if (exists.has(t)) await this.run(`DROP TABLE ${q(t)}`);
   }
@@ -294,9 +308,7 @@ export class DuckDBDriver implements Driver {
     const parts: Part[] = [];
     const lexical = new Map<string, Lexical>();
     let records = 0;
-    await this.run(
-      `CREATE TEMP TABLE ${q(rejects)} (${q(FILE_COLUMN)} VARCHAR, ${q(LINE_COLUMN)} BIGINT, reason VARCHAR, raw VARCHAR)`,
-    );
+    await this.run(`CREATE TEMP TABLE ${q(rejects)} (${q(FILE_COLUMN)} VARCHAR, ${q(LINE_COLUMN)} BIGINT, reason VARCHAR, raw VARCHAR)`);
     const scratch = mkdtempSync(path.join(tmpdir(), 'scdkit-stage-'));
     try {
       for (const [i, file] of files.entries()) {
@@ -353,7 +365,7 @@ export class DuckDBDriver implements Driver {
    */
   private async numberRows(table: string, column: string, offset: number): Promise<void> {
     const q = this.dialect.quote;
-    if (this.inTransaction) throw new Error('stageFiles runs before the commit\'s transaction (row ids follow the file only then)');
+    if (this.inTransaction) throw new Error("stageFiles runs before the commit's transaction (row ids follow the file only then)");
     await this.run(`ALTER TABLE ${q(table)} ADD COLUMN ${q(column)} BIGINT`);
     await this.run(`UPDATE ${q(table)} SET ${q(column)} = rowid + ${1 + offset}`);
   }
@@ -400,9 +412,7 @@ export class DuckDBDriver implements Driver {
     const lines = `_scd_csv_lines_${i}`;
     await this.run(`CREATE TEMP TABLE ${q(lines)} AS ${LINES_SQL}`, [file]);
     await this.run(`ALTER TABLE ${q(part)} ADD COLUMN ${q(RAW_COLUMN)} VARCHAR`);
-    await this.run(
-      `UPDATE ${q(part)} SET ${q(RAW_COLUMN)} = l.raw FROM (SELECT rowid + 1 AS line, raw FROM ${q(lines)}) l WHERE l.line = ${q(part)}.${q(LINE_COLUMN)}`,
-    );
+    await this.run(`UPDATE ${q(part)} SET ${q(RAW_COLUMN)} = l.raw FROM (SELECT rowid + 1 AS line, raw FROM ${q(lines)}) l WHERE l.line = ${q(part)}.${q(LINE_COLUMN)}`);
     await this.run(`DROP TABLE ${q(lines)}`);
   }
 
@@ -481,7 +491,7 @@ export class DuckDBDriver implements Driver {
     checkSourceKeys(names, this.dialect.nameKey, this.dialect.nameProblem);
   }
 
-    diskFull(error: unknown): string | undefined {
+  diskFull(error: unknown): string | undefined {
     const text = [error, error instanceof Error ? error.cause : undefined].map((x) => (x instanceof Error ? x.message : String(x ?? ''))).join('\n');
     if (!/No space left on device/i.test(text)) return undefined;
     // A commit writes its new rows into the database file (and its WAL) before COMMIT, and what

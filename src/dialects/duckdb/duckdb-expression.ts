@@ -1,6 +1,6 @@
-import { QueryError, firstLine } from '../../errors.js';
+import { firstLine, QueryError } from '../../errors.js';
 import type { ColumnInfo, Row } from '../driver.js';
-import { spliced, type ExpressionProblem } from '../expression.js';
+import { type ExpressionProblem, spliced } from '../expression.js';
 import { duckdbDialect } from './duckdb-dialect.js';
 
 /** The little of the driver the check needs (each call one statement, its values bound). */
@@ -15,7 +15,21 @@ const RECORD = '__scd_record';
 /** The node classes of DuckDB's parse tree that are expressions over a row and nothing more. */
 const EXPRESSION_CLASSES = new Set(['BETWEEN', 'CASE', 'CAST', 'COLLATE', 'COLUMN_REF', 'COMPARISON', 'CONJUNCTION', 'CONSTANT', 'FUNCTION', 'LAMBDA', 'OPERATOR']);
 /** Parse-tree nodes that are queries or tables (only a subquery holds them; refused wherever found). */
-const QUERY_NODES = new Set(['SELECT_NODE', 'SET_OPERATION_NODE', 'RECURSIVE_CTE_NODE', 'CTE_NODE', 'BASE_TABLE', 'TABLE_FUNCTION', 'JOIN', 'SUBQUERY', 'EXPRESSION_LIST', 'PIVOT', 'SHOW_REF', 'COLUMN_DATA', 'DELIM_GET']);
+const QUERY_NODES = new Set([
+  'SELECT_NODE',
+  'SET_OPERATION_NODE',
+  'RECURSIVE_CTE_NODE',
+  'CTE_NODE',
+  'BASE_TABLE',
+  'TABLE_FUNCTION',
+  'JOIN',
+  'SUBQUERY',
+  'EXPRESSION_LIST',
+  'PIVOT',
+  'SHOW_REF',
+  'COLUMN_DATA',
+  'DELIM_GET',
+]);
 /**
  * Functions whose result is the session's, the engine's or the clock's, not their arguments',
  * that duckdb_functions() lists as CONSISTENT or as macros of constant bodies. Besides these, every

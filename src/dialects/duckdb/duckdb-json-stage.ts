@@ -1,6 +1,6 @@
 import path from 'node:path';
-import { checkSourceKeys } from '../../files/source-keys.js';
 import { MAX_RECORD_BYTES } from '../../files/record-limit.js';
+import { checkSourceKeys } from '../../files/source-keys.js';
 import { checkText, normalizeJsonText } from '../../files/text-records.js';
 import { sqlString } from '../dialect.js';
 import type { ColumnInfo, InputFile, Row } from '../driver.js';
@@ -111,11 +111,13 @@ async function stageRecords(db: SqlRunner, from: string, label: string, part: st
            FROM (SELECT *, CASE WHEN ${REASON} IS NULL THEN json_keys(raw) END AS keys FROM (${checked}) c) c) x`,
     [...params, label],
   );
-  const counts = (await db.query(
-    `SELECT CAST(count(*) AS BIGINT) AS records, CAST(count(${REASON}) AS BIGINT) AS rejected,
+  const counts = (
+    await db.query(
+      `SELECT CAST(count(*) AS BIGINT) AS records, CAST(count(${REASON}) AS BIGINT) AS rejected,
        CAST(count(*) FILTER (WHERE ${REASON} = 'malformed JSON') AS BIGINT) AS malformed, coalesce(bool_or(${EXTRA}), false) AS extra,
        ${longCount(columns)} FROM ${q(part)}`,
-  ))[0]!;
+    )
+  )[0]!;
   if (counts.extra) {
     // A key the sample did not see: the columns come from every record.
     await db.run(`DROP TABLE ${q(part)}`);
@@ -136,10 +138,12 @@ async function stageWithKeys(db: SqlRunner, checked: string, columns: string[], 
        FROM (${checked}) c) x`,
     [...params, label],
   );
-  const counts = (await db.query(
-    `SELECT CAST(count(*) AS BIGINT) AS records, CAST(count(${REASON}) AS BIGINT) AS rejected,
+  const counts = (
+    await db.query(
+      `SELECT CAST(count(*) AS BIGINT) AS records, CAST(count(${REASON}) AS BIGINT) AS rejected,
        CAST(count(*) FILTER (WHERE ${REASON} = 'malformed JSON') AS BIGINT) AS malformed, ${longCount(columns)} FROM ${q(part)}`,
-  ))[0]!;
+    )
+  )[0]!;
   return { columns, records: Number(counts.records), rejected: Number(counts.rejected), malformed: Number(counts.malformed), longNumbers: Number(counts.long) };
 }
 

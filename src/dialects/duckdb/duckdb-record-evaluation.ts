@@ -1,5 +1,5 @@
-import type { DuckDBQuery } from './duckdb-expression.js';
 import { spliced } from '../expression.js';
+import type { DuckDBQuery } from './duckdb-expression.js';
 
 /**
  * How DuckDB evaluates a flow expression so that a value it cannot take fails that record alone.

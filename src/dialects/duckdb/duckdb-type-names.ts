@@ -58,7 +58,10 @@ export function canonicalDuckdbType(type: string): string {
   const args = m[2];
   if (base === 'DECIMAL') {
     // DECIMAL is DECIMAL(18,3); DECIMAL(p) is DECIMAL(p,0).
-    const [p = '18', s = args === undefined ? '3' : '0'] = (args ?? '').split(',').map((x) => x.trim()).filter(Boolean);
+    const [p = '18', s = args === undefined ? '3' : '0'] = (args ?? '')
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean);
     return `DECIMAL(${p},${s})`;
   }
   if (base === 'VARCHAR') return 'VARCHAR'; // a length is accepted and ignored

@@ -96,8 +96,7 @@ function isoValue(expr: string, type: string): string {
   }
   if (t === 'date') return `to_char(${expr}, 'YYYY-MM-DD')`;
   const fields = structFields(type);
-  if (fields)
-    return `CASE WHEN ${expr} IS NULL THEN NULL ELSE ${jsonOf(fields.map(([n, ft]) => [n, `(${expr}).${quote(n)}`, ft]))} END`;
+  if (fields) return `CASE WHEN ${expr} IS NULL THEN NULL ELSE ${jsonOf(fields.map(([n, ft]) => [n, `(${expr}).${quote(n)}`, ft]))} END`;
   return expr;
 }
 
@@ -109,7 +108,16 @@ function jsonOf(fields: Array<[string, string, string]>): string {
 
 export const postgresDialect: Dialect = {
   name: 'postgres',
-  capabilities: { ignoreNullsInWindows: false, transactions: true, temporaryTables: true, rowIds: true, merge: true, distinctOn: true, changeFeed: false, objectStoreInputs: false },
+  capabilities: {
+    ignoreNullsInWindows: false,
+    transactions: true,
+    temporaryTables: true,
+    rowIds: true,
+    merge: true,
+    distinctOn: true,
+    changeFeed: false,
+    objectStoreInputs: false,
+  },
   rowId: 'ctid',
   // CREATE TABLE refuses a column named like a system column (postgres-system-columns.ts).
   shadowsRowId: () => false,

@@ -1,17 +1,18 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { QueryError, ScdError, firstLine } from '../../errors.js';
-import { DISK_FULL, sqlState } from './postgres-errors.js';
-import { informationSchemaTables, targetHeld, targetInUse, type ColumnInfo, type Driver, type InputFile, type Row, type StagedFiles } from '../driver.js';
-import { NodePgClient, PGliteClient, TEXT_TYPES, type CopySource, type PGliteLike, type PgClient } from './postgres-client.js';
+import { firstLine, QueryError, ScdError } from '../../errors.js';
+import { type ColumnInfo, type Driver, type InputFile, informationSchemaTables, type Row, type StagedFiles, targetHeld, targetInUse } from '../driver.js';
+import { type CopySource, NodePgClient, PGliteClient, type PGliteLike, type PgClient, TEXT_TYPES } from './postgres-client.js';
 import { postgresDialect, registerStruct, structFields, tryCastFunctionSql } from './postgres-dialect.js';
+import { DISK_FULL, sqlState } from './postgres-errors.js';
+import { checkPostgresExpression } from './postgres-expression.js';
 import { csvToParquet } from './postgres-parquet.js';
 import { rejectLines, stageFiles } from './postgres-stage.js';
-import { checkPostgresExpression } from './postgres-expression.js';
 import { readConnectionUrl, scrub } from './postgres-url.js';
 
 export { safeLocation } from './postgres-url.js';
+
 import type { ExpressionProblem } from '../expression.js';
 
 export interface PostgresOptions {
@@ -243,7 +244,10 @@ export class PostgresDriver implements Driver {
        WHERE attrelid = (SELECT typrelid FROM pg_type WHERE oid = to_regtype($1)) AND attnum > 0 AND NOT attisdropped ORDER BY attnum`,
       [type],
     );
-    registerStruct(type, fields.map((f) => [String(f.name), String(f.type)]));
+    registerStruct(
+      type,
+      fields.map((f) => [String(f.name), String(f.type)]),
+    );
   }
 
   async describe(select: string): Promise<ColumnInfo[]> {

@@ -1,6 +1,6 @@
-import { QueryError, firstLine } from '../../errors.js';
+import { firstLine, QueryError } from '../../errors.js';
 import type { ColumnInfo, Row } from '../driver.js';
-import { spliced, type ExpressionProblem } from '../expression.js';
+import { type ExpressionProblem, spliced } from '../expression.js';
 import { postgresDialect } from './postgres-dialect.js';
 
 /** The little of the driver the check needs (each call one statement, extended protocol). */
@@ -33,10 +33,9 @@ export async function checkPostgresExpression(host: PostgresProbeHost, expr: str
     } catch (e) {
       return e;
     }
-    const [row] = await host.query(
-      `SELECT CAST(count(*) AS integer) AS n FROM pg_attribute WHERE attrelid = to_regclass($1) AND attnum > 0 AND NOT attisdropped`,
-      [`pg_temp.${q(TABLE)}`],
-    );
+    const [row] = await host.query(`SELECT CAST(count(*) AS integer) AS n FROM pg_attribute WHERE attrelid = to_regclass($1) AND attnum > 0 AND NOT attisdropped`, [
+      `pg_temp.${q(TABLE)}`,
+    ]);
     if (Number(row?.n) !== columns.length + 1) return 'extra';
     // A generated column may read tableoid, a system column the record does not have: its
     // parse tree then holds a column of a negative number.
@@ -63,10 +62,7 @@ const READS: Record<string, Array<[RegExp, string]>> = {
   '42803': [[/aggregate/i, 'it calls an aggregate (it reads other records)']],
   '42P20': [[/window/i, 'it calls a window function (it reads other records)']],
   '42P17': [
-    [
-      /immutable/i,
-      'it calls a function whose result its arguments do not decide (such as now(), random() or pg_read_file()); a flow expression must be a function of the record',
-    ],
+    [/immutable/i, 'it calls a function whose result its arguments do not decide (such as now(), random() or pg_read_file()); a flow expression must be a function of the record'],
   ],
 };
 

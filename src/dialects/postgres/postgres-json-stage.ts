@@ -1,13 +1,13 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { normalizeJsonText } from '../../files/text-records.js';
 import { checkSourceKeys } from '../../files/source-keys.js';
+import { normalizeJsonText } from '../../files/text-records.js';
 import type { ColumnInfo, InputFile } from '../driver.js';
 import { FILE_COLUMN, LARGE_STAGE, LINE_COLUMN, RAW_COLUMN } from '../driver.js';
 import type { CopySource } from './postgres-client.js';
 import { postgresDialect as d, sqlString } from './postgres-dialect.js';
-import { copyLines, copyPlain } from './postgres-lines.js';
 import { EXPONENT_SHAPE, exponentNumbersSql } from './postgres-exponent-numbers.js';
+import { copyLines, copyPlain } from './postgres-lines.js';
 
 const q = d.quote;
 

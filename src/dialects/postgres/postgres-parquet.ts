@@ -1,6 +1,6 @@
 import { DuckDBInstance } from '@duckdb/node-api';
-import type { ColumnInfo } from '../driver.js';
 import { sqlString } from '../dialect.js';
+import type { ColumnInfo } from '../driver.js';
 import { normType, structFields } from './postgres-dialect.js';
 
 /**

@@ -1,20 +1,20 @@
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { QueryError, firstLine } from '../../errors.js';
-import { checkSourceKeys } from '../../files/source-keys.js';
+import { firstLine, QueryError } from '../../errors.js';
+import { headerNames } from '../../files/csv-header.js';
+import { splitCsv } from '../../files/csv-records.js';
 import { JSON_NUMBER } from '../../files/json-number.js';
+import { checkSourceKeys } from '../../files/source-keys.js';
 import type { ColumnInfo, InputFile, Lexical, StagedFiles } from '../driver.js';
 import { FILE_COLUMN, LINE_COLUMN, RAW_COLUMN } from '../driver.js';
-import { systemColumnClash } from './postgres-system-columns.js';
-import { DISK_FULL, sqlState } from './postgres-errors.js';
 import { postgresDialect as d } from './postgres-dialect.js';
-import { splitCsv } from '../../files/csv-records.js';
-import { headerNames } from '../../files/csv-header.js';
-import { keepNulVisible, stageJsonFile, type StageHost } from './postgres-json-stage.js';
+import { DISK_FULL, sqlState } from './postgres-errors.js';
 import { jsonNumberAsWritten } from './postgres-exponent-numbers.js';
+import { keepNulVisible, type StageHost, stageJsonFile } from './postgres-json-stage.js';
 import { copyLines, copyPlain } from './postgres-lines.js';
 import { parquetToCsv } from './postgres-parquet.js';
+import { systemColumnClash } from './postgres-system-columns.js';
 
 export type { StageHost };
 
@@ -56,7 +56,13 @@ export async function stageFiles(host: StageHost, files: InputFile[], table: str
       if (!staged.columns) continue;
       // A JSON reader knows its part's columns and types; the others are looked up.
       const all = staged.table ?? (await host.columns(part)) ?? [];
-      parts.push({ name: part, all, columns: all.filter((c) => c.name !== FILE_COLUMN && c.name !== LINE_COLUMN && c.name !== RAW_COLUMN), text: file.format === 'csv', raw: all.some((c) => c.name === RAW_COLUMN) });
+      parts.push({
+        name: part,
+        all,
+        columns: all.filter((c) => c.name !== FILE_COLUMN && c.name !== LINE_COLUMN && c.name !== RAW_COLUMN),
+        text: file.format === 'csv',
+        raw: all.some((c) => c.name === RAW_COLUMN),
+      });
     }
     if (!single || !parts.length) {
       await host.run(`CREATE TEMP TABLE ${q(table)} AS ${unionByName(parts, lexical)}`);
@@ -144,9 +150,12 @@ async function stageCsv(host: StageHost, file: InputFile, part: string, rejects:
       // Each record on its own line, no blank line: record n is line n + 1.
       const placed =
         !failed &&
-        Number((await host.query(`SELECT (SELECT count(*) FROM ${q(rows)}) - (SELECT count(*) FROM ${q(lines)} WHERE n > 1 AND raw IS NOT NULL) AS d,
-          (SELECT count(*) FROM ${q(lines)} WHERE n > 1 AND raw IS NULL) AS blank`))
-          .map((r) => Math.abs(Number(r.d)) + Number(r.blank))[0]) === 0;
+        Number(
+          (
+            await host.query(`SELECT (SELECT count(*) FROM ${q(rows)}) - (SELECT count(*) FROM ${q(lines)} WHERE n > 1 AND raw IS NOT NULL) AS d,
+          (SELECT count(*) FROM ${q(lines)} WHERE n > 1 AND raw IS NULL) AS blank`)
+          ).map((r) => Math.abs(Number(r.d)) + Number(r.blank))[0],
+        ) === 0;
       if (placed) {
         checkSourceKeys(header, d.nameKey, d.nameProblem);
         await host.run(

@@ -1,4 +1,4 @@
-import { makeVector, Type, type Data, type DataType, type Field, type RecordBatch } from 'apache-arrow';
+import { type Data, type DataType, type Field, makeVector, type RecordBatch, Type } from 'apache-arrow';
 import type { Row } from '../driver.js';
 
 /**
@@ -70,9 +70,7 @@ function valueReader(type: DataType): Read {
     case Type.Date: {
       const t = type as unknown as { unit: number };
       // DateUnit.DAY = 0: int32 days; otherwise int64 milliseconds.
-      return t.unit === 0
-        ? (d, i) => isoDate((d.values[i] as number) * 86_400_000)
-        : (d, i) => isoDate(Number(d.values[i] as bigint));
+      return t.unit === 0 ? (d, i) => isoDate((d.values[i] as number) * 86_400_000) : (d, i) => isoDate(Number(d.values[i] as bigint));
     }
     case Type.Timestamp: {
       const t = type as unknown as { unit: number; timezone: string | null };
@@ -85,7 +83,9 @@ function valueReader(type: DataType): Read {
       const parts = type.children.map((f: Field) => ({ name: f.name, read: reader(f.type) }));
       return (d, i) => {
         const o: Row = {};
-        parts.forEach((p, j) => { o[p.name] = p.read(d.children[j]!, i); });
+        parts.forEach((p, j) => {
+          o[p.name] = p.read(d.children[j]!, i);
+        });
         return o;
       };
     }

@@ -112,9 +112,7 @@ function hostAndPort(authority: string, refuse: (why: string) => never): { host:
  * a cluster id is not secret, but one passed through may be: none is shown).
  */
 export function scrubSecrets(message: string, connection: Pick<SparkConnection, 'token' | 'headers'>): string {
-  const secrets = [connection.token, ...Object.values(connection.headers)]
-    .filter((s): s is string => !!s && s.length >= 4)
-    .sort((a, b) => b.length - a.length);
+  const secrets = [connection.token, ...Object.values(connection.headers)].filter((s): s is string => !!s && s.length >= 4).sort((a, b) => b.length - a.length);
   let out = message;
   for (const s of secrets) out = out.split(s).join('***');
   // A bearer credential in any form, whatever its source.

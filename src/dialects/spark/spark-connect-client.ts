@@ -5,8 +5,8 @@ import { RecordBatchReader } from 'apache-arrow';
 import type { Row } from '../driver.js';
 import { appendRows } from './arrow-rows.js';
 import { readSparkConnectionString, type SparkConnection } from './connection-string.js';
+import { type ExecutePlanResponse, type Plan, type Relation, type SparkConnectStub, sparkConnectService, type UserContext } from './spark-connect-protocol.js';
 import { sparkError } from './spark-errors.js';
-import { sparkConnectService, type ExecutePlanResponse, type Plan, type Relation, type SparkConnectStub, type UserContext } from './spark-connect-protocol.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 /** What the client tells the server it is (ExecutePlanRequest.client_type, the gRPC user agent). */
@@ -179,9 +179,7 @@ export class SparkConnectClient {
   private unary(method: 'Interrupt' | 'ReleaseSession', request: never | object, timeoutMs = 30_000): Promise<void> {
     return new Promise((resolve, reject) => {
       const call = this.stub[method] as unknown as (r: object, m: grpc.Metadata, o: grpc.CallOptions, cb: (e: grpc.ServiceError | null) => void) => void;
-      call.call(this.stub, request, this.metadata(), { deadline: Date.now() + timeoutMs }, (error) =>
-        error ? reject(sparkError(error, method, this.connection)) : resolve(),
-      );
+      call.call(this.stub, request, this.metadata(), { deadline: Date.now() + timeoutMs }, (error) => (error ? reject(sparkError(error, method, this.connection)) : resolve()));
     });
   }
 

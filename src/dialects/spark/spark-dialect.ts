@@ -55,7 +55,10 @@ export function normSparkType(t: string): string {
   const base = ALIASES[m[1]!] ?? m[1]!;
   if (base === 'STRING' || base === 'CHAR') return base === 'CHAR' ? n : 'STRING';
   if (base === 'DECIMAL') {
-    const [p = '10', s = '0'] = (m[2] ?? '').split(',').map((x) => x.trim()).filter(Boolean);
+    const [p = '10', s = '0'] = (m[2] ?? '')
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean);
     return `DECIMAL(${p},${s})`;
   }
   return m[2] === undefined ? base : `${base}(${m[2].replace(/\s+/g, '')})`;
@@ -86,7 +89,8 @@ function isoValue(expr: string, type: string): string {
     return `CASE WHEN ${whole} THEN date_format(${expr}, ${sparkString("yyyy-MM-dd'T'HH:mm:ss")}) ELSE date_format(${expr}, ${sparkString("yyyy-MM-dd'T'HH:mm:ss.SSSSSS")}) END`;
   if (t === 'DATE') return `date_format(${expr}, 'yyyy-MM-dd')`;
   const fields = structTypeFields(type);
-  if (fields) return `CASE WHEN ${expr} IS NULL THEN NULL ELSE named_struct(${fields.map(([n, ft]) => `${sparkString(n)}, ${isoValue(`${expr}.${quote(n)}`, ft)}`).join(', ')}) END`;
+  if (fields)
+    return `CASE WHEN ${expr} IS NULL THEN NULL ELSE named_struct(${fields.map(([n, ft]) => `${sparkString(n)}, ${isoValue(`${expr}.${quote(n)}`, ft)}`).join(', ')}) END`;
   return expr;
 }
 
@@ -108,7 +112,16 @@ function structTypeFields(type: string): Array<[string, string]> | undefined {
 export const sparkDialect: Dialect = {
   name: 'spark',
   // Delta: one statement is one commit; no temporary tables, no row ids (writes by identity).
-  capabilities: { ignoreNullsInWindows: false, transactions: false, temporaryTables: false, rowIds: false, merge: true, distinctOn: false, changeFeed: true, objectStoreInputs: true },
+  capabilities: {
+    ignoreNullsInWindows: false,
+    transactions: false,
+    temporaryTables: false,
+    rowIds: false,
+    merge: true,
+    distinctOn: false,
+    changeFeed: true,
+    objectStoreInputs: true,
+  },
   get rowId(): string {
     throw new Error('the spark dialect has no row id: write by identity (keys + start)');
   },
@@ -177,8 +190,7 @@ export const sparkDialect: Dialect = {
   prepareTypes: () => [],
   tryCast: (expr, type) => `try_cast(${expr} AS ${type})`,
   toText: (expr) => `CAST(${expr} AS STRING)`,
-  jsonObject: (fields) =>
-    `to_json(named_struct(${fields.map(([n, e, t]) => `${sparkString(n)}, ${isoValue(e, t)}`).join(', ')}), map('ignoreNullFields', 'false'))`,
+  jsonObject: (fields) => `to_json(named_struct(${fields.map(([n, e, t]) => `${sparkString(n)}, ${isoValue(e, t)}`).join(', ')}), map('ignoreNullFields', 'false'))`,
   sameType: (a, b) => normSparkType(a) === normSparkType(b),
   widens: (from, to) => {
     const f = normSparkType(from);

@@ -1,19 +1,19 @@
-import { allEnded } from '../all-ended.js';
 import { QueryError, ScdError } from '../../errors.js';
-import type { ExpressionProblem } from '../expression.js';
-import { spliced } from '../expression.js';
+import { allEnded } from '../all-ended.js';
+import { quoteDotted } from '../dialect.js';
 import type { ColumnInfo, Driver, InputFile, LockRecords, Row, StagedFiles, StoredFile, TableVersion } from '../driver.js';
 import { FILE_COLUMN, LINE_COLUMN } from '../driver.js';
-import { quoteDotted } from '../dialect.js';
-import { bindParams } from './spark-params.js';
-import { SparkConnectClient } from './spark-connect-client.js';
-import { sparkDialect, sparkString } from './spark-dialect.js';
-import { SparkLease } from './spark-lock.js';
-import { stageSparkFiles } from './spark-stage.js';
-import { hashSparkFiles, listSparkFolder } from './spark-folders.js';
+import type { ExpressionProblem } from '../expression.js';
+import { spliced } from '../expression.js';
 import { againOnPlanValidation, EXCLUDED_RULES, planRefusal } from './plan-refusals.js';
 import { deferrable, scriptable, sqlScript } from './scripts.js';
+import { SparkConnectClient } from './spark-connect-client.js';
+import { sparkDialect, sparkString } from './spark-dialect.js';
+import { hashSparkFiles, listSparkFolder } from './spark-folders.js';
+import { SparkLease } from './spark-lock.js';
+import { bindParams } from './spark-params.js';
 import { literalSparkPath } from './spark-paths.js';
+import { stageSparkFiles } from './spark-stage.js';
 
 export interface SparkOptions {
   /** The Spark database (schema) of the flow's tables; created if missing. Default `default`. */
@@ -236,7 +236,10 @@ export class SparkDriver implements Driver {
           await onRow(v === null || v === undefined ? 'null' : typeof v === 'object' ? JSON.stringify(v) : String(v));
         }
     };
-    await againOnPlanValidation((excluded) => this.excluding(excluded, stream), () => !delivered);
+    await againOnPlanValidation(
+      (excluded) => this.excluding(excluded, stream),
+      () => !delivered,
+    );
   }
 
   async columns(table: string): Promise<ColumnInfo[] | undefined> {
@@ -295,7 +298,12 @@ export class SparkDriver implements Driver {
     const [schema = '', top = '', ...rest] = analyzed.split('\n');
     const error = /^org\.apache\.spark\.\S*Exception: (.*)$/.exec(schema);
     if (error) return /PARSE_SYNTAX_ERROR/.test(error[1]!) ? { kind: 'syntax', reason: error[1]! } : { kind: 'unbound', reason: error[1]! };
-    if (rest.some((l) => /^\s*:/.test(l)) || /subquery#|exists#|ListQuery|\b(rand|randn|uuid|shuffle|now|current_\w+|input_file_\w+|monotonically_increasing_id|spark_partition_id|reflect|java_method|version|user|session_user)\(/i.test(top))
+    if (
+      rest.some((l) => /^\s*:/.test(l)) ||
+      /subquery#|exists#|ListQuery|\b(rand|randn|uuid|shuffle|now|current_\w+|input_file_\w+|monotonically_increasing_id|spark_partition_id|reflect|java_method|version|user|session_user)\(/i.test(
+        top,
+      )
+    )
       return { kind: 'reads', reason: 'it reads more than the record (a subquery, a table, or a value that changes between runs)' };
     // One item, the probe: anything else in the schema line was spliced in beside it.
     const one = /^__scd_probe: ([^,]*)$/.exec(schema);
@@ -483,7 +491,9 @@ export class SparkDriver implements Driver {
   async analyzeTemporary(): Promise<void> {}
 
   diskFull(error: unknown): string | undefined {
-    return /No space left on device/i.test(String((error as Error)?.message ?? error)) ? 'free space on the Spark server\'s local disks (spark.local.dir) or its warehouse' : undefined;
+    return /No space left on device/i.test(String((error as Error)?.message ?? error))
+      ? "free space on the Spark server's local disks (spark.local.dir) or its warehouse"
+      : undefined;
   }
 
   /**

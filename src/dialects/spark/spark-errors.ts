@@ -1,6 +1,6 @@
-import { status, type ServiceError } from '@grpc/grpc-js';
-import { QueryError, ScdError, firstLine } from '../../errors.js';
-import { scrubSecrets, type SparkConnection } from './connection-string.js';
+import { type ServiceError, status } from '@grpc/grpc-js';
+import { firstLine, QueryError, ScdError } from '../../errors.js';
+import { type SparkConnection, scrubSecrets } from './connection-string.js';
 
 /** gRPC statuses that say the server was not reached (or refused the caller), not the statement. */
 const UNREACHED = new Set<number>([status.UNAVAILABLE, status.UNAUTHENTICATED, status.PERMISSION_DENIED, status.DEADLINE_EXCEEDED]);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ScdError } from '../../errors.js';
-import { targetHeld, targetInUse, type LockRecords, type Row } from '../driver.js';
-import { describeHolder, holderGone, thisProcess, type LeaseHolder } from './lease-holder.js';
+import { type LockRecords, type Row, targetHeld, targetInUse } from '../driver.js';
+import { describeHolder, holderGone, type LeaseHolder, thisProcess } from './lease-holder.js';
 import { sparkString } from './spark-dialect.js';
 
 /** The Delta table that holds the targets' leases, in the flow's database. */
@@ -170,9 +170,13 @@ export class SparkLease {
    */
   check(): void {
     if (this.held === undefined || this.clock.now() < this.validUntil) return;
-    throw new ScdError('NOT_APPLIED', `this commit lost its lease on target "${this.held}" in ${this.location}: its renewals did not reach the server within ${LEASE_SECONDS} s, so it stopped before its next write`, {
-      fix: 'run the apply again (it undoes what this commit wrote, unless its record was written); if the Spark server is overloaded or the connection drops, fix that first',
-    });
+    throw new ScdError(
+      'NOT_APPLIED',
+      `this commit lost its lease on target "${this.held}" in ${this.location}: its renewals did not reach the server within ${LEASE_SECONDS} s, so it stopped before its next write`,
+      {
+        fix: 'run the apply again (it undoes what this commit wrote, unless its record was written); if the Spark server is overloaded or the connection drops, fix that first',
+      },
+    );
   }
 
   /** Renew the held lease after `ms`, and again after each renewal, until the lease ends. */

@@ -1,10 +1,10 @@
 import path from 'node:path';
-import { csvFields, headerNames } from '../../files/csv-header.js';
-import { isObjectStoreUrl } from '../../files/object-store.js';
 import { ScdError } from '../../errors.js';
-import { checkSourceKeys } from '../../files/source-keys.js';
+import { csvFields, headerNames } from '../../files/csv-header.js';
 import { JSON_NUMBER } from '../../files/json-number.js';
-import { FILE_COLUMN, LINE_COLUMN, RAW_COLUMN, type ColumnInfo, type InputFile, type Lexical, type Row, type StagedFiles } from '../driver.js';
+import { isObjectStoreUrl } from '../../files/object-store.js';
+import { checkSourceKeys } from '../../files/source-keys.js';
+import { type ColumnInfo, FILE_COLUMN, type InputFile, type Lexical, LINE_COLUMN, RAW_COLUMN, type Row, type StagedFiles } from '../driver.js';
 import { sparkDialect, sparkString } from './spark-dialect.js';
 import { literalSparkPath } from './spark-paths.js';
 
@@ -66,7 +66,11 @@ export async function stageSparkFiles(db: SparkStatements, files: InputFile[], t
       const rows = `parquet.${q(at)}`;
       const described = await db.query(`DESCRIBE QUERY SELECT * FROM ${rows}`);
       const columns = described.map((r) => ({ name: String(r.col_name), type: String(r.data_type) }));
-      checkSourceKeys(columns.map((c) => c.name), sparkDialect.nameKey, sparkDialect.nameProblem);
+      checkSourceKeys(
+        columns.map((c) => c.name),
+        sparkDialect.nameKey,
+        sparkDialect.nameProblem,
+      );
       records += Number((await db.query(`SELECT count(*) AS n FROM ${rows}`))[0]!.n);
       parts.push({
         select: `SELECT ${columns.map((c) => q(c.name)).join(', ')}, ${label} AS ${q(FILE_COLUMN)}, CAST(${sparkDialect.rowNumberAsRead} AS BIGINT) AS ${q(LINE_COLUMN)}, CAST(NULL AS STRING) AS ${q(RAW_COLUMN)} FROM ${rows}`,
@@ -154,9 +158,7 @@ export async function stageSparkFiles(db: SparkStatements, files: InputFile[], t
       columns: names.map((n) => ({ name: n, type: 'STRING' })),
       held: 'json',
     });
-    rejectParts.push(
-      `SELECT ${label}, line, CASE WHEN try_parse_json(raw) IS NULL THEN 'malformed JSON' ELSE 'not a JSON object' END, raw FROM ${q(objects)} WHERE m IS NULL`,
-    );
+    rejectParts.push(`SELECT ${label}, line, CASE WHEN try_parse_json(raw) IS NULL THEN 'malformed JSON' ELSE 'not a JSON object' END, raw FROM ${q(objects)} WHERE m IS NULL`);
   }
   const columns = unionColumns(parts.map((p) => p.columns));
   const select = parts.length
@@ -171,9 +173,7 @@ export async function stageSparkFiles(db: SparkStatements, files: InputFile[], t
     : `SELECT CAST(NULL AS STRING) AS ${q(FILE_COLUMN)}, CAST(NULL AS BIGINT) AS ${q(LINE_COLUMN)}, CAST(NULL AS STRING) AS ${q(RAW_COLUMN)} WHERE false`;
   await db.run(`CACHE TABLE ${q(table)} AS ${select}`);
   const empty = `SELECT CAST(NULL AS STRING) AS ${q(FILE_COLUMN)}, CAST(NULL AS BIGINT) AS ${q(LINE_COLUMN)}, CAST(NULL AS STRING) AS reason, CAST(NULL AS STRING) AS raw WHERE false`;
-  await db.run(
-    `CACHE TABLE ${q(rejects)} AS ${[empty, ...rejectParts.map((r) => `SELECT * FROM (${r}) x`)].join('\nUNION ALL\n')}`,
-  );
+  await db.run(`CACHE TABLE ${q(rejects)} AS ${[empty, ...rejectParts.map((r) => `SELECT * FROM (${r}) x`)].join('\nUNION ALL\n')}`);
   return {
     lexical,
     records,

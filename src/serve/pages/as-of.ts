@@ -1,6 +1,6 @@
 import { ScdError } from '../../errors.js';
-import { asOfQuery } from '../../query/history.js';
 import { checkedSequenceValue } from '../../plan/sequence-value.js';
+import { asOfQuery } from '../../query/history.js';
 import type { PageContext, PageResult } from '../context.js';
 import { href, html } from '../html.js';
 import { pageNumber, pager, readPage } from '../paging.js';
@@ -18,8 +18,7 @@ export async function asOfPage(ctx: PageContext): Promise<PageResult> {
   const d = driver.dialect;
   const q = d.quote;
   const model = record.model;
-  if (flow.storedAs !== 'scd2')
-    throw new ScdError('USAGE', `${flow.target} is stored as scd1: it keeps no history to go back in`, { fix: 'open the overview for its rows' });
+  if (flow.storedAs !== 'scd2') throw new ScdError('USAGE', `${flow.target} is stored as scd1: it keeps no history to go back in`, { fix: 'open the overview for its rows' });
   const start = firstPart(d, model, flow.startAtColumn);
   const end = firstPart(d, model, flow.endAtColumn);
   const type = firstPartType(model);
@@ -41,10 +40,9 @@ ${next ? html`<a rel="next" class="move" href="${href('/as-of', { t: next })}">n
   const value = await checkedSequenceValue(driver, t, model.seq[0]!);
   const at = `CAST($1 AS ${type})`;
   const near = (
-    await driver.query(
-      `SELECT (SELECT ${d.toText('max(b)')} FROM ${bounds} WHERE b < ${at}) AS prev, (SELECT ${d.toText('min(b)')} FROM ${bounds} WHERE b > ${at}) AS next`,
-      [value],
-    )
+    await driver.query(`SELECT (SELECT ${d.toText('max(b)')} FROM ${bounds} WHERE b < ${at}) AS prev, (SELECT ${d.toText('min(b)')} FROM ${bounds} WHERE b > ${at}) AS next`, [
+      value,
+    ])
   )[0]!;
   const query = await asOfQuery(driver, flow, t);
   const page = await readPage(driver, query, pageNumber(url), ctx.pageSize);

@@ -11,7 +11,10 @@ import { rowsTable } from '../rows-table.js';
 export async function commitPage(ctx: PageContext, version: number): Promise<PageResult> {
   const { driver, flow } = ctx;
   const log = await commitLogQuery(driver, flow);
-  const [c] = await readRows(driver, narrow(log, (p) => [`version = CAST(${p(version)} AS ${driver.dialect.types.int})`]));
+  const [c] = await readRows(
+    driver,
+    narrow(log, (p) => [`version = CAST(${p(version)} AS ${driver.dialect.types.int})`]),
+  );
   const latest = await latestVersion(driver, flow);
   if (!c) return { status: 404, title: `No commit ${version}`, body: html`<h1>No commit ${version}</h1><p class="error">${flow.target} has commits 1 to ${latest}.</p>` };
   const feed = await changesQuery(driver, flow, version, version);

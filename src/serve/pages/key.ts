@@ -1,16 +1,16 @@
 import type { Driver } from '../../dialects/driver.js';
 import { changesQuery, keyHistoryQuery } from '../../query/history.js';
+import { type RowQuery, readRows, selectOf } from '../../query/output.js';
 import { TIES_COLUMN } from '../../query/version-ties.js';
-import { readRows, selectOf, type RowQuery } from '../../query/output.js';
-import { storeNames } from '../../store/names.js';
 import { CLOSE_TYPE } from '../../store/feed.js';
+import { storeNames } from '../../store/names.js';
 import type { PageContext, PageResult } from '../context.js';
 import { valueText } from '../format.js';
-import { href, html, type Html } from '../html.js';
-import { narrow, pageNumber, pager, readPage, type Page } from '../paging.js';
+import { type Html, href, html } from '../html.js';
+import { narrow, type Page, pageNumber, pager, readPage } from '../paging.js';
 import { rowsTable } from '../rows-table.js';
 import { openEnd } from '../sequence-sql.js';
-import { hasGaps, labelsBars, timelineSvg, type TimelineVersion } from '../timeline.js';
+import { hasGaps, labelsBars, type TimelineVersion, timelineSvg } from '../timeline.js';
 
 const CHANGED = '_changed';
 const OPEN = '_open';
@@ -43,7 +43,10 @@ export async function keyPage(ctx: PageContext): Promise<PageResult> {
     if (history.rows.length) return historyPage(ctx, given, history);
   }
   const found = await findKeys(ctx, given);
-  const what = keyColumns.filter((k) => given[k] !== '').map((k) => `${k} = ${given[k]}`).join(', ');
+  const what = keyColumns
+    .filter((k) => given[k] !== '')
+    .map((k) => `${k} = ${given[k]}`)
+    .join(', ');
   return {
     status: complete ? 404 : 200,
     title: 'Find a key',
@@ -97,7 +100,12 @@ async function historyPage(ctx: PageContext, key: Record<string, string>, histor
   const columns = history.query.columns.map((c) => c.name).filter((n) => n !== CHANGED && n !== OPEN && n !== TIES_COLUMN);
   const made = await commitsOfVersions(driver, ctx, key);
   const identity = (row: Record<string, unknown>) => (scd2 ? JSON.stringify(row[flow.startAtColumn] ?? null) : '');
-  const changedOf = (row: Record<string, unknown>) => (row[CHANGED] === '(first)' ? [] : String(row[CHANGED] ?? '').split(', ').filter(Boolean));
+  const changedOf = (row: Record<string, unknown>) =>
+    row[CHANGED] === '(first)'
+      ? []
+      : String(row[CHANGED] ?? '')
+          .split(', ')
+          .filter(Boolean);
   const sequence = new Set(record.model.seq.map((c) => c.name));
   const tracked = record.model.tracked.length ? record.model.tracked : record.model.payload.map((c) => c.name).filter((n) => !sequence.has(n));
   const label = (row: Record<string, unknown>) => {
@@ -138,9 +146,9 @@ ${rowsTable(history.rows, {
   columns,
   highlight: (row, column) => changedOf(row).includes(column),
   extra: [
-  { header: '#', cell: (_row, i) => html`<span id="v${offset + i + 1}">${offset + i + 1}</span>` },
-  { header: 'made by', cell: madeBy },
-  ...(scd2 ? [{ header: 'end set by', cell: endSetBy }] : []),
+    { header: '#', cell: (_row, i) => html`<span id="v${offset + i + 1}">${offset + i + 1}</span>` },
+    { header: 'made by', cell: madeBy },
+    ...(scd2 ? [{ header: 'end set by', cell: endSetBy }] : []),
   ],
 })}
 ${pager(ctx.url, history)}
@@ -162,14 +170,15 @@ async function commitsOfVersions(driver: Driver, ctx: PageContext, key: Record<s
   const q = d.quote;
   if (!d.capabilities.changeFeed && !(await driver.columns(storeNames(flow.target).changes))) return undefined;
   const scd2 = flow.storedAs === 'scd2';
-  const feed = narrow(await changesQuery(driver, flow, 1), (p) =>
-    record.model.keys.map((k) => `${d.toText(q(k.name))} = CAST(${p(key[k.name])} AS ${d.types.text})`),
-  );
+  const feed = narrow(await changesQuery(driver, flow, 1), (p) => record.model.keys.map((k) => `${d.toText(q(k.name))} = CAST(${p(key[k.name])} AS ${d.types.text})`));
   const rows = await readRows(driver, feed);
   // The columns a close changes, and the feed's own: the rest are the version's values.
   const notValues = new Set([flow.endAtColumn, flow.isCurrentColumn, '_change_type', '_commit_version', '_commit_timestamp']);
   const values = (row: Record<string, unknown>) =>
-    JSON.stringify(Object.entries(row).filter(([c]) => !notValues.has(c)), (_k, v) => (typeof v === 'bigint' ? v.toString() : v));
+    JSON.stringify(
+      Object.entries(row).filter(([c]) => !notValues.has(c)),
+      (_k, v) => (typeof v === 'bigint' ? v.toString() : v),
+    );
   const identity = (row: Record<string, unknown>) => (scd2 ? JSON.stringify(row[flow.startAtColumn] ?? null) : '');
   const preimages = new Map<string, string>();
   for (const r of rows) if (r._change_type === 'update_preimage') preimages.set(`${Number(r._commit_version)} ${identity(r)}`, values(r));
@@ -194,15 +203,13 @@ async function findKeys(ctx: PageContext, given: Record<string, string>): Promis
   const q = d.quote;
   const keys = record.model.keys;
   const list = keys.map((k) => q(k.name)).join(', ');
-  const query = narrow(
-    { columns: keys, from: `(SELECT DISTINCT ${list} FROM ${q(flow.target)}) ks`, orderBy: keys.map((k) => q(k.name)) },
-    (p) =>
-      keys
-        .filter((k) => given[k.name] !== '')
-        .map((k) => {
-          const v = p(given[k.name]);
-          return `substr(${d.toText(q(k.name))}, 1, length(CAST(${v} AS ${d.types.text}))) = CAST(${v} AS ${d.types.text})`;
-        }),
+  const query = narrow({ columns: keys, from: `(SELECT DISTINCT ${list} FROM ${q(flow.target)}) ks`, orderBy: keys.map((k) => q(k.name)) }, (p) =>
+    keys
+      .filter((k) => given[k.name] !== '')
+      .map((k) => {
+        const v = p(given[k.name]);
+        return `substr(${d.toText(q(k.name))}, 1, length(CAST(${v} AS ${d.types.text}))) = CAST(${v} AS ${d.types.text})`;
+      }),
   );
   return readPage(driver, query, pageNumber(ctx.url), ctx.pageSize);
 }

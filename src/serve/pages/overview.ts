@@ -1,6 +1,6 @@
 import { commitLogQuery } from '../../query/history.js';
 import { storeNames } from '../../store/names.js';
-import { commitChartSvg, type ChartCommit } from '../commit-chart.js';
+import { type ChartCommit, commitChartSvg } from '../commit-chart.js';
 import { commitsTable } from '../commit-summary.js';
 import type { PageContext, PageResult } from '../context.js';
 import { count } from '../format.js';

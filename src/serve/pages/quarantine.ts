@@ -20,7 +20,9 @@ async function commitFilter(ctx: PageContext, text: string): Promise<number | un
   const latest = await latestVersion(ctx.driver, ctx.flow);
   const n = Number(text);
   if (n < 1 || n > latest)
-    throw new ScdError('NOT_APPLIED', `${ctx.flow.target} has no commit ${text}: ${latest ? `its commits are 1 to ${latest}` : 'it has no commits yet'}`, { fix: 'give one of them, or leave commit empty for every commit' });
+    throw new ScdError('NOT_APPLIED', `${ctx.flow.target} has no commit ${text}: ${latest ? `its commits are 1 to ${latest}` : 'it has no commits yet'}`, {
+      fix: 'give one of them, or leave commit empty for every commit',
+    });
   return n;
 }
 
@@ -39,8 +41,7 @@ export async function quarantinePage(ctx: PageContext): Promise<PageResult> {
 <datalist id="reasons">${reasons.map((r) => html`<option value="${r}">`)}</datalist>
 <button type="submit">Filter</button> <a href="/quarantine">clear</a>
 </form>`;
-  if (!(await driver.columns(names.quarantine)))
-    return { title: 'Quarantine', body: html`<h1>Quarantine</h1>${form([])}<p>No record of ${flow.target} was quarantined.</p>` };
+  if (!(await driver.columns(names.quarantine))) return { title: 'Quarantine', body: html`<h1>Quarantine</h1>${form([])}<p>No record of ${flow.target} was quarantined.</p>` };
   let query = await quarantineQuery(driver, flow, commit);
   // Standard SQL's position(… IN …): DuckDB, PostgreSQL and Spark have it (Spark has no strpos).
   if (reason) query = narrow(query, (p) => [`position(CAST(${p(reason)} AS ${t.text}) IN reason) > 0`]);
@@ -53,11 +54,13 @@ export async function quarantinePage(ctx: PageContext): Promise<PageResult> {
     title: 'Quarantine',
     body: html`<h1>Quarantine</h1>
 ${form(reasons)}
-${rows.length
-  ? html`<div class="wide"><table class="quarantine"><thead><tr><th>commit</th><th>file:line</th><th>reason</th><th>raw record</th></tr></thead><tbody>
+${
+  rows.length
+    ? html`<div class="wide"><table class="quarantine"><thead><tr><th>commit</th><th>file:line</th><th>reason</th><th>raw record</th></tr></thead><tbody>
 ${rows.map((r) => html`<tr><td class="num"><a href="/commits/${Number(r.commit)}">${Number(r.commit)}</a></td><td><code>${String(r.file ?? '')}:${String(r.line ?? '')}</code></td><td>${cell(r.reason)}</td><td><pre class="raw">${cell(r.raw)}</pre></td></tr>`)}
 </tbody></table></div>`
-  : html`<p class="empty">No quarantined record${commit !== undefined || reason ? ' matches these filters' : ''}.</p>`}
+    : html`<p class="empty">No quarantined record${commit !== undefined || reason ? ' matches these filters' : ''}.</p>`
+}
 ${pager(url, page)}`,
   };
 }

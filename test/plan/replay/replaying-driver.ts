@@ -1,8 +1,8 @@
 import type { Driver } from '../../../src/index.js';
-import { replayDuckDB, recordDuckDB } from './duckdb-tape.js';
+import { recordDuckDB, replayDuckDB } from './duckdb-tape.js';
 import type { FixtureRecorder, FixtureTape } from './fixture.js';
-import { replayPostgres, recordPostgres } from './postgres-tape.js';
-import { replaySpark, recordSpark } from './spark-tape.js';
+import { recordPostgres, replayPostgres } from './postgres-tape.js';
+import { recordSpark, replaySpark } from './spark-tape.js';
 
 export type GoldenDialect = 'duckdb' | 'postgres' | 'spark';
 

@@ -1,6 +1,6 @@
-import { SparkDriver } from '../../../src/dialects/spark/spark-driver.js';
-import type { SparkConnectClient } from '../../../src/dialects/spark/spark-connect-client.js';
 import type { Driver, Row } from '../../../src/dialects/driver.js';
+import type { SparkConnectClient } from '../../../src/dialects/spark/spark-connect-client.js';
+import { SparkDriver } from '../../../src/dialects/spark/spark-driver.js';
 import { FixtureRecorder, type FixtureTape } from './fixture.js';
 
 /**
