@@ -142,20 +142,23 @@ async function printQuery(flowFile: string, opts: OutOpts & { where?: string }, 
   const format = defaultFormat(opts.format, opts.out);
   const flow = loadFlowFile(flowFile);
   checkDatabaseExists(flow, opts.db);
-  await withDatabase(flow, { database: opts.db, ...wait }, async (driver) => {
-    const query = await build(driver, flow);
-    try {
-      await printRows(driver, query, format, opts.out);
-    } catch (e) {
-      // A file cut short is not left behind to be read as the whole export: removed at exit, when
-      // the writer's stream (which may open the file after the failure) has ended.
-      if (opts.out) {
-        const file = path.resolve(opts.out);
-        process.once('exit', () => rmSync(file, { force: true }));
+  let cutShort = false;
+  try {
+    await withDatabase(flow, { database: opts.db, ...wait }, async (driver) => {
+      const query = await build(driver, flow);
+      try {
+        await printRows(driver, query, format, opts.out);
+      } catch (e) {
+        cutShort = true;
+        throw (opts.where !== undefined && whereRefusal(e, opts.where)) || e;
       }
-      throw (opts.where !== undefined && whereRefusal(e, opts.where)) || e;
-    }
-  });
+    });
+  } catch (e) {
+    // A file cut short is not left behind to be read as the whole export: removed once its writer
+    // has ended (writeRows closes its stream on failure) and the database is closed.
+    if (cutShort && opts.out) rmSync(path.resolve(opts.out), { force: true });
+    throw e;
+  }
 }
 
 async function printRows(driver: Driver, query: RowQuery, format: Format, out?: string): Promise<void> {

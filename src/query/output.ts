@@ -134,14 +134,25 @@ export async function writeRows(driver: Driver, query: RowQuery, options: Output
       else out.once('drain', () => resolve());
     });
   let n = 0;
-  if (format === 'csv') await write(query.columns.map((c) => csvField(c.name)).join(',') + '\n');
-  await driver.streamText(jsonSelect(driver, query), query.params ?? [], async (text) => {
-    n++;
-    if (format === 'csv') {
-      const obj = parseRow(quoteNonFinite(text), []);
-      await write(query.columns.map((c) => csvField(obj[c.name])).join(',') + '\n');
-    } else await write(quoteNonFinite(text) + '\n');
-  });
+  try {
+    if (format === 'csv') await write(query.columns.map((c) => csvField(c.name)).join(',') + '\n');
+    await driver.streamText(jsonSelect(driver, query), query.params ?? [], async (text) => {
+      n++;
+      if (format === 'csv') {
+        const obj = parseRow(quoteNonFinite(text), []);
+        await write(query.columns.map((c) => csvField(obj[c.name])).join(',') + '\n');
+      } else await write(quoteNonFinite(text) + '\n');
+    });
+  } catch (e) {
+    // The file cut short is ended and closed before the error goes on: nothing opens or writes it
+    // afterwards (a write in flight finishes first; an error of its own is the lesser one).
+    if (file && !file.closed)
+      await new Promise<void>((resolve) => {
+        file.on('error', () => undefined).once('close', () => resolve());
+        file.end();
+      });
+    throw e;
+  }
   if (file) await new Promise<void>((resolve, reject) => file.end((err?: Error | null) => (err ? reject(err) : resolve())));
   return n;
 }
