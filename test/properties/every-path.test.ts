@@ -43,10 +43,10 @@ import {
   versionQuery,
   writeRows,
 } from '../../src/index.js';
+import { scdInProcess } from '../cli-in-process.js';
 import { engines, type TestEngine } from '../engines.js';
 import { fcParams, KINDS, PROPERTY_TIMEOUT_MS } from './arbitraries.js';
 import { type Counts, Model } from './model.js';
-import { scdInProcess } from './scd-in-process.js';
 import { canonOn, canonRow, describeWide, parseJsonExact, sortedRows, type WideRecord, type WideScenario, wideScenarioArb } from './wide-values.js';
 
 const RUNS = 3;

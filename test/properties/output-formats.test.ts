@@ -2,7 +2,7 @@
  * Every output format gives back every stored value exactly — for the values change data really
  * holds (./wide-values.ts). A scenario is applied with `scd apply --input FILE… --each` and written
  * with `scd export --out` as NDJSON, CSV, Parquet and a table (`.txt`), in-process (the CLI's
- * commands, scd-in-process.ts) on a database the CLI opens itself (PGlite: through the library):
+ * commands, test/cli-in-process.ts) on a database the CLI opens itself (PGlite: through the library):
  * - NDJSON, read with every number as written, is the reference model's target;
  * - CSV, read field by field (an unquoted empty field is null, `""` the empty string), is the same rows;
  * - Parquet, read back by DuckDB, is the same rows;
@@ -21,10 +21,10 @@ import { PostgresDriver } from '../../src/dialects/postgres/index.js';
 import { exactNumber } from '../../src/files/json-number.js';
 import { applyFiles, defineFlow, type OutputFormat, openDriver, readRows, resolveInputs, targetQuery, writeRows } from '../../src/index.js';
 import { valueText } from '../../src/query/output.js';
+import { scdInProcess } from '../cli-in-process.js';
 import { engines, freshSchema, type TestEngine } from '../engines.js';
 import { fcParams, KINDS, PROPERTY_TIMEOUT_MS } from './arbitraries.js';
 import { Model } from './model.js';
-import { scdInProcess } from './scd-in-process.js';
 import { canonOn, canonRow, describeWide, JsonNumber, parseJsonExact, sortedRows, type WideScenario, wideScenarioArb } from './wide-values.js';
 
 /** Cases per kind (FC_RUNS scales them). */
