@@ -10,7 +10,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApplyResult, apply, applyRows, applySource, compact, defineFlow, openDriver, readTarget, readTargetWith, ScdError } from '../../src/index.js';
-import { errorLines, ndjson, queryDb, scd, tempDir } from './fixtures/cli.js';
+import { errorLines, ndjson, queryDb, scd, scdProcess, tempDir } from './fixtures/cli.js';
 
 let tmp: { dir: string; cleanup: () => void };
 beforeAll(() => {
@@ -167,7 +167,8 @@ describe('one DuckDB file, one process', () => {
       expect((await readTargetWith(first, flow)).map((r) => r.v)).toEqual(['a', 'b']);
       await first.close();
       // The second driver still holds the file: another process is refused.
-      const held = await scd(['export', 'two-opens.yaml', '--format', 'ndjson'], dir);
+      // A real process: in this one the command would share the drivers' instance, not be refused.
+      const held = await scdProcess(['export', 'two-opens.yaml', '--format', 'ndjson'], dir);
       expect(held.code).not.toBe(0);
       expect(errorLines(held.stderr)[0]).toContain('in use by another scdkit process');
       expect((await readTargetWith(second, flow)).map((r) => r.v)).toEqual(['a', 'b']);

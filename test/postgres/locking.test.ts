@@ -7,7 +7,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PostgresDriver } from '../../src/dialects/postgres/index.js';
 import { applyRows, applySourceWith, compact, defineFlow, readTargetWith, ScdError } from '../../src/index.js';
-import { ndjson, scd, tempDir } from '../e2e/fixtures/cli.js';
+import { ndjson, scd, scdProcess, tempDir } from '../e2e/fixtures/cli.js';
 import { freshSchema } from '../engines.js';
 
 const url = process.env.SCD_TEST_POSTGRES_URL;
@@ -243,7 +243,8 @@ describe.skipIf(!url)('postgres: one apply at a time per target', () => {
       const { flowYaml, total } = landing(dir, FILES, 3000);
       writeFileSync(path.join(dir, 'flow.yaml'), `${flowYaml}schema: ${schema}\n`);
       // Half of them one commit for every pending file, half one commit per file.
-      const runs = await Promise.all(Array.from({ length: 4 }, (_, i) => scd(['apply', 'flow.yaml', '--db', url!, '--json', ...(i % 2 ? ['--each'] : [])], dir)));
+      // Real processes: four commands at once (in-process, one command runs at a time).
+      const runs = await Promise.all(Array.from({ length: 4 }, (_, i) => scdProcess(['apply', 'flow.yaml', '--db', url!, '--json', ...(i % 2 ? ['--each'] : [])], dir)));
       for (const r of runs) expect(r.code, r.stderr).toBe(0);
       const lines = runs.flatMap((r) =>
         r.stdout

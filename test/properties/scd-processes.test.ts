@@ -17,7 +17,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { PostgresDriver } from '../../src/dialects/postgres/index.js';
-import { scd } from '../e2e/fixtures/cli.js';
+import { scdProcess } from '../e2e/fixtures/cli.js';
 import { freshSchema } from '../engines.js';
 import { fcParams, KINDS, PROPERTY_TIMEOUT_MS } from './arbitraries.js';
 import { Model } from './model.js';
@@ -72,7 +72,8 @@ for (const db of databases.filter((d) => !only || only.includes(d.name))) {
                 writeFileSync(path.join(dir, `${name}.json`), JSON.stringify(f));
               }
               const run = async (args: string[]) => {
-                const r = await scd(args, dir);
+                // Real processes: the point of this file (every-path.test.ts runs the same in-process).
+                const r = await scdProcess(args, dir);
                 if (r.code !== 0) problems.push(`scd ${args.join(' ')}: exit ${r.code}: ${r.stderr.trim()}`);
                 return r.code === 0;
               };

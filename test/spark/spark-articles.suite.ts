@@ -21,7 +21,8 @@
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseNdjson, type RunResult, scd } from '../e2e/fixtures/cli.js';
+// bin/scd in a child process: these suites run only against a Spark server, and have not been checked in-process.
+import { parseNdjson, type RunResult, scdProcess } from '../e2e/fixtures/cli.js';
 import { freshSchema, sparkEngine } from '../engines.js';
 import { ndjson } from '../flows/fixtures/flow-projects.js';
 import { tempDir } from '../helpers.js';
@@ -55,7 +56,7 @@ describe.skipIf(!sparkEngine)("bin/scd on Spark: the articles' options and the e
   }
 
   async function ok(args: string[], cwd: string): Promise<RunResult> {
-    const r = await scd(args, cwd);
+    const r = await scdProcess(args, cwd);
     if (r.code !== 0) throw new Error(`scd ${args.join(' ')} exited ${r.code}:\n${r.stderr}`);
     return r;
   }
@@ -240,7 +241,7 @@ describe.skipIf(!sparkEngine)("bin/scd on Spark: the articles' options and the e
 
     it('show --key of a key with no versions and quarantine --commit beyond the last: one line, exit 1', async () => {
       const refused = async (args: string[], says: RegExp) => {
-        const r = await scd(args, dirs.spark);
+        const r = await scdProcess(args, dirs.spark);
         expect(r.code, args.join(' ')).toBe(1);
         expect(r.stdout, args.join(' ')).toBe('');
         expect(r.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);

@@ -9,7 +9,8 @@
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseNdjson, ROOT, type RunResult, scd } from '../e2e/fixtures/cli.js';
+// bin/scd in a child process: these suites run only against a Spark server, and have not been checked in-process.
+import { parseNdjson, ROOT, type RunResult, scdProcess } from '../e2e/fixtures/cli.js';
 import { freshSchema, sparkEngine } from '../engines.js';
 import { tempDir } from '../helpers.js';
 
@@ -39,7 +40,7 @@ source:
 
 /** A command that must succeed; its output with each run's own durations taken out. */
 async function ok(args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): Promise<RunResult> {
-  const r = await scd(args, cwd, env);
+  const r = await scdProcess(args, cwd, env);
   if (r.code !== 0) throw new Error(`scd ${args.join(' ')} exited ${r.code}:\n${r.stderr}`);
   return { ...r, stdout: r.stdout.replace(/ \(\d+(?:\.\d+)? m?s\)/g, '') };
 }
@@ -104,7 +105,7 @@ describe.skipIf(!sparkEngine)('bin/scd on Spark + Delta (SCD_TEST_SPARK_URL)', {
       expect(written).toContain('Mysuru');
       expect(written).toBe(readFileSync(path.join(work.dir, `duck-${file}`), 'utf8'));
     }
-    const parquet = await scd(['export', sparkFlow, '--out', path.join(work.dir, 'out.parquet')], work.dir, onSpark);
+    const parquet = await scdProcess(['export', sparkFlow, '--out', path.join(work.dir, 'out.parquet')], work.dir, onSpark);
     expect(parquet.code).not.toBe(0);
     expect(parquet.stderr.trim().split('\n')).toHaveLength(1);
     expect(parquet.stderr).toMatch(/Parquet/i);
@@ -142,7 +143,7 @@ describe.skipIf(!sparkEngine)('bin/scd on Spark + Delta (SCD_TEST_SPARK_URL)', {
     const flow = project(dir, `schema: ${schema}`).replace('flow.yaml', 'space.yaml');
     writeFileSync(flow, `target: dim_spaced\nkeys: [id]\nsequenceBy: seq\nschema: ${schema}\n`);
     writeFileSync(path.join(dir, 'spaced.ndjson'), '{"id": 1, "seq": "2025-03-01T10:00:00+01:00", "first name": "Zoë"}\n');
-    const r = await scd(['apply', flow, '--input', path.join(dir, 'spaced.ndjson'), '--db', url!], work.dir);
+    const r = await scdProcess(['apply', flow, '--input', path.join(dir, 'spaced.ndjson'), '--db', url!], work.dir);
     expect(r.code, r.stderr).toBe(1);
     const lines = r.stderr.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('  '));
     expect(lines).toEqual([
@@ -186,7 +187,7 @@ describe.skipIf(!sparkEngine)('bin/scd on Spark: a flow expression that fails on
     ]);
     expect(await reasons(sparkFlow, onSpark)).toEqual(await reasons(duckFlow));
     const failFlow = flowFor(path.join(work.dir, 'fail'), `schema: ${freshSchema()}`, 'fail');
-    const failed = await scd(['apply', failFlow, '--input', path.join(work.dir, 'fail', 'changes.ndjson')], work.dir, onSpark);
+    const failed = await scdProcess(['apply', failFlow, '--input', path.join(work.dir, 'fail', 'changes.ndjson')], work.dir, onSpark);
     expect(failed.code).not.toBe(0);
     expect(failed.stderr.split('\n').filter((l) => l.startsWith('scd:'))).toEqual([
       expect.stringMatching(/expectation "code_ok" .* could not be evaluated on the record at .*changes\.ndjson:3/),

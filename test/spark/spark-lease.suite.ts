@@ -13,7 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { thisProcess } from '../../src/dialects/spark/lease-holder.js';
 import { SparkDriver } from '../../src/dialects/spark/spark-driver.js';
 import { LOCKS_TABLE } from '../../src/dialects/spark/spark-lock.js';
-import { ROOT, SCD, scd } from '../e2e/fixtures/cli.js';
+// bin/scd in a child process: these suites run only against a Spark server, and have not been checked in-process.
+import { ROOT, SCD, scdProcess } from '../e2e/fixtures/cli.js';
 import { freshSchema, sparkEngine } from '../engines.js';
 import { tempDir } from '../helpers.js';
 
@@ -148,8 +149,8 @@ describe.skipIf(!sparkEngine)("a Spark commit's progress and its target's lease,
       duck,
       `name: customers\ntarget: dim_customer\nkeys: [customer_id]\nsequenceBy: changed_at\napplyAsDeletes: "op = 'DELETE'"\nexceptColumns: [op]\nstoredAs: scd2\ndatabase: duck.duckdb\n`,
     );
-    for (const f of FILES) expect((await scd(['apply', duck, '--input', path.join('changes', f)], work.dir)).code).toBe(0);
-    const exported = async (args: string[]) => (await scd(['export', ...args, '--format', 'ndjson'], work.dir)).stdout;
+    for (const f of FILES) expect((await scdProcess(['apply', duck, '--input', path.join('changes', f)], work.dir)).code).toBe(0);
+    const exported = async (args: string[]) => (await scdProcess(['export', ...args, '--format', 'ndjson'], work.dir)).stdout;
     expect(await exported([flow, '--db', url!])).toBe(await exported([duck]));
   });
 });
