@@ -41,7 +41,7 @@ async function exportOf(dir: string): Promise<string> {
   return libExport(path.join(dir, 'flow.yaml'));
 }
 
-describe.concurrent('a malformed line is quarantined, the rest of the file applied (SEMANTICS §6)', () => {
+describe('a malformed line is quarantined, the rest of the file applied (SEMANTICS §6)', () => {
   it('a malformed NDJSON line: kept with file, line, reason and raw text; counts add up', async () => {
     const { dir, db } = await started('malformed');
     const badLine = '{"id":2,"ts":2 "qty":8}';
@@ -112,7 +112,7 @@ describe.concurrent('a malformed line is quarantined, the rest of the file appli
   });
 });
 
-describe.concurrent('a file that cannot be read at all is one quarantined record; the rest applies', () => {
+describe('a file that cannot be read at all is one quarantined record; the rest applies', () => {
   it('a broken element of a JSON array: that element is quarantined with its text and number, the others apply', async () => {
     const { dir, db } = await started('broken-array');
     const text = '[{"id":1,"ts":2,"qty":7,"label":"x"},\n{"id":2,"ts":2 "qty":8}]';
@@ -165,7 +165,7 @@ describe.concurrent('a file that cannot be read at all is one quarantined record
   });
 });
 
-describe.concurrent('records that cannot become events are quarantined', () => {
+describe('records that cannot become events are quarantined', () => {
   it('null key and null sequence: counted, kept with file, line, reason and raw text', async () => {
     const { dir, db } = await started('nulls');
     writeFileSync(
@@ -252,7 +252,7 @@ describe.concurrent('records that cannot become events are quarantined', () => {
   });
 });
 
-describe.concurrent('empty and missing inputs', () => {
+describe('empty and missing inputs', () => {
   it('an empty file on an existing target is a commit that reads 0 rows and changes nothing', async () => {
     const { dir, db, before } = await started('empty');
     writeFileSync(path.join(dir, 'empty.ndjson'), '');

@@ -35,7 +35,7 @@ beforeAll(() => {
 });
 afterAll(() => tmp.cleanup());
 
-describe.concurrent('scd apply + export (accounts fixture)', () => {
+describe('scd apply + export (accounts fixture)', () => {
   it('applies three files one by one, then exports exactly the hand-written rows', async () => {
     const { proj, work } = project('one-by-one');
     const results = [];
@@ -163,7 +163,7 @@ describe('every input format through the CLI', () => {
   });
 });
 
-describe.concurrent('paths (SEMANTICS §7)', () => {
+describe('paths (SEMANTICS §7)', () => {
   it("--db is relative to the current directory; the flow's database to the flow file's folder", async () => {
     const { proj, work, flow } = project('db-paths');
     await scdOk(['apply', flow, '--input', path.join(proj, 'changes'), '--db', 'mine.duckdb'], work);
@@ -303,7 +303,7 @@ describe('export formats', () => {
   });
 });
 
-describe.concurrent('exit codes', () => {
+describe('exit codes', () => {
   it('0 on success, non-zero with one scd: line on errors', async () => {
     const { work } = project('exit');
     expect((await scd(['apply', '../proj/flow.yaml', '--input', '../proj/changes/001_initial.ndjson'], work)).code).toBe(0);

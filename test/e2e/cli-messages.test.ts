@@ -61,8 +61,7 @@ if (url)
   });
 
 for (const engine of ENGINES) {
-  // PGlite boots in each scd process, on a CPU the whole suite shares: its tests run one by one.
-  (engine.name === 'pglite' ? describe : describe.concurrent)(`${engine.name}: a person's mistakes through bin/scd`, () => {
+  describe(`${engine.name}: a person's mistakes through bin/scd`, () => {
     it('export --out into a folder that does not exist: one line with the fix, exit 1, for every format; nothing is created', async () => {
       const p = await engine.project('out');
       try {

@@ -53,7 +53,7 @@ function lineOf(stream: NodeJS.ReadableStream, pattern: RegExp, seen: string[] =
 const exitOf = (child: ChildProcessWithoutNullStreams) =>
   new Promise<number | null>((resolve) => (child.exitCode !== null ? resolve(child.exitCode) : child.once('exit', (c) => resolve(c))));
 
-describe.concurrent('scd as a new user meets it', () => {
+describe('scd as a new user meets it', () => {
   it('`apply --watch` holds the database only while it applies: export, log and status run beside it', async () => {
     const dir = project('watch');
     const aside = path.join(dir, 'aside');

@@ -39,7 +39,7 @@ function flowOf(db: (typeof cliDatabases)[number], dir: string, expect: Record<s
 
 const CODE_REASON = /^expect\.code_ok\.sql "CAST\(code AS INTEGER\) > 0" failed on this record/;
 
-describe.concurrent('a flow expression that fails on a record quarantines that record (bin/scd)', { timeout: 600_000 }, () => {
+describe('a flow expression that fails on a record quarantines that record (bin/scd)', { timeout: 600_000 }, () => {
   for (const db of cliDatabases) {
     for (const action of ['quarantine', 'warn', 'drop'] as const) {
       it(`${db.name}: --input, action ${action}: "abc" and d = 0 quarantined with why, the rest applied`, async ({ expect }) => {

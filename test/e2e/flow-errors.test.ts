@@ -22,7 +22,7 @@ function folder(flowText: string): string {
   return dir;
 }
 
-describe.concurrent('flow errors through scd', () => {
+describe('flow errors through scd', () => {
   it('an unknown field: exactly one stderr line with file, field and "did you mean"', async () => {
     const dir = folder('target: t\nkeys: [id]\nsequenceBy: ts\nignoreNullUpdate: true\n');
     const r = await scd(['apply', 'flow.yaml', '--input', 'in.ndjson'], dir);

@@ -24,7 +24,7 @@ function folder(flowText: string, inputs: Record<string, Array<Record<string, un
   return dir;
 }
 
-describe.concurrent('flow fields through scd', () => {
+describe('flow fields through scd', () => {
   it('sequence_by (Databricks): one line, "did you mean sequenceBy", how to write it', async () => {
     const dir = folder('target: t\nkeys: [id]\nsequence_by: ts\n', { 'in.ndjson': [{ id: 1, ts: 1 }] });
     const r = await scd(['apply', 'flow.yaml', '--input', 'in.ndjson'], dir);

@@ -107,7 +107,7 @@ async function dropSchemas(): Promise<void> {
 }
 afterAll(dropSchemas);
 
-describe.concurrent.each(ENGINES)('a landing file is its name in the folder and its content ($name)', (engine) => {
+describe.each(ENGINES)('a landing file is its name in the folder and its content ($name)', (engine) => {
   const run = (args: string[], dir: string, name: string) => scd([...args, ...engine.db(`${engine.name}-${name}`)], dir);
   const ok = async (args: string[], dir: string, name: string) => {
     const r = await run(args, dir, name);

@@ -127,7 +127,7 @@ const PATHS: Record<string, (dir: string, engine: Engine) => Promise<void>> = {
 
 const exported = async (dir: string, e: Engine) => (await scdOk(['export', 'flow.yaml', ...e.db(dir), '--format', 'ndjson'], dir)).stdout;
 
-describe.concurrent.each(ENGINES)('every path that applies files gives one target ($name)', (engine) => {
+describe.each(ENGINES)('every path that applies files gives one target ($name)', (engine) => {
   it('landing folder, --each, --watch, --input, --input --each, the library: the same rows and column order, and again after rebuild', { timeout: 600_000 }, async () => {
     const targets: Record<string, string> = {};
     const rebuilt: Record<string, string> = {};
@@ -199,7 +199,7 @@ function snapshotProject(name: string, engine: Engine): string {
   return dir;
 }
 
-describe.concurrent.each(ENGINES)('every path that applies snapshots gives one target ($name)', (engine) => {
+describe.each(ENGINES)('every path that applies snapshots gives one target ($name)', (engine) => {
   it('a snapshot folder, --input --each and the library apply each file as a snapshot; --input of two at once is refused', { timeout: 600_000 }, async () => {
     const snapshotFiles = (dir: string) => Object.keys(SNAPSHOTS).map((f) => path.join(dir, 'snapshots', f));
     const paths: Record<string, (dir: string) => Promise<void>> = {

@@ -21,7 +21,7 @@ function folder(): string {
   return dir;
 }
 
-describe.concurrent('name clashes through scd', () => {
+describe('name clashes through scd', () => {
   it('targets dim and DIM in one DuckDB file: the second is one line naming both and the fix; the file as it was', async () => {
     const dir = folder();
     writeFileSync(path.join(dir, 'dim.yaml'), 'target: dim\nkeys: [id]\nsequenceBy: seq\ndatabase: w.duckdb\n');

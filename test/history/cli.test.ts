@@ -46,7 +46,7 @@ async function applyAll(flow: Flow, batches: Row[][], files?: string[]): Promise
 const noTs = (rows: Row[]) => rows.map(({ _commit_timestamp, ...r }) => r);
 
 // The three projects are independent (own folder, own database file): run them side by side.
-describe.concurrent('history commands through bin/scd', () => {
+describe('history commands through bin/scd', () => {
   it('`rebuild --json`, `log --json` (NDJSON, newest first), `log --format table`, `changes --from-version --to-version`', async ({ expect }) => {
     const p = project('log', LOG_FLOW, LOG_BATCHES);
     await applyAll(loadFlowFile(p.flowFile), LOG_BATCHES, p.files);

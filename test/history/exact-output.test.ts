@@ -144,7 +144,7 @@ function fromTable(text: string, columns: readonly string[]): Cells {
   );
 }
 
-describe.concurrent('every output format names every stored value exactly', { timeout: 600_000 }, () => {
+describe('every output format names every stored value exactly', { timeout: 600_000 }, () => {
   for (const db of cliDatabases) {
     it(`${db.name}: table, CSV, NDJSON, Parquet and the web pages against the engine's own text`, async ({ expect }) => {
       const dir = path.join(tmp.dir, db.name);

@@ -62,7 +62,7 @@ async function exported(p: ReturnType<typeof project>): Promise<Row[]> {
   return parseNdjson((await scdOk(['export', p.flowFile, '--format', 'ndjson'], p.dir)).stdout);
 }
 
-describe.concurrent('scd rebuild of a target sequenced by zoned timestamps', { timeout: 600_000 }, () => {
+describe('scd rebuild of a target sequenced by zoned timestamps', { timeout: 600_000 }, () => {
   for (const db of cliDatabases) {
     it(`${db.name}: an unchanged flow rebuilds to the same rows`, async ({ expect }) => {
       const p = project(`same-${db.name}`, BASE, db.settings(path.join(tmp.dir, `same-${db.name}`)));

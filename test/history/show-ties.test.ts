@@ -49,7 +49,7 @@ function project(name: string, flow: object, settings: object, records: string[]
   return dir;
 }
 
-describe.concurrent('scd show marks the versions ties decided', { timeout: 300_000 }, () => {
+describe('scd show marks the versions ties decided', { timeout: 300_000 }, () => {
   for (const db of cliDatabases) {
     it(`${db.name}: the apply names the tied key; show --key gives each version's ties, in NDJSON and the table`, async ({ expect }) => {
       const dir = project(`ties-${db.name}`, FLOW, db.settings(path.join(tmp.dir, `ties-${db.name}`)), RECORDS);

@@ -56,7 +56,7 @@ function project(name: string, flow: object, settings: { database: string; schem
   return { dir, flowFile };
 }
 
-describe.concurrent('numbers beyond every double', { timeout: 600_000 }, () => {
+describe('numbers beyond every double', { timeout: 600_000 }, () => {
   for (const db of cliDatabases) {
     it(`${db.name}: 1e999 and -1e999 are quarantined from every number column (NDJSON, JSON, CSV); ±1e308 and -0.0 are kept`, async ({ expect }) => {
       const p = project(`in-${db.name}`, FLOW, db.settings(path.join(tmp.dir, `in-${db.name}`)));

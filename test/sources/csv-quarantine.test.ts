@@ -113,76 +113,74 @@ const FILES: Array<{ name: string; bytes: Buffer; quarantined: Expected[]; appli
 /** The engine's own name of the column's type, in a reason, is the one difference allowed. */
 const sameOnEveryEngine = (reason: string) => reason.replace(/\("[^"]*"\)/g, '(type)');
 
-describe.concurrent('a quarantined CSV record carries its own raw text and line, through bin/scd', { timeout: 600_000 }, () => {
+describe('a quarantined CSV record carries its own raw text and line, through bin/scd', { timeout: 600_000 }, () => {
   it('on every engine alike: multi-line values around bad records, short and long records, bad values, CRLF, a BOM, unicode, invalid UTF-8, a NUL', async ({ expect }) => {
     const seen = new Map<string, Array<Record<string, unknown>>>();
-    await Promise.all(
-      cliDatabases.map(async (db) => {
-        const dir = mkdir(tmp.dir, `csv-quarantine-${db.name}`);
-        const flowFile = path.join(dir, 'flow.json');
-        writeFileSync(flowFile, JSON.stringify({ ...FLOW, ...db.settings(dir) }, null, 2));
-        for (const f of FILES) {
-          writeFileSync(path.join(dir, f.name), f.bytes);
-          const [applied] = parseNdjson((await scdOk(['apply', flowFile, '--input', f.name, '--json'], dir)).stdout);
-          expect(applied, `${db.name} ${f.name}`).toMatchObject({ eventsApplied: f.applied.length, quarantined: f.quarantined.length });
-        }
-        const ids = parseNdjson((await scdOk(['export', flowFile, '--format', 'ndjson'], dir)).stdout).map((r) => Number(r.id));
+    // One engine after another: the CLI runs in this process, one command at a time.
+    for (const db of cliDatabases) {
+      const dir = mkdir(tmp.dir, `csv-quarantine-${db.name}`);
+      const flowFile = path.join(dir, 'flow.json');
+      writeFileSync(flowFile, JSON.stringify({ ...FLOW, ...db.settings(dir) }, null, 2));
+      for (const f of FILES) {
+        writeFileSync(path.join(dir, f.name), f.bytes);
+        const [applied] = parseNdjson((await scdOk(['apply', flowFile, '--input', f.name, '--json'], dir)).stdout);
+        expect(applied, `${db.name} ${f.name}`).toMatchObject({ eventsApplied: f.applied.length, quarantined: f.quarantined.length });
+      }
+      const ids = parseNdjson((await scdOk(['export', flowFile, '--format', 'ndjson'], dir)).stdout).map((r) => Number(r.id));
+      expect(
+        ids.sort((a, b) => a - b),
+        db.name,
+      ).toEqual(FILES.flatMap((f) => f.applied).sort((a, b) => a - b));
+      const rows = parseNdjson((await scdOk(['quarantine', flowFile, '--format', 'ndjson'], dir)).stdout).map((r) => ({
+        file: path.basename(String(r.file)),
+        line: Number(r.line),
+        raw: r.raw,
+        reason: String(r.reason),
+      }));
+      for (const f of FILES) {
+        const got = rows.filter((r) => r.file === f.name).sort((a, b) => a.line - b.line);
         expect(
-          ids.sort((a, b) => a - b),
-          db.name,
-        ).toEqual(FILES.flatMap((f) => f.applied).sort((a, b) => a - b));
-        const rows = parseNdjson((await scdOk(['quarantine', flowFile, '--format', 'ndjson'], dir)).stdout).map((r) => ({
-          file: path.basename(String(r.file)),
-          line: Number(r.line),
-          raw: r.raw,
-          reason: String(r.reason),
-        }));
-        for (const f of FILES) {
-          const got = rows.filter((r) => r.file === f.name).sort((a, b) => a.line - b.line);
-          expect(
-            got.map(({ line, raw }) => ({ line, raw })),
-            `${db.name} ${f.name}`,
-          ).toEqual(f.quarantined.map(({ line, raw }) => ({ line, raw })));
-          got.forEach((r, k) => {
-            const want = f.quarantined[k]!.reason;
-            if (typeof want === 'string') expect(r.reason, `${db.name} ${f.name} line ${r.line}`).toBe(want);
-            else expect(r.reason, `${db.name} ${f.name} line ${r.line}`).toMatch(want);
-          });
-        }
-        seen.set(
-          db.name,
-          rows.map((r) => ({ ...r, reason: sameOnEveryEngine(r.reason) })).sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line),
-        );
-      }),
-    );
+          got.map(({ line, raw }) => ({ line, raw })),
+          `${db.name} ${f.name}`,
+        ).toEqual(f.quarantined.map(({ line, raw }) => ({ line, raw })));
+        got.forEach((r, k) => {
+          const want = f.quarantined[k]!.reason;
+          if (typeof want === 'string') expect(r.reason, `${db.name} ${f.name} line ${r.line}`).toBe(want);
+          else expect(r.reason, `${db.name} ${f.name} line ${r.line}`).toMatch(want);
+        });
+      }
+      seen.set(
+        db.name,
+        rows.map((r) => ({ ...r, reason: sameOnEveryEngine(r.reason) })).sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line),
+      );
+    }
     const [first, ...others] = [...seen.entries()];
     for (const [name, rows] of others) expect(rows, `${name} quarantines as ${first![0]} does`).toEqual(first![1]);
   });
 
   it('a header of names equal but for case, in a file with a bad record: the good records apply, the bad one is quarantined alone', async ({ expect }) => {
-    await Promise.all(
-      cliDatabases.map(async (db) => {
-        const dir = mkdir(tmp.dir, `csv-names-${db.name}`);
-        const flowFile = path.join(dir, 'flow.json');
-        writeFileSync(flowFile, JSON.stringify({ target: 'people', keys: 'id', sequenceBy: 'seq', ...db.settings(dir) }, null, 2));
-        writeFileSync(path.join(dir, 'people.csv'), 'id,seq,Name,name\n1,1,Zoë,zoe\n2,1\n3,1,"Ann\nB",ann\n');
-        const [applied] = parseNdjson((await scdOk(['apply', flowFile, '--input', 'people.csv', '--json'], dir)).stdout);
-        expect(applied, db.name).toMatchObject({ rowsRead: 3, eventsApplied: 2, quarantined: 1 });
-        const rows = parseNdjson((await scdOk(['export', flowFile, '--format', 'ndjson'], dir)).stdout);
-        // DuckDB's names ignore case: the second is name_1 there, as its reader names it.
-        expect(
-          rows.map((r) => Object.values(r).slice(0, 4)),
-          db.name,
-        ).toEqual([
-          [1, 1, 'Zoë', 'zoe'],
-          [3, 1, 'Ann\nB', 'ann'],
-        ]);
-        const quarantine = parseNdjson((await scdOk(['quarantine', flowFile, '--format', 'ndjson'], dir)).stdout);
-        expect(
-          quarantine.map((q) => [q.line, q.raw, q.reason]),
-          db.name,
-        ).toEqual([[3, '2,1', 'expected 4 fields, found 2']]);
-      }),
-    );
+    // One engine after another: the CLI runs in this process, one command at a time.
+    for (const db of cliDatabases) {
+      const dir = mkdir(tmp.dir, `csv-names-${db.name}`);
+      const flowFile = path.join(dir, 'flow.json');
+      writeFileSync(flowFile, JSON.stringify({ target: 'people', keys: 'id', sequenceBy: 'seq', ...db.settings(dir) }, null, 2));
+      writeFileSync(path.join(dir, 'people.csv'), 'id,seq,Name,name\n1,1,Zoë,zoe\n2,1\n3,1,"Ann\nB",ann\n');
+      const [applied] = parseNdjson((await scdOk(['apply', flowFile, '--input', 'people.csv', '--json'], dir)).stdout);
+      expect(applied, db.name).toMatchObject({ rowsRead: 3, eventsApplied: 2, quarantined: 1 });
+      const rows = parseNdjson((await scdOk(['export', flowFile, '--format', 'ndjson'], dir)).stdout);
+      // DuckDB's names ignore case: the second is name_1 there, as its reader names it.
+      expect(
+        rows.map((r) => Object.values(r).slice(0, 4)),
+        db.name,
+      ).toEqual([
+        [1, 1, 'Zoë', 'zoe'],
+        [3, 1, 'Ann\nB', 'ann'],
+      ]);
+      const quarantine = parseNdjson((await scdOk(['quarantine', flowFile, '--format', 'ndjson'], dir)).stdout);
+      expect(
+        quarantine.map((q) => [q.line, q.raw, q.reason]),
+        db.name,
+      ).toEqual([[3, '2,1', 'expected 4 fields, found 2']]);
+    }
   });
 });

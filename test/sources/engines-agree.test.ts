@@ -49,7 +49,7 @@ async function quarantine(p: { dir: string; flowFile: string }): Promise<Row[]> 
   return parseNdjson((await scdOk(['quarantine', p.flowFile, '--format', 'ndjson'], p.dir)).stdout);
 }
 
-describe.concurrent('the engines agree on the same input', { timeout: 600_000 }, () => {
+describe('the engines agree on the same input', { timeout: 600_000 }, () => {
   for (const db of cliDatabases) {
     it(`${db.name}: digits beyond microseconds are dropped, never rounded (instant sequence, wall-clock column; JSON and CSV)`, async ({ expect }) => {
       const p = project(`frac-z-${db.name}`, { target: 'fz', keys: 'id', sequenceBy: 'ts' }, db.settings(path.join(tmp.dir, `frac-z-${db.name}`)));

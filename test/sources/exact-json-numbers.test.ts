@@ -17,7 +17,7 @@ const tmp = cliTestDir();
 const FLOW = { target: 'm', keys: 'id', sequenceBy: 'seq', columnTypes: { a: 'decimal(20,1)' } };
 const LINES = ['{"id":1,"seq":1,"a":9007199254740993.0,"x":1e308,"y":0.5}', '{"id":2,"seq":1,"a":-0.5,"x":-1e308,"y":2e3}', '{"id":3,"seq":1,"a":1.5,"x":1e999,"y":1.5}'];
 
-describe.concurrent('JSON numbers as written, through bin/scd', { timeout: 600_000 }, () => {
+describe('JSON numbers as written, through bin/scd', { timeout: 600_000 }, () => {
   for (const db of cliDatabases) {
     it(`${db.name}: a long decimal, ±1e308 beside fractions, 2e3, and 1e999 quarantined by name`, async ({ expect }) => {
       const dir = mkdir(tmp.dir, `exact-${db.name}`);

@@ -43,7 +43,7 @@ async function currentRows(flowFile: string, dir: string) {
   return rows.filter((r) => r.__END_AT === null);
 }
 
-describe.concurrent('a JSON array with one broken element, through bin/scd', { timeout: 600_000 }, () => {
+describe('a JSON array with one broken element, through bin/scd', { timeout: 600_000 }, () => {
   for (const db of cliDatabases) {
     it(`${db.name}: --input applies the ${COUNT - 1} good elements and quarantines the broken one whole; fixed, it applies`, async ({ expect }) => {
       const dir = mkdir(tmp.dir, `input-${db.name}`);

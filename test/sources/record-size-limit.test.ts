@@ -25,7 +25,7 @@ function hugeRecord(): string {
   return `{"id":2,"ts":"2026-03-01T10:00:00.5+05:30","amount":12345678901234567890.25,"blob":"${blob}"}`;
 }
 
-describe.concurrent('a record over the size limit, through bin/scd', { timeout: 900_000 }, () => {
+describe('a record over the size limit, through bin/scd', { timeout: 900_000 }, () => {
   for (const db of cliDatabases) {
     it(`${db.name}: quarantined with its whole raw text; the others apply`, async ({ expect }) => {
       const dir = mkdir(tmp.dir, `huge-${db.name}`);
@@ -49,7 +49,7 @@ describe.concurrent('a record over the size limit, through bin/scd', { timeout: 
   }
 });
 
-describe.concurrent('a Debezium envelope over the size limit', { timeout: 900_000 }, () => {
+describe('a Debezium envelope over the size limit', { timeout: 900_000 }, () => {
   for (const engine of engines) {
     it(`${engine.name}: quarantined with its whole raw text; the other envelopes apply`, async ({ expect }) => {
       const dir = mkdir(tmp.dir, `dbz-${engine.name}`);
