@@ -14,29 +14,27 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  *   need a server by nature.
  */
 const ENGINE_TIER_ONLY = [
-  // bin/scd as child processes (exit codes, the files and folders a command leaves, two processes).
-  'test/e2e/**',
-  'test/flows/current-values.test.ts',
-  'test/flows/inclusive-end.test.ts',
-  'test/flows/processing-date.test.ts',
-  'test/history/change-feed.test.ts',
-  'test/history/cli.test.ts',
-  'test/history/commit-counts.test.ts',
-  'test/history/commit-log.test.ts',
-  'test/history/exact-output.test.ts',
-  'test/history/output-options.test.ts',
-  'test/history/rebuild-zoned.test.ts',
-  'test/history/rebuild.test.ts',
-  'test/history/show-ties.test.ts',
-  'test/history/time-travel.test.ts',
+  // bin/scd as child processes: the smoke tests, exit codes, signals, the files and folders a
+  // command leaves, two processes at once, the package as npm installs it.
+  'test/e2e/bin-smoke.test.ts',
+  'test/e2e/cli-apply.test.ts',
+  'test/e2e/cli-new-user.test.ts',
+  'test/e2e/disk-full.test.ts',
+  'test/e2e/expression-failures.test.ts',
+  'test/e2e/landing-paths.test.ts',
+  'test/e2e/one-process.test.ts',
+  'test/e2e/package-files.test.ts',
+  'test/e2e/terminal-escapes.test.ts',
+  'test/e2e/two-processes.test.ts',
   'test/properties/scd-processes.test.ts',
-  'test/sources/bad-input.test.ts',
-  'test/sources/beyond-double.test.ts',
-  'test/sources/csv-quarantine.test.ts',
-  'test/sources/engines-agree.test.ts',
-  'test/sources/exact-json-numbers.test.ts',
-  'test/sources/json-array-file.test.ts',
   'test/sources/landing.test.ts',
+  // In-process, but long (many applies each): the fast tier has their cheaper neighbours.
+  'test/e2e/cli-messages.test.ts',
+  'test/e2e/landing-identity.test.ts',
+  'test/e2e/name-limits.test.ts',
+  'test/e2e/untrusted-sql.test.ts',
+  'test/sources/beyond-double.test.ts',
+  'test/sources/engines-agree.test.ts',
   'test/sources/record-size-limit.test.ts',
   // Crash loops: a process killed at every write.
   'test/sources/crash.test.ts',
