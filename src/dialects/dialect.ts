@@ -104,7 +104,7 @@ export interface Dialect {
   /**
    * Where defined (an engine without transactions), the statement that labels the session's next
    * writes with `label` (Delta's commitInfo.userMetadata), so that a commit's writes can be told
-   * apart afterwards (store/recovery.ts).
+   * apart afterwards (execute/delta/recovery.ts).
    */
   commitLabel?(label: string): string;
   /**

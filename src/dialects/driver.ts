@@ -96,7 +96,7 @@ export interface Driver {
   pinReads?(tables: string[], latest?: Record<string, number>): Promise<Record<string, string>>;
   /**
    * Where defined (an engine without transactions that versions its tables: Delta), put `table`
-   * back as it was at its engine version `version` (store/recovery.ts chooses it), as a new version.
+   * back as it was at its engine version `version` (execute/delta/recovery.ts chooses it), as a new version.
    */
   restoreTable?(table: string, version: number): Promise<void>;
   /**
@@ -150,6 +150,14 @@ export interface Driver {
    * opens a new connection): every temporary table of the driver goes, not only these.
    */
   discardScratch(tables: string[], views: string[]): Promise<void>;
+  /**
+   * Whether holding a commit's scratch makes each later write by name dearer (Spark's cache
+   * manager looks through every cached plan at each one): a commit's scratch then goes as soon as
+   * its writes have ended, before its record
+   * (docs/decisions/0095-a-commits-scratch-goes-before-its-record-on-delta.md). Elsewhere it goes
+   * after the commit (plan/scratch.ts withScratch).
+   */
+  readonly scratchSlowsWrites?: boolean;
   /**
    * Tell the planner how large a temporary table just made is, where the engine does not know by
    * itself (PostgreSQL never analyzes temporary tables; DuckDB keeps its statistics as it writes).

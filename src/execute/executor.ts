@@ -1,11 +1,34 @@
+import { requireCapability } from '../dialects/capabilities.js';
 import type { Dialect } from '../dialects/dialect.js';
 import type { Driver } from '../dialects/driver.js';
+import type { FlowRecord } from '../store/catalog.js';
 import type { StoreNames } from '../store/names.js';
-import type { LatestWrite } from '../store/recovery.js';
-import { deltaExecutor } from './delta-executor.js';
+import { deltaExecutor } from './delta/delta-executor.js';
+import type { LatestWrite } from './delta/recovery.js';
+import type { LogFold, LogRewrite } from './log-rewrites.js';
 import type { StateChange } from './state-change.js';
 import type { ChangeSizes, TargetChange } from './target-change.js';
-import { transactionalExecutor } from './transactional-executor.js';
+import { transactionalExecutor } from './transactional/transactional-executor.js';
+
+/**
+ * What an engine guarantees a commit, which the plan's choices rest on (never how an engine is
+ * tuned: that is its driver's).
+ */
+export interface EngineGuarantees {
+  /**
+   * Every statement of a commit is one transaction: all of it is kept or none, it reads its own
+   * writes, and the target's lock is the transaction's.
+   */
+  readonly transactions: boolean;
+  /** A table keeps its earlier versions: it can be read as of one, and put back to one. */
+  readonly versionedTables: boolean;
+  /**
+   * Each write is an engine commit of its own that carries a label naming the scdkit commit it
+   * belongs to (store/commit-labels.ts), so an interrupted commit's writes can be found and undone
+   * whatever order they ended in.
+   */
+  readonly labelledCommits: boolean;
+}
 
 /**
  * How a kind of engine makes a commit durable (docs/DESIGN.md "Executors"). The plan (plan/)
@@ -15,12 +38,7 @@ import { transactionalExecutor } from './transactional-executor.js';
  * its name.
  */
 export interface CommitExecutor {
-  readonly kind: 'transactional' | 'delta';
-  /**
-   * Whether the commit takes the target's lock while it stages its input: where the lock is a
-   * write of its own (a lease row), not a part of the transaction that staging must stay out of.
-   */
-  readonly locksWhileStaging: boolean;
+  readonly guarantees: EngineGuarantees;
   /**
    * Under the target's lock, while the commit reads its flow record (whether there is one is not
    * known yet): what begin needs to know of the target's tables, read ahead (none in a transaction;
@@ -44,23 +62,41 @@ export interface CommitExecutor {
   /** The statements that make `change` in the key state. */
   stateWrites(d: Dialect, change: StateChange): string[];
   /**
-   * Whether runWrites runs its groups at once: the plan then hands the key state's writes over
-   * with the target's, instead of writing them before the diff.
-   */
-  readonly writesAtOnce: boolean;
-  /**
    * Run groups of writes of which none reads what another writes, each group's statements in
-   * order: in turn, or at once (writesAtOnce). Every group has ended when it returns, also when
-   * one failed (the first failure is then thrown).
+   * order: in turn, or at once where the writes may (writesMayRunAtOnce). Every group has ended
+   * when it returns, also when one failed (the first failure is then thrown).
    */
   runWrites(driver: Driver, groups: string[][]): Promise<void>;
-  /**
-   * Whether the commit's scratch goes as soon as its writes have ended, before its record: where
-   * the scratch held makes each later statement dearer (Spark's cache manager looks through every
-   * cached plan at each write by name; docs/decisions/
-   * 0095-a-commits-scratch-goes-before-its-record-on-delta.md). Otherwise it goes after the commit (withScratch).
-   */
-  readonly scratchBeforeRecord: boolean;
+
+  // The writes of a rebuild and a compaction, and the flow record: each one change, made whole by
+  // the transaction, or by one write the engine keeps whole where there is none.
+
+  /** The event log replaced by its rewrite; returns the names the rest of the commit reads the target's tables by. */
+  replaceLog(driver: Driver, names: StoreNames, rewrite: LogRewrite): Promise<StoreNames>;
+  /** The key state emptied, to be rebuilt: made anew by `create` where it may go (its key columns may change). */
+  emptyState(driver: Driver, names: StoreNames, create: string): Promise<void>;
+  /** The folded keys' old events out of the log and their folds in. */
+  foldLog(driver: Driver, fold: LogFold): Promise<void>;
+  /** The target's flow record replaced by `record`, never left without one. */
+  writeFlowRecord(driver: Driver, names: StoreNames, record: FlowRecord, at: string): Promise<void>;
+}
+
+/**
+ * Whether the input is staged while the target's lock is taken: where the lock is a write of its
+ * own (a lease row). In a transaction the lock is the transaction's, and staging runs before it (a
+ * reader that refuses a file must not abort the transaction).
+ */
+export function stagesWhileLocking(g: EngineGuarantees): boolean {
+  return !g.transactions;
+}
+
+/**
+ * Whether writes of which none reads what another writes may run at once: where each is an engine
+ * commit of its own and an interruption is undone by label whatever order they ended in. One
+ * transaction runs one statement at a time.
+ */
+export function writesMayRunAtOnce(g: EngineGuarantees): boolean {
+  return !g.transactions && g.labelledCommits;
 }
 
 /** What look read ahead: each of the target's tables' latest engine version and latest write of scdkit's, by name. */
@@ -76,12 +112,12 @@ export interface Begun {
 
 /**
  * The executor for an engine: with transactions, the transactional one; without, the one for
- * tables that keep versions and label their commits (Delta), which needs MERGE. Any other engine
- * is refused by name, with what it lacks.
+ * tables that keep versions and label their commits (Delta), which needs MERGE and commit labels.
+ * Any other engine is refused naming what it lacks (requireCapability).
  */
 export function executorFor(d: Dialect): CommitExecutor {
   if (d.capabilities.transactions) return transactionalExecutor;
-  if (d.capabilities.merge && d.commitLabel) return deltaExecutor;
-  const lacks = [...(d.capabilities.merge ? [] : ['merge']), ...(d.commitLabel ? [] : ['commitLabel'])];
-  throw new Error(`no executor for the ${d.name} dialect: without transactions, a commit needs ${lacks.join(' and ')} (executor.ts)`);
+  requireCapability(d, 'merge', 'a commit without transactions (each write one MERGE)');
+  requireCapability(d, 'commitLabel', 'a commit without transactions (each write labelled)');
+  return deltaExecutor;
 }

@@ -25,7 +25,7 @@ export interface RecordedStart {
  * The start of a commit over a target that exists, whose record is its last write (rebuild,
  * compaction): the target's lock (a lock that is a write of its own ends with that record), the
  * flow record and the commit's number, an interrupted commit undone and this one labelled where
- * the engine has no transactions (store/recovery.ts), and the tables pinned as of now.
+ * the engine has no transactions (execute/delta/recovery.ts), and the tables pinned as of now.
  */
 export async function beginRecordedCommit(driver: Driver, flow: Flow, names: StoreNames, progress: Progress, notApplied: string): Promise<RecordedStart> {
   const executor = executorFor(driver.dialect);

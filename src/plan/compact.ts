@@ -1,10 +1,10 @@
-import type { Dialect } from '../dialects/dialect.js';
 import type { Driver } from '../dialects/driver.js';
 import { firstOfEachSql } from '../dialects/first-of-each.js';
 import { ScdError } from '../errors.js';
+import { executorFor } from '../execute/executor.js';
 import { INTERNAL_COLUMN_PREFIX } from '../files/source-keys.js';
 import type { Flow } from '../flow/flow.js';
-import { ensureCatalog, writeFlowRecord } from '../store/catalog.js';
+import { ensureCatalog } from '../store/catalog.js';
 import { type CommitResult, emptyCommit, recordCommit } from '../store/commits.js';
 import { storeNames, TMP, written } from '../store/names.js';
 import { COMMIT, HASH, OP, OP_DELETE, OP_TRUNCATE, OP_UPSERT, sequenceType } from '../store/target-columns.js';
@@ -12,7 +12,7 @@ import type { Progress } from './apply.js';
 import { beginRecordedCommit } from './begin-recorded.js';
 import { reportDiskFull } from './disk-full.js';
 import { FOLDED_COMMIT } from './events-sql.js';
-import { type ColumnModel, greater, seqParts } from './model.js';
+import { greater, seqParts } from './model.js';
 import { withScratch } from './scratch.js';
 import { checkedSequenceValue } from './sequence-value.js';
 import { walkSql } from './walk-sql.js';
@@ -140,7 +140,6 @@ export async function compact(driver: Driver, flow: Flow, given: string, progres
         };
         const atStart = (_c: string, i: number) => part(VERSION_START, i);
         const logColumns = [...srcCols, OP, HASH, COMMIT].map(q);
-        const list = logColumns.join(', ');
         // The folds: one upsert per version, one delete per deletion, and where a kept sequence
         // column moved inside a version, the upsert that restores it.
         const folds = [
@@ -175,19 +174,12 @@ export async function compact(driver: Driver, flow: Flow, given: string, progres
           );
           folds.push(`SELECT ${select(OP_UPSERT, (_c, i) => `v.${lastPart(i)}`, true)} FROM ${q(TMP.stored)} v`);
         }
-        // The folded keys' old events make way for their folds; truncates stay (keys left unfolded
-        // still need them, and on folded keys they change nothing).
-        if (d.capabilities.transactions) {
-          await driver.run(
-            `DELETE FROM ${log} WHERE ${q(OP)} <> ${OP_TRUNCATE} AND ${old}
-         AND EXISTS (SELECT 1 FROM ${q(TMP.keys)} k WHERE ${model.keys.map((c) => `k.${q(c.name)} = ${log}.${q(c.name)}`).join(' AND ')})`,
-            [before],
-          );
-          for (const fold of folds) await driver.run(`INSERT INTO ${log} (${list}) ${fold}`);
-        } else await driver.run(foldMergeSql(d, model, log, logColumns, folds, old), [before]);
+        // The folded keys' old events make way for their folds (truncates stay).
+        const executor = executorFor(d);
+        await executor.foldLog(driver, { log, keys: K, keysTable: q(TMP.keys), columns: logColumns, folds, old: { column: q(first.name), below: T }, params: [before] });
         // The log as it is now (not the compaction's pinned start).
         const foldsInLog = Number((await driver.query(`SELECT CAST(count(*) AS INTEGER) AS n FROM ${log} WHERE ${q(COMMIT)} = ${FOLDED_COMMIT} AND ${old}`, [before]))[0]!.n);
-        await writeFlowRecord(driver, names, { ...record, compactedBefore: before }, at);
+        await executor.writeFlowRecord(driver, names, { ...record, compactedBefore: before }, at);
         const result: CompactResult = {
           ...emptyCommit(version, 'compact', at, [`before ${before}`]),
           durationMs: Date.now() - started - begun.waited,
@@ -200,25 +192,4 @@ export async function compact(driver: Driver, flow: Flow, given: string, progres
       }),
     ),
   );
-}
-
-/**
- * The folded keys' old events out and their folds in as ONE write of the log (Delta, which has no
- * transaction to hold several): each folded key once, matching its old events, which go; each
- * fold with no key to match, which comes in. Every cached relation that read the log is computed
- * again after a write to it (Spark), so one write is also the cheap one.
- */
-function foldMergeSql(d: Dialect, model: ColumnModel, log: string, columns: string[], folds: string[], old: string): string {
-  const q = d.quote;
-  const side = q(`${INTERNAL_COLUMN_PREFIX}fold`);
-  const keyMatch = model.keys.map((c) => `l.${q(c.name)} = s.${q(c.name)}`).join(' AND ');
-  const keysOnly = columns.map((c) => (model.keys.some((k) => q(k.name) === c) ? `k.${c}` : `NULL AS ${c}`)).join(', ');
-  return `MERGE INTO ${log} l USING (
-  SELECT ${keysOnly}, false AS ${side} FROM ${q(TMP.keys)} k
-  UNION ALL
-  SELECT *, true AS ${side} FROM (${folds.join('\n  UNION ALL\n  ')}) f
-) s
-ON NOT s.${side} AND ${keyMatch} AND l.${q(OP)} <> ${OP_TRUNCATE} AND l.${old}
-WHEN MATCHED THEN DELETE
-WHEN NOT MATCHED AND s.${side} THEN INSERT (${columns.join(', ')}) VALUES (${columns.map((c) => `s.${c}`).join(', ')})`;
 }

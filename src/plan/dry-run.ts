@@ -1,5 +1,6 @@
 import type { Driver, TransactionOptions } from '../dialects/driver.js';
 import { ScdError } from '../errors.js';
+import { executorFor } from '../execute/executor.js';
 
 /** One statement a commit sent, with its parameters ($1, $2, ...) where it has some. */
 export interface RecordedStatement {
@@ -32,7 +33,7 @@ class RolledBack {
  */
 export async function dryRun<T>(driver: Driver, work: (driver: Driver) => Promise<T>): Promise<DryRun<T>> {
   // Without transactions (Spark + Delta) the commit's writes would be kept: refused before any.
-  if (!driver.dialect.capabilities.transactions)
+  if (!executorFor(driver.dialect).guarantees.transactions)
     throw new ScdError('USAGE', `a dry run rolls its commit back, and ${driver.dialect.name} has no transactions to roll back`, {
       fix: 'dry-run the flow on a copy of the data in DuckDB or PostgreSQL',
     });

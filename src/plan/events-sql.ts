@@ -179,14 +179,10 @@ SELECT ${cols.map(q).join(', ')}, CAST(${commit} AS ${d.types.int}) FROM ${q(TMP
 }
 
 /**
- * The event log re-derived under the current flow (rebuild): operations re-evaluated, payload
- * hashes recomputed, duplicates under the new identity dropped (the earliest commit kept).
+ * The event log `from` re-derived under the current flow (rebuild), as a query: operations
+ * re-evaluated, payload hashes recomputed, duplicates under the new identity dropped (the earliest
+ * commit kept).
  */
-export function relogSql(flow: Flow, model: ColumnModel, d: Dialect, from: string, into: string): string {
-  return `CREATE TABLE ${d.quote(into)} AS\n${relogSelectSql(flow, model, d, from)}`;
-}
-
-/** The log `from` re-derived under the flow (relogSql's rows), as a query. */
 export function relogSelectSql(flow: Flow, model: ColumnModel, d: Dialect, from: string): string {
   const q = d.quote;
   const cols = logColumns(model);

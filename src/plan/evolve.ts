@@ -1,8 +1,9 @@
 import { type Dialect, exactDigits } from '../dialects/dialect.js';
 import type { ColumnInfo, Driver } from '../dialects/driver.js';
 import { ScdError } from '../errors.js';
+import { executorFor } from '../execute/executor.js';
 import type { Flow } from '../flow/flow.js';
-import { type FlowRecord, writeFlowRecord } from '../store/catalog.js';
+import type { FlowRecord } from '../store/catalog.js';
 import { type StoreNames, TMP } from '../store/names.js';
 import { HASH, OP, OP_TRUNCATE } from '../store/target-columns.js';
 import { castStaged, type StagedColumn } from '../typing/cast.js';
@@ -124,7 +125,7 @@ export async function evolveModel(
     await driver.run(`UPDATE ${q(names.events)} SET ${q(HASH)} = ${d.rowHash(model.payload.map((p) => q(p.name)))} WHERE ${q(OP)} <> ${OP_TRUNCATE}`);
   if (changed) {
     await driver.run(currentViewSql(flow, model, d, names));
-    await writeFlowRecord(driver, names, { ...record, model }, at);
+    await executorFor(d).writeFlowRecord(driver, names, { ...record, model }, at);
   }
   return model;
 }

@@ -4,15 +4,15 @@ import { executorFor } from '../execute/executor.js';
 import { settleDebezium } from '../flow/debezium-positions.js';
 import type { Flow } from '../flow/flow.js';
 import type { FlowRecord } from '../store/catalog.js';
-import { ensureCatalog, writeFlowRecord } from '../store/catalog.js';
+import { ensureCatalog } from '../store/catalog.js';
 import { type CommitResult, emptyCommit, recordCommit } from '../store/commits.js';
 import { ensureFeedColumns, materializeFeed, writtenShape } from '../store/feed.js';
-import { type StoreNames, storeNames, TMP, written } from '../store/names.js';
+import { storeNames, TMP } from '../store/names.js';
 import { COMMIT, HASH, OP } from '../store/target-columns.js';
 import type { Progress } from './apply.js';
 import { beginRecordedCommit } from './begin-recorded.js';
 import { reportDiskFull } from './disk-full.js';
-import { FOLDED_COMMIT, logColumns, relogSelectSql, relogSql } from './events-sql.js';
+import { FOLDED_COMMIT, logColumns, relogSelectSql } from './events-sql.js';
 import { checkExpressions, checkSpelling } from './expression.js';
 import { createStateSql } from './key-state.js';
 import { rebuiltStateSql } from './key-state-sql.js';
@@ -35,7 +35,7 @@ import { CURRENT } from './walk-sql.js';
  * feed records exactly the rows that changed.
  *
  * On an engine without transactions (Spark + Delta) it is a commit like an apply's
- * (execute/delta-executor.ts): under the target's lease, an interrupted commit undone first, each
+ * (execute/delta/delta-executor.ts): under the target's lease, an interrupted commit undone first, each
  * write labelled with the commit's number, the target changed by one MERGE, the record last; a
  * rebuild there keeps the target's columns and identity (one that would change them is refused
  * before anything is written).
@@ -70,7 +70,9 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
         const after = targetColumns(flow, model, d);
         const sameIdentity = ['keys', 'sequenceBy', 'storedAs'].every((k) => JSON.stringify(record.settings[k]) === JSON.stringify(semanticSettings(flow)[k]));
         const sameShape = sameIdentity && before.length === after.length && before.every((c, i) => c.name === after[i]!.name && d.sameType(c.type, after[i]!.type));
-        if (!sameShape && !d.capabilities.transactions)
+        const executor = executorFor(d);
+        // Without a transaction, a rebuild changes the target by one MERGE: by identity, in the same columns.
+        if (!sameShape && !executor.guarantees.transactions)
           throw new ScdError(
             'USAGE',
             `scd rebuild cannot change the target's columns or identity on ${d.name} yet (this flow changes ${sameIdentity ? 'its columns' : 'its keys, sequence or storedAs'})`,
@@ -89,7 +91,7 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
         if (logChanged) {
           progress('re-deriving the event log under the current flow');
           await checkLogEvaluates(driver, flow, names.events, `${q(COMMIT)} = ${FOLDED_COMMIT}`);
-          names = await relog(driver, flow, model, names);
+          names = await executor.replaceLog(driver, names, { select: relogSelectSql(flow, model, d, names.events), columns: [...logColumns(model), COMMIT].map(q) });
         }
 
         // Every key is recomputed from the log: no batch, no fresh events, all keys slow.
@@ -101,12 +103,8 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
         const keys = Number((await driver.query(`SELECT CAST(count(*) AS INTEGER) AS n FROM ${q(TMP.keys)}`))[0]!.n);
         progress(`recomputing the history of ${keys} keys`);
 
-        // The key state is rebuilt from scratch: made anew (its key columns may have changed), or,
-        // where its table keeps versions for an undo (Delta; the same columns), emptied.
-        if (d.capabilities.transactions) {
-          await driver.run(`DROP TABLE IF EXISTS ${q(names.state)}`);
-          await driver.run(createStateSql(model, d, names));
-        } else await driver.run(`DELETE FROM ${written(names, 'state', q)}`);
+        // The key state is rebuilt from scratch.
+        await executor.emptyState(driver, names, createStateSql(model, d, names));
         let counts: ChangeCounts = NO_CHANGES;
         // Ties are likely where a commit counted some; elsewhere the walk finds them itself (a log
         // re-derived under a changed flow may tie where no commit counted a tie: recompute.ts walkKeys).
@@ -121,7 +119,7 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
         }
         await driver.run(`DROP VIEW IF EXISTS ${q(names.current)}`);
         await driver.run(currentViewSql(flow, model, d, names));
-        await writeFlowRecord(driver, names, { model, settings: semanticSettings(flow), compactedBefore: record.compactedBefore }, at);
+        await executor.writeFlowRecord(driver, names, { model, settings: semanticSettings(flow), compactedBefore: record.compactedBefore }, at);
         const result: CommitResult = {
           ...emptyCommit(version, 'rebuild', at),
           ...counts,
@@ -132,28 +130,6 @@ export async function rebuild(driver: Driver, flow: Flow, progress: Progress = (
       }),
     ),
   );
-}
-
-/**
- * The event log re-derived under the flow (relogSql). In a transaction a new table takes the
- * log's place; without one (Delta) the log is overwritten in one write of its own, which an undo
- * puts back, and read again as it now is. Returns the names the rest of the rebuild reads by.
- */
-async function relog(driver: Driver, flow: Flow, model: ReturnType<typeof deriveModel>, names: StoreNames): Promise<StoreNames> {
-  const d = driver.dialect;
-  const q = d.quote;
-  if (d.capabilities.transactions) {
-    const relogged = `${names.events}_rebuild`;
-    await driver.run(`DROP TABLE IF EXISTS ${q(relogged)}`);
-    await driver.run(relogSql(flow, model, d, names.events, relogged));
-    await driver.run(`DROP TABLE ${q(names.events)}`);
-    await driver.run(`ALTER TABLE ${q(relogged)} RENAME TO ${q(names.events)}`);
-    return names;
-  }
-  const columns = [...logColumns(model), COMMIT].map(q).join(', ');
-  await driver.run(d.scratch(TMP.relogged, relogSelectSql(flow, model, d, names.events)));
-  await driver.run(`INSERT OVERWRITE ${written(names, 'events', q)} (${columns}) SELECT ${columns} FROM ${q(TMP.relogged)}`);
-  return executorFor(d).pinReads(driver, names);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { type Driver, hasRow } from '../dialects/driver.js';
-import { executorFor } from '../execute/executor.js';
+import { executorFor, writesMayRunAtOnce } from '../execute/executor.js';
 import type { Flow } from '../flow/flow.js';
 import { ensureFeedColumns } from '../store/feed.js';
 import { type StoreNames, TMP } from '../store/names.js';
@@ -72,8 +72,9 @@ export async function recompute(
   const stateWrites = wholeLog
     ? rebuiltStateSql(flow, model, d, names)
     : executor.stateWrites(d, stateChange(model, d, names, { events, byRow: byStateRow, walked, keyCount: options.keyCount }));
-  if (!executor.writesAtOnce) for (const sql of stateWrites) await driver.run(sql);
-  const alongside = [...(executor.writesAtOnce ? [stateWrites] : []), ...(options.alongside ?? [])];
+  const atOnce = writesMayRunAtOnce(executor.guarantees);
+  if (!atOnce) for (const sql of stateWrites) await driver.run(sql);
+  const alongside = [...(atOnce ? [stateWrites] : []), ...(options.alongside ?? [])];
   return writeDiff(driver, flow, model, names, version, at, {
     recomputed: wholeLog ? TMP.changed : TMP.recomputed,
     freeEarly,

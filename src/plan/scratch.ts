@@ -22,7 +22,7 @@ export async function withScratch<T>(driver: Driver, work: () => Promise<T>): Pr
 
 /**
  * Drop every scratch table and view a commit may have made. Also in the middle of a commit, once
- * nothing reads them any more (CommitExecutor.scratchBeforeRecord); withScratch's drop at the end
+ * nothing reads them any more (Driver.scratchSlowsWrites); withScratch's drop at the end
  * then finds nothing left to send.
  */
 export async function discardCommitScratch(driver: Driver): Promise<void> {

@@ -9,6 +9,7 @@ import { type StoreNames, storeNames } from '../store/names.js';
 
 export { latestVersion } from '../store/commits.js';
 
+import { requireCapability } from '../dialects/capabilities.js';
 import { sqlString } from '../dialects/dialect.js';
 import { CDF_COLUMNS, feedSql, writtenShape } from '../store/feed.js';
 import { sequenceType } from '../store/target-columns.js';
@@ -142,7 +143,7 @@ export async function versionQuery(driver: Driver, flow: Flow, version: number):
 async function engineVersionSql(driver: Driver, names: StoreNames, version: number, columns: ColumnInfo[]): Promise<string> {
   const d = driver.dialect;
   const q = d.quote;
-  if (!d.tableAtVersion) throw new Error(`the ${d.name} dialect records changes (capabilities.changeFeed) but gives no tableAtVersion`);
+  requireCapability(d, 'tableAtVersion', 'time travel on a table the engine versions (capabilities.changeFeed)');
   const at = versionAfter(await commitVersions(driver, names), version);
   const list = columns.map((c) => q(c.name)).join(', ');
   if (at === undefined) return `(SELECT ${list} FROM ${q(names.target)} WHERE 1 = 0) tt`;

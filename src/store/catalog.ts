@@ -93,26 +93,16 @@ function parseFlowRecord(row: Record<string, unknown>): FlowRecord {
   return { model: model.columns ?? model, settings: JSON.parse(String(row.settings)), compactedBefore: model.compactedBefore ?? undefined };
 }
 
-export async function writeFlowRecord(driver: Driver, names: StoreNames, record: FlowRecord, at: string): Promise<void> {
-  const d = driver.dialect;
-  const values = [
+/**
+ * The flow record's values as its table holds them ($1 target, $2 model, $3 settings, $4 created
+ * at). The executor writes them (CommitExecutor.writeFlowRecord): the record is replaced, never
+ * left out.
+ */
+export function flowRecordValues(names: StoreNames, record: FlowRecord, at: string): unknown[] {
+  return [
     names.target,
     JSON.stringify(record.compactedBefore === undefined ? record.model : { columns: record.model, compactedBefore: record.compactedBefore }),
     JSON.stringify(record.settings),
     at,
   ];
-  // Without transactions each statement is a commit of its own: the record is replaced by one
-  // MERGE, never deleted in one write and written in another (an interruption between the two
-  // would leave the target without its record).
-  if (!d.capabilities.transactions) {
-    await driver.run(
-      `MERGE INTO ${d.quote(names.flows)} f USING (SELECT $1 AS target, $2 AS model, $3 AS settings, CAST($4 AS ${d.types.timestamptz}) AS created_at) s ON f.target = s.target
-       WHEN MATCHED THEN UPDATE SET model = s.model, settings = s.settings, created_at = s.created_at
-       WHEN NOT MATCHED THEN INSERT (target, model, settings, created_at) VALUES (s.target, s.model, s.settings, s.created_at)`,
-      values,
-    );
-    return;
-  }
-  await driver.run(`DELETE FROM ${d.quote(names.flows)} WHERE target = $1`, [names.target]);
-  await driver.run(`INSERT INTO ${d.quote(names.flows)} VALUES ($1, $2, $3, CAST($4 AS ${d.types.timestamptz}))`, values);
 }

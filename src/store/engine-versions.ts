@@ -1,6 +1,6 @@
 import type { Driver, TableVersion } from '../dialects/driver.js';
+import { commitOfLabel } from './commit-labels.js';
 import type { StoreNames } from './names.js';
-import { commitOfLabel } from './recovery.js';
 
 /** One engine version of the target and the scdkit commit that wrote it. */
 export interface CommitVersion {
@@ -12,7 +12,7 @@ export interface CommitVersion {
  * The engine versions of the target that scdkit commits wrote and that still stand, oldest first
  * (an engine that versions its tables, and records their changes: Delta). A commit may write the
  * target in one version or none. The versions a restore undid (an interrupted commit put back by
- * store/recovery.ts, or a person's RESTORE) are left out, and so are the restore's own, whose
+ * execute/delta/recovery.ts, or a person's RESTORE) are left out, and so are the restore's own, whose
  * recorded changes re-add and remove files rather than rows.
  */
 export function standingVersions(target: string, history: TableVersion[]): CommitVersion[] {

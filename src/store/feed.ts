@@ -1,3 +1,4 @@
+import { requireCapability } from '../dialects/capabilities.js';
 import { sqlString } from '../dialects/dialect.js';
 import type { ColumnInfo, Driver } from '../dialects/driver.js';
 import type { Flow } from '../flow/flow.js';
@@ -150,7 +151,7 @@ export async function feedSql(driver: Driver, names: StoreNames, shape: FeedShap
 async function engineFeedSql(driver: Driver, names: StoreNames, shape: FeedShape): Promise<string> {
   const d = driver.dialect;
   const q = d.quote;
-  if (!d.tableChanges) throw new Error(`the ${d.name} dialect records changes (capabilities.changeFeed) but gives no tableChanges`);
+  requireCapability(d, 'tableChanges', 'the change feed the engine records (capabilities.changeFeed)');
   const versions = await commitVersions(driver, names);
   const cols = shape.cols.map((c) => `c.${q(c)}`).join(', ');
   if (!versions.length)

@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
+import { hasCapability, requireCapability } from '../../src/dialects/capabilities.js';
 import { rowIdOf } from '../../src/dialects/dialect.js';
 import { firstOfEachSql } from '../../src/dialects/first-of-each.js';
 import { sparkDialect } from '../../src/dialects/spark/spark-dialect.js';
 import { executorFor } from '../../src/execute/executor.js';
 import { defineFlow } from '../../src/flow/load.js';
 import { duckdbDialect, postgresDialect } from '../../src/index.js';
-import { relogSql } from '../../src/plan/events-sql.js';
+import { relogSelectSql } from '../../src/plan/events-sql.js';
 import { stateChange } from '../../src/plan/key-state-sql.js';
 import type { ColumnModel } from '../../src/plan/model.js';
 import { validSql } from '../../src/plan/new-events-sql.js';
@@ -47,13 +48,23 @@ describe('dialect capabilities', () => {
 
   it('one row of each group: DISTINCT ON where the dialect has it, a numbering where not, refused by name where the numbering has no names', () => {
     const flow = defineFlow({ target: 'dim', keys: ['id'], sequenceBy: ['ts', 'n'] });
-    expect(relogSql(flow, model, duckdbDialect, 'a', 'b')).toMatch(/SELECT DISTINCT ON \(/);
-    const spark = relogSql(flow, model, sparkDialect, 'a', 'b');
+    expect(relogSelectSql(flow, model, duckdbDialect, 'a')).toMatch(/SELECT DISTINCT ON \(/);
+    const spark = relogSelectSql(flow, model, sparkDialect, 'a');
     expect(spark).not.toMatch(/DISTINCT ON/);
     expect(spark).toMatch(/row_number\(\) OVER \(PARTITION BY e\.`id`, .* ORDER BY e\.`__scd_commit`\) AS `__scd_rn`/);
     const query = { columns: ['v.*'], from: 't v', partition: ['v.k'], order: ['v.s DESC'] };
     expect(firstOfEachSql(postgresDialect, query)).toBe('SELECT DISTINCT ON (v.k) v.* FROM t v ORDER BY v.k, v.s DESC');
     expect(() => firstOfEachSql(sparkDialect, query)).toThrow(/the spark dialect lacks distinctOn, and this query names no columns/);
+  });
+
+  it('a step that needs a capability or a hook the dialect lacks is refused naming the step, what it needs and the dialect', () => {
+    const noMerge = { ...duckdbDialect, name: 'lakehouse', capabilities: { ...duckdbDialect.capabilities, merge: false } };
+    expect(hasCapability(duckdbDialect, 'merge')).toBe(true);
+    expect(hasCapability(noMerge, 'merge')).toBe(false);
+    expect(() => requireCapability(noMerge, 'merge', 'the fold of a compaction')).toThrow('the fold of a compaction needs merge, which the lakehouse dialect lacks');
+    // A hook: DuckDB keeps no table versions, Spark (Delta) does.
+    expect(() => requireCapability(duckdbDialect, 'tableAtVersion', 'time travel')).toThrow('time travel needs tableAtVersion, which the duckdb dialect lacks');
+    expect(() => requireCapability(sparkDialect, 'tableAtVersion', 'time travel')).not.toThrow();
   });
 
   it('a row id is never made up', () => {

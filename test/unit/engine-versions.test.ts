@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { commitLabel, commitOfLabel } from '../../src/store/commit-labels.js';
 import { standingVersions, versionAfter } from '../../src/store/engine-versions.js';
-import { commitLabel, commitOfLabel } from '../../src/store/recovery.js';
 
 const label = (n: number, target = 'dim') => commitLabel(target, n);
 

@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { sparkDialect } from '../../src/dialects/spark/spark-dialect.js';
-import { SENT_WHOLE_VALUES } from '../../src/execute/delta-executor.js';
-import { executorFor } from '../../src/execute/executor.js';
+import { SENT_WHOLE_VALUES } from '../../src/execute/delta/merge-source.js';
+import { LOOK_BACK } from '../../src/execute/delta/recovery.js';
+import { executorFor, stagesWhileLocking, writesMayRunAtOnce } from '../../src/execute/executor.js';
 import type { StateChange } from '../../src/execute/state-change.js';
 import type { TargetChange } from '../../src/execute/target-change.js';
 import { type Dialect, type Driver, duckdbDialect, postgresDialect } from '../../src/index.js';
+import type { FlowRecord } from '../../src/store/catalog.js';
 import { storeNames } from '../../src/store/names.js';
-import { LOOK_BACK } from '../../src/store/recovery.js';
 
 /**
  * A commit's executor is chosen by the dialect's capabilities: the transactional one writes the
@@ -54,19 +55,25 @@ function recording(d: Dialect, label: string | null = null) {
 }
 
 describe('the executor of a commit', () => {
-  it('is chosen by capabilities: transactional for DuckDB and PostgreSQL, Delta for Spark', () => {
-    expect(executorFor(duckdbDialect).kind).toBe('transactional');
-    expect(executorFor(postgresDialect).kind).toBe('transactional');
-    expect(executorFor(sparkDialect).kind).toBe('delta');
+  it('is chosen by capabilities, and says what the engine guarantees: transactions for DuckDB and PostgreSQL, versioned labelled commits for Spark', () => {
+    const transactional = { transactions: true, versionedTables: false, labelledCommits: false };
+    expect(executorFor(duckdbDialect).guarantees).toEqual(transactional);
+    expect(executorFor(postgresDialect).guarantees).toEqual(transactional);
+    expect(executorFor(sparkDialect).guarantees).toEqual({ transactions: false, versionedTables: true, labelledCommits: true });
+    // What the plan derives from them: staging while the lock is taken, writes at once.
+    expect([stagesWhileLocking(executorFor(duckdbDialect).guarantees), writesMayRunAtOnce(executorFor(duckdbDialect).guarantees)]).toEqual([false, false]);
+    expect([stagesWhileLocking(executorFor(sparkDialect).guarantees), writesMayRunAtOnce(executorFor(sparkDialect).guarantees)]).toEqual([true, true]);
+    // Labelled commits without their order mattering are what lets writes run at once, not the lack of a transaction alone.
+    expect(writesMayRunAtOnce({ transactions: false, versionedTables: true, labelledCommits: false })).toBe(false);
   });
 
   it('an engine without transactions and without MERGE is refused by name, with what it lacks', () => {
     // A dialect like Spark's with one thing less (its row id is a getter that throws: not spread).
     const like = (over: Partial<Dialect>) => Object.assign(Object.create(sparkDialect), over) as Dialect;
     const lacking = like({ name: 'nosql', capabilities: { ...sparkDialect.capabilities, merge: false } });
-    expect(() => executorFor(lacking)).toThrow(/no executor for the nosql dialect: without transactions, a commit needs merge/);
+    expect(() => executorFor(lacking)).toThrow('a commit without transactions (each write one MERGE) needs merge, which the nosql dialect lacks');
     const unlabelled = like({ name: 'plain', commitLabel: undefined });
-    expect(() => executorFor(unlabelled)).toThrow(/no executor for the plain dialect: .* needs commitLabel/);
+    expect(() => executorFor(unlabelled)).toThrow('a commit without transactions (each write labelled) needs commitLabel, which the plain dialect lacks');
   });
 
   it('transactional: a delete, an update of the closes and an insert, each only when the counts give it rows', () => {
@@ -194,7 +201,7 @@ describe('the executor of a commit', () => {
 
   it('Delta: a driver without pinned reads is refused by name', async () => {
     const { driver } = recording(sparkDialect);
-    await expect(executorFor(sparkDialect).pinReads(driver, storeNames('dim'))).rejects.toThrow(/the spark driver has no pinReads/);
+    await expect(executorFor(sparkDialect).pinReads(driver, storeNames('dim'))).rejects.toThrow('a commit without transactions needs pinReads, which the spark driver lacks');
   });
 
   it("transactional: the key state loses the recomputed keys' rows (by row id where they carry it), then gets the new ones", () => {
@@ -239,15 +246,10 @@ describe('the executor of a commit', () => {
     const { log, driver } = timed(duckdbDialect);
     await executorFor(duckdbDialect).runWrites(driver, [['state-a', 'state-b'], ['target']]);
     expect(log).toEqual(['start state-a', 'end state-a', 'start state-b', 'end state-b', 'start target', 'end target']);
-    expect(executorFor(duckdbDialect).writesAtOnce).toBe(false);
-    // A transaction keeps its scratch to the end; Delta drops it before the commit record.
-    expect(executorFor(duckdbDialect).scratchBeforeRecord).toBe(false);
-    expect(executorFor(sparkDialect).scratchBeforeRecord).toBe(true);
   });
 
   it('Delta: independent groups of writes at once (each in order), all ended before a failure is thrown', async () => {
     const x = executorFor(sparkDialect);
-    expect(x.writesAtOnce).toBe(true);
     const { log, driver } = timed(sparkDialect);
     await x.runWrites(driver, [['state-merge-long', 'state-2'], ['target']]);
     // The target's write starts before the key state's first has ended; each group stays in order.
@@ -256,5 +258,74 @@ describe('the executor of a commit', () => {
     const failing = timed(sparkDialect, 'target');
     await expect(x.runWrites(failing.driver, [['state-merge-long'], ['target']])).rejects.toThrow('target failed');
     expect(failing.log).toContain('end state-merge-long');
+  });
+});
+
+describe("the log's rewrites and the flow record: one change each, whole in a transaction or in one write", () => {
+  /** A driver that records each statement with its parameters; pinned reads name each table `<name>@pinned`. */
+  function recorder(d: Dialect) {
+    const sent: Array<{ sql: string; params?: unknown[] }> = [];
+    const driver = {
+      dialect: d,
+      run: async (sql: string, params?: unknown[]) => void sent.push({ sql, ...(params && { params }) }),
+      pinReads: async (tables: string[]) => Object.fromEntries(tables.map((t) => [t, `${t}@pinned`])),
+    } as unknown as Driver;
+    return { sent, driver };
+  }
+  const record = { model: [], settings: { keys: ['id'] } } as unknown as FlowRecord;
+  const fold = (d: Dialect) => ({
+    log: d.quote('_scd_dim_events'),
+    keys: [d.quote('id')],
+    keysTable: d.quote('_scd_keys'),
+    columns: [d.quote('id'), d.quote('v')],
+    folds: ['SELECT 1, 2', 'SELECT 3, 4'],
+    old: { column: d.quote('ts'), below: 'CAST($1 AS BIGINT)' },
+    params: [10],
+  });
+
+  it('transactional: the log replaced by a new table, the state made anew, the fold as a delete and inserts, the record deleted and inserted', async () => {
+    const x = executorFor(duckdbDialect);
+    const { sent, driver } = recorder(duckdbDialect);
+    const names = storeNames('dim');
+    expect(await x.replaceLog(driver, names, { select: 'SELECT 1', columns: ['"id"'] })).toBe(names);
+    await x.emptyState(driver, names, 'CREATE TABLE state');
+    await x.foldLog(driver, fold(duckdbDialect));
+    await x.writeFlowRecord(driver, names, record, '2026-01-01T00:00:00Z');
+    const sql = sent.map((s) => s.sql.replace(/\s+/g, ' '));
+    expect(sql.slice(0, 4)).toEqual([
+      'DROP TABLE IF EXISTS "_scd_dim_events_rebuild"',
+      'CREATE TABLE "_scd_dim_events_rebuild" AS SELECT 1',
+      'DROP TABLE "_scd_dim_events"',
+      'ALTER TABLE "_scd_dim_events_rebuild" RENAME TO "_scd_dim_events"',
+    ]);
+    expect(sql.slice(4, 6)).toEqual(['DROP TABLE IF EXISTS "_scd_dim_keys"', 'CREATE TABLE state']);
+    expect(sql[6]).toMatch(
+      /^DELETE FROM "_scd_dim_events" WHERE .* AND "ts" < CAST\(\$1 AS BIGINT\) AND EXISTS \(SELECT 1 FROM "_scd_keys" k WHERE k\."id" = "_scd_dim_events"\."id"\)$/,
+    );
+    expect(sent[6]!.params).toEqual([10]);
+    expect(sql.slice(7, 9)).toEqual(['INSERT INTO "_scd_dim_events" ("id", "v") SELECT 1, 2', 'INSERT INTO "_scd_dim_events" ("id", "v") SELECT 3, 4']);
+    expect(sql.slice(9).map((s) => s.split(' ')[0])).toEqual(['DELETE', 'INSERT']);
+    expect(sent[10]!.params).toEqual(['dim', JSON.stringify(record.model), JSON.stringify(record.settings), '2026-01-01T00:00:00Z']);
+  });
+
+  it('Delta: each change one write (an overwrite, a delete, a MERGE, a MERGE) of the pinned table, and the log read again after its overwrite', async () => {
+    const x = executorFor(sparkDialect);
+    const { sent, driver } = recorder(sparkDialect);
+    const names = await x.pinReads(driver, storeNames('dim'));
+    const after = await x.replaceLog(driver, names, { select: 'SELECT 1', columns: ['`id`'] });
+    expect(after.writes?.events).toBe('_scd_dim_events@pinned');
+    await x.emptyState(driver, names, 'CREATE TABLE state');
+    await x.foldLog(driver, { ...fold(sparkDialect), log: '`_scd_dim_events@pinned`' });
+    await x.writeFlowRecord(driver, names, record, '2026-01-01T00:00:00Z');
+    const writes = sent.map((s) => s.sql).filter((s) => !/^CREATE (OR REPLACE )?(TEMP|TEMPORARY)|CACHE/i.test(s));
+    expect(writes.map((s) => s.split(/\s+/).slice(0, 2).join(' '))).toEqual(['INSERT OVERWRITE', 'DELETE FROM', 'MERGE INTO', 'MERGE INTO']);
+    expect(writes[0]).toContain('SELECT `id` FROM');
+    expect(writes[1]).not.toContain('_scd_dim_events');
+    expect(writes[2]).toMatch(/WHEN MATCHED THEN DELETE\s+WHEN NOT MATCHED AND s\.`__scd_fold` THEN INSERT \(`id`, `v`\)/);
+    expect(writes[2]).toContain('l.`ts` < CAST($1 AS BIGINT)');
+    expect(sent.find((s) => s.sql === writes[2])!.params).toEqual([10]);
+    expect(writes[3]).toMatch(/^MERGE INTO `_scd_flows` f/);
+    // No DROP anywhere: a Delta table goes back by RESTORE, not by being made anew.
+    expect(sent.some((s) => /^DROP TABLE/.test(s.sql))).toBe(false);
   });
 });

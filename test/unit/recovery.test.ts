@@ -7,8 +7,9 @@
 import { describe, expect, it } from 'vitest';
 import type { Driver, TableVersion } from '../../src/dialects/driver.js';
 import { sparkDialect } from '../../src/dialects/spark/spark-dialect.js';
+import { dropUnfinishedCreation, interruptedBy, LOOK_BACK, latestWrites, undoInterruptedCommit, versionBefore } from '../../src/execute/delta/recovery.js';
+import { commitLabel } from '../../src/store/commit-labels.js';
 import { storeNames } from '../../src/store/names.js';
-import { commitLabel, dropUnfinishedCreation, interruptedBy, LOOK_BACK, latestWrites, undoInterruptedCommit, versionBefore } from '../../src/store/recovery.js';
 
 const names = storeNames('dim');
 const label = (n: number) => commitLabel('dim', n);

@@ -33,7 +33,7 @@ const q = sparkDialect.quote;
  * What differs from the transactional engines, and where it is handled:
  * - No multi-statement transaction: `transaction` runs its work as it comes; each write is a
  *   Delta commit of its own, the target's one MERGE among them, and the commit record last
- *   (plan/apply.ts recovers an interrupted commit from that order, store/recovery.ts).
+ *   (plan/apply.ts recovers an interrupted commit from that order, execute/delta/recovery.ts).
  * - No advisory lock: a lease row in a Delta table (spark-lock.ts), renewed while the commit works,
  *   ended by the commit's record or given back when the work ends; a write after the lease may have
  *   run out is refused.
@@ -62,10 +62,11 @@ export class SparkDriver implements Driver {
   private readonly deferred: Array<{ sql: string; makes: string }> = [];
   /**
    * Whether the last discardScratch dropped every view and none was made since: a commit's scratch
-   * may go before its record (CommitExecutor.scratchBeforeRecord), and the drop at its end then
-   * sends nothing.
+   * may go before its record (scratchSlowsWrites), and the drop at its end then sends nothing.
    */
   private scratchGone = false;
+  /** Every write by name has the cache manager look through each cached plan, and a walk's cached plans carry their whole lineage. */
+  readonly scratchSlowsWrites = true;
 
   private constructor(
     private readonly client: SparkConnectClient,
@@ -321,7 +322,7 @@ export class SparkDriver implements Driver {
    * that may follow in the session are the lease's, a table source's watermark (after the commit
    * record), and the next commit's, which sets its own label before its first write of a target's
    * table (a recovery's RESTORE before it keeps the interrupted commit's label, which is the one it
-   * undoes: store/recovery.ts).
+   * undoes: execute/delta/recovery.ts).
    */
   async transaction<T>(fn: () => Promise<T>): Promise<T> {
     let succeeded = false;
@@ -394,7 +395,7 @@ export class SparkDriver implements Driver {
 
   /**
    * The staged input is made before this returns, not with the next query: staging runs while the
-   * target's lease is taken (CommitExecutor.locksWhileStaging), so its work overlaps the lease's
+   * target's lease is taken (execute/executor.ts stagesWhileLocking), so its work overlaps the lease's
    * instead of following it.
    */
   async stageFiles(files: InputFile[], table: string, rejects: string): Promise<StagedFiles> {

@@ -1,4 +1,5 @@
 import type { Driver } from '../../dialects/driver.js';
+import { writesMayRunAtOnce } from '../../execute/executor.js';
 import { TIED_KEYS_LISTED } from '../../store/commits.js';
 import { TMP } from '../../store/names.js';
 import { appendEventsSql } from '../events-sql.js';
@@ -39,7 +40,7 @@ export async function applyChanges(
   // (every key simple: no walk, no ties to count), the append goes with the target's and the key
   // state's writes; otherwise now, before the scratch that reads the log (which a write to the
   // log would have the engine compute again: docs/decisions/0091-the-logs-append-with-the-writes-when-nothing-reads-it.md).
-  const appendWithWrites = executor.writesAtOnce && !truncated && keys.walked === 0;
+  const appendWithWrites = writesMayRunAtOnce(executor.guarantees) && !truncated && keys.walked === 0;
   if (news.applied > 0 && !appendWithWrites) await driver.run(appendEventsSql(model, d, names), [version]);
   const logAppend = news.applied > 0 && appendWithWrites ? [appendEventsSql(model, d, names, version)] : [];
   // Only a walked (not simple) key's events, or a truncate, can tie.

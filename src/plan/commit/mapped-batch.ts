@@ -1,5 +1,4 @@
 import type { ColumnInfo } from '../../dialects/driver.js';
-import { writeFlowRecord } from '../../store/catalog.js';
 import { type StoreNames, storeNames, TMP } from '../../store/names.js';
 import type { StagedColumn } from '../../typing/cast.js';
 import { sourceColumnsOf } from '../../typing/staged-types.js';
@@ -67,7 +66,7 @@ async function createTarget(ctx: CommitContext, batch: BatchModel, model: Column
       driver,
       step.map((sql) => [sql]),
     );
-  await writeFlowRecord(driver, names, { model, settings: batch.settings }, batch.at);
+  await executor.writeFlowRecord(driver, names, { model, settings: batch.settings }, batch.at);
 }
 
 /** How each source column of the staged table is held now (a snapshot's prepare may add columns). */

@@ -6,7 +6,7 @@ import type { BatchFates, BatchModel, CommitContext, MappedBatch, NewEvents, Sta
 
 /**
  * The commit's result, recorded: the commit record is the last write of the commit proper
- * (store/recovery.ts: a commit is done when it is there); spec.finish's writes come before it, and
+ * (execute/delta/recovery.ts: a commit is done when it is there); spec.finish's writes come before it, and
  * only a write whose loss loses no event after it (spec.afterRecord).
  */
 export async function recordResult(
@@ -20,7 +20,7 @@ export async function recordResult(
   news: NewEvents,
   changes: AppliedChanges,
 ): Promise<ApplyResult> {
-  const { driver, spec, executor } = ctx;
+  const { driver, spec } = ctx;
   const { version } = target;
   const result: ApplyResult = {
     version,
@@ -43,7 +43,7 @@ export async function recordResult(
   ctx.progress(`recording commit ${version}`);
   // Nothing reads the scratch now; where holding it makes every later write dearer, it goes
   // first (a failure to drop it loses nothing: withScratch tries again at the end).
-  if (executor.scratchBeforeRecord) await discardCommitScratch(driver).catch(() => undefined);
+  if (driver.scratchSlowsWrites) await discardCommitScratch(driver).catch(() => undefined);
   await spec.finish?.(driver, version);
   await recordCommit(driver, mapped.names, result);
   await spec.afterRecord?.(driver, version);

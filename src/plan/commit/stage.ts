@@ -1,4 +1,5 @@
 import { allEnded } from '../../dialects/all-ended.js';
+import { stagesWhileLocking } from '../../execute/executor.js';
 import type { Flow } from '../../flow/flow.js';
 import { lockRecords } from '../../store/commits.js';
 import { storeNames, TMP } from '../../store/names.js';
@@ -9,12 +10,12 @@ import type { CommitContext, StagedInput } from './commit-state.js';
 /**
  * Staging writes only temporary tables: it runs before the transaction, so that a reader that
  * refuses a file does not abort one. Where the lock is a write of its own instead (Spark's lease:
- * CommitExecutor.locksWhileStaging), the input is staged inside, while the lock is taken.
+ * stagesWhileLocking), the input is staged inside, while the lock is taken.
  */
 export async function stageBeforeTransaction(ctx: CommitContext): Promise<StagedBatch | undefined> {
   const { spec } = ctx;
   ctx.progress(`reading ${spec.inputs.length === 1 ? spec.inputs[0] : `${spec.inputs.length} inputs`}`);
-  return ctx.executor.locksWhileStaging ? undefined : await spec.stage(ctx.driver);
+  return stagesWhileLocking(ctx.executor.guarantees) ? undefined : await spec.stage(ctx.driver);
 }
 
 /**

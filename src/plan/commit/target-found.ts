@@ -9,7 +9,7 @@ import type { CommitContext, StagedInput, TargetFound } from './commit-state.js'
  * Under the lock: the flow record, this commit's number, whether an earlier commit counted ties,
  * and what was staged and rejected, in one query; then what the executor does before the first
  * write (without transactions: an interrupted commit's writes undone, this one's labelled;
- * store/recovery.ts). The reader's count of records must be what was staged and rejected.
+ * execute/delta/recovery.ts). The reader's count of records must be what was staged and rejected.
  */
 export async function findTarget(ctx: CommitContext, flow: Flow, input: StagedInput): Promise<TargetFound> {
   const { driver, executor } = ctx;

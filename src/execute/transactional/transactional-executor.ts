@@ -1,7 +1,9 @@
-import { type Dialect, insertOrder } from '../dialects/dialect.js';
-import type { CommitExecutor } from './executor.js';
-import { type StateChange, stateInsertSql } from './state-change.js';
-import type { TargetChange } from './target-change.js';
+import { type Dialect, insertOrder } from '../../dialects/dialect.js';
+import { flowRecordValues } from '../../store/catalog.js';
+import { OP, OP_TRUNCATE } from '../../store/target-columns.js';
+import type { CommitExecutor } from '../executor.js';
+import { type StateChange, stateInsertSql } from '../state-change.js';
+import type { TargetChange } from '../target-change.js';
 
 /**
  * The executor of an engine with transactions (DuckDB, PostgreSQL): the whole commit is one
@@ -12,9 +14,8 @@ import type { TargetChange } from './target-change.js';
  * a row, not the row), the rest inserted.
  */
 export const transactionalExecutor: CommitExecutor = {
-  kind: 'transactional',
-  // The lock is the transaction's, and staging runs before it (a reader that refuses a file must not abort it).
-  locksWhileStaging: false,
+  // The whole commit one transaction; a table keeps no earlier version scdkit reads (its own change feed does).
+  guarantees: { transactions: true, versionedTables: false, labelledCommits: false },
   look: async () => undefined,
   begin: async () => ({ undone: [] }),
   beforeCreate: async () => {},
@@ -26,12 +27,41 @@ export const transactionalExecutor: CommitExecutor = {
   // The recomputed keys' rows go, then their new rows come (the lock keeps the state as read).
   stateWrites: (d, change) => [...(change.empty ? [] : [forgetKeysSql(d, change)]), stateInsertSql(d, change)],
   // One transaction runs one statement at a time.
-  writesAtOnce: false,
   async runWrites(driver, groups) {
     for (const sql of groups.flat()) await driver.run(sql);
   },
-  // Inside the transaction DuckDB keeps a dropped table until COMMIT anyway: it goes after.
-  scratchBeforeRecord: false,
+  // A new table takes the log's place.
+  async replaceLog(driver, names, rewrite) {
+    const q = driver.dialect.quote;
+    const relogged = `${names.events}_rebuild`;
+    await driver.run(`DROP TABLE IF EXISTS ${q(relogged)}`);
+    await driver.run(`CREATE TABLE ${q(relogged)} AS\n${rewrite.select}`);
+    await driver.run(`DROP TABLE ${q(names.events)}`);
+    await driver.run(`ALTER TABLE ${q(relogged)} RENAME TO ${q(names.events)}`);
+    return names;
+  },
+  // Made anew: its key columns may have changed.
+  async emptyState(driver, names, create) {
+    await driver.run(`DROP TABLE IF EXISTS ${driver.dialect.quote(names.state)}`);
+    await driver.run(create);
+  },
+  // The folded keys' old events out (truncates stay: keys left unfolded still need them, and on
+  // folded keys they change nothing), then each fold in.
+  async foldLog(driver, fold) {
+    const q = driver.dialect.quote;
+    const { log, keys, keysTable, columns, folds, old, params } = fold;
+    await driver.run(
+      `DELETE FROM ${log} WHERE ${q(OP)} <> ${OP_TRUNCATE} AND ${old.column} < ${old.below}
+         AND EXISTS (SELECT 1 FROM ${keysTable} k WHERE ${keys.map((k) => `k.${k} = ${log}.${k}`).join(' AND ')})`,
+      params,
+    );
+    for (const select of folds) await driver.run(`INSERT INTO ${log} (${columns.join(', ')}) ${select}`);
+  },
+  async writeFlowRecord(driver, names, record, at) {
+    const d = driver.dialect;
+    await driver.run(`DELETE FROM ${d.quote(names.flows)} WHERE target = $1`, [names.target]);
+    await driver.run(`INSERT INTO ${d.quote(names.flows)} VALUES ($1, $2, $3, CAST($4 AS ${d.types.timestamptz}))`, flowRecordValues(names, record, at));
+  },
 };
 
 /** The delete of the recomputed keys' rows of the state. */

@@ -1,12 +1,14 @@
-import type { Driver, TableVersion } from '../dialects/driver.js';
-import type { StoreNames } from './names.js';
+import type { Driver, TableVersion } from '../../dialects/driver.js';
+import { commitLabel, commitOfLabel } from '../../store/commit-labels.js';
+import type { StoreNames } from '../../store/names.js';
 
 /**
  * How a commit is made whole on an engine without multi-statement transactions (Delta Lake),
  * where each write of a commit is a Delta commit of its own (docs/SPARK.md "Crashes"):
  *
  * - every write of scdkit commit N carries the label commitLabel(target, N) as its Delta
- *   `userMetadata` (set for the session while the commit writes; visible in DESCRIBE HISTORY);
+ *   `userMetadata` (set for the session while the commit writes; visible in DESCRIBE HISTORY;
+ *   store/commit-labels.ts);
  * - the commit record (the `_scd_commits` row) is written last: a commit is done when, and only
  *   when, its record is there;
  * - the next commit of the target (under the target's lease) looks for writes of a commit without
@@ -21,19 +23,6 @@ import type { StoreNames } from './names.js';
  * The state is a function of the events (SEMANTICS §3): back at commit N - 1, the next apply
  * computes what commit N would have, from the same inputs.
  */
-export function commitLabel(target: string, version: number): string {
-  return `scdkit commit ${version} of ${target}`;
-}
-
-/** The scdkit commit a write labelled `label` belongs to, if it is one of `target`'s. */
-export function commitOfLabel(target: string, label: string | null): number | undefined {
-  const prefix = 'scdkit commit ';
-  const suffix = ` of ${target}`;
-  if (!label?.startsWith(prefix) || !label.endsWith(suffix)) return undefined;
-  const n = label.slice(prefix.length, label.length - suffix.length);
-  return /^[1-9][0-9]*$/.test(n) ? Number(n) : undefined;
-}
-
 /** The tables of one target that a commit writes, each a Delta table of its own. */
 function targetTables(names: StoreNames): string[] {
   return [names.events, names.quarantine, names.state, names.target];
