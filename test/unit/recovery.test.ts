@@ -1,5 +1,5 @@
 /**
- * Finding and undoing an interrupted commit on Delta (store/recovery.ts) when the target's tables
+ * Finding and undoing an interrupted commit on Delta (execute/delta/recovery.ts) when the target's tables
  * also hold Delta commits scdkit did not make: an OPTIMIZE (a person's job, Databricks' predictive
  * optimization) carries no label and changes no row, and must not hide an interrupted commit's
  * writes under it. The Spark suite checks the same against a server (spark-maintenance.suite.ts).
