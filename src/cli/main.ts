@@ -26,6 +26,7 @@ import { TIED_KEYS_LISTED } from '../store/commits.js';
 import { initFlow } from './init.js';
 import { changeText, commitsCsv, logView, statusText } from './log-view.js';
 import { plural, renderTable } from './print.js';
+import { profileTable } from './profile.js';
 import { terminalText } from './terminal-text.js';
 import { watch } from './watch.js';
 
@@ -222,11 +223,18 @@ export function buildProgram(): Command {
     .option('--json', 'print the result of each commit as one JSON line')
     .option('--no-wait', 'fail at once when another commit (of any process) is changing the same target (default: wait for it)')
     .option('--dry-run', 'print the statements the commit would run and what it would do, changing nothing (its transaction is rolled back)')
+    .option('--profile', "after each commit, print where its time went, step by step, with each step's rows (stderr; --json has them as `steps`)")
     .action(
-      async (flowFile: string, opts: { db?: string; input?: string[]; each?: boolean; watch?: boolean; interval: string; json?: boolean; wait?: boolean; dryRun?: boolean }) => {
+      async (
+        flowFile: string,
+        opts: { db?: string; input?: string[]; each?: boolean; watch?: boolean; interval: string; json?: boolean; wait?: boolean; dryRun?: boolean; profile?: boolean },
+      ) => {
         const flow = loadFlowFile(flowFile);
         const progress = opts.json ? undefined : (m: string) => process.stderr.write(`  ${m}\n`);
-        const print = (result: ApplyResult) => process.stdout.write(opts.json ? JSON.stringify(result) + '\n' : summary(result) + '\n');
+        const print = (result: ApplyResult) => {
+          process.stdout.write(opts.json ? JSON.stringify(result) + '\n' : summary(result) + '\n');
+          if (opts.profile && result.steps) process.stderr.write(profileTable(result.version, result.steps));
+        };
         if (opts.dryRun) return printDryRun(flow, opts, progress);
         if (opts.input?.length) {
           if (opts.watch) throw new ScdError('USAGE', "--watch follows the flow's source.path, not --input files", { fix: 'drop --input' });

@@ -44,6 +44,18 @@ export interface CommitResult {
    * `SELECT * FROM target VERSION AS OF deltaVersion` is the target as this commit left it.
    */
   deltaVersion?: number;
+  /**
+   * Where an apply's time went (`scd apply --profile`, `--json`), step by step in the order they
+   * ran; not stored.
+   */
+  steps?: CommitStep[];
+}
+
+/** One step of a commit: its name, its wall time, and the rows it produced where it counts them. */
+export interface CommitStep {
+  step: string;
+  ms: number;
+  rows?: number;
 }
 
 /** How many tied keys a commit's result lists (CommitResult.tiedKeys); `ties` counts them all. */
