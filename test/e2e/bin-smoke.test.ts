@@ -16,11 +16,11 @@ beforeAll(() => {
 });
 afterAll(() => tmp.cleanup());
 
-/** bin/scd ARGS in `dir`; the same in-process must print the same (a summary's duration aside). */
+/** bin/scd ARGS in `dir`; the same in-process must print the same (durations aside). */
 async function both(args: string[]): Promise<RunResult> {
   const real = await scdProcess(args, dir);
   const here = await scd(args, dir);
-  const timeless = (r: RunResult) => ({ ...r, stdout: r.stdout.replace(/\(\d+ ms\)|"durationMs":\d+/g, 'MS') });
+  const timeless = (r: RunResult) => ({ ...r, stdout: r.stdout.replace(/\(\d+ ms\)|"durationMs":\d+|"ms":\d+/g, 'MS') });
   expect(timeless(here), `in-process scd ${args.join(' ')}`).toEqual(timeless(real));
   return real;
 }

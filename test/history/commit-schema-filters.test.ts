@@ -41,7 +41,12 @@ for (const engine of engines) {
     it('the commit log is the ApplyResult of each commit, field for field (camelCase, inputs an array, expectations an object)', () =>
       withEngine(engine.open, async (driver) => {
         const results = [];
-        for (const b of BATCHES) results.push(await applyRows(driver, FLOW, b));
+        // An apply's steps (its timings) are the result's, never stored: the log is the rest.
+        for (const b of BATCHES) {
+          const { steps, ...result } = await applyRows(driver, FLOW, b);
+          expect(steps?.length).toBeGreaterThan(0);
+          results.push(result);
+        }
         results.push(await rebuild(driver, FLOW));
         const log = await readCommitLog(driver, FLOW);
         expect(log).toEqual([...results].reverse());
@@ -128,7 +133,8 @@ for (const engine of engines) {
         results.push(await applyRows(driver, FLOW, [{ id: null, tier: 'x', seq: 1, op: 'U' }])); // quarantined: a null key
         const s = await flowStatus(driver, FLOW);
         expect(s).toMatchObject({ applied: true, keys: ['id'], rows: 5, distinctKeys: 4, currentRows: 3, commits: 3, quarantined: 1, events: 6 });
-        expect(s.lastCommit).toEqual(results[2]);
+        const { steps: _steps, ...lastResult } = results[2]!;
+        expect(s.lastCommit).toEqual(lastResult);
         expect(s.pendingFiles).toBeUndefined(); // the flow has no source folder
       }));
   });
