@@ -53,11 +53,7 @@ async function commit(driver: Driver, flow: Flow, spec: CommitSpec): Promise<App
 async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, started: number): Promise<ApplyResult> {
   const ctx: CommitContext = { driver, spec, executor: executorFor(driver.dialect), progress: spec.progress ?? (() => {}) };
   const clock = new StepClock();
-  const stagedFirst = await clock.time(
-    'stage',
-    () => stageBeforeTransaction(ctx),
-    (s) => s?.records ?? 0,
-  );
+  const stagedFirst = await clock.time('stage', () => stageBeforeTransaction(ctx), 'records');
   // A batch of few records, none of which can reach every key (a truncate, a snapshot's implied
   // deletes): its commit's results are small too (Driver.transaction's `small`).
   const records = stagedFirst?.records;
@@ -69,26 +65,10 @@ async function stageAndCommit(driver: Driver, flow: Flow, spec: CommitSpec, star
       const { input, waitedMs } = await clock.time(locking, () => stageUnderLock(ctx, flow, stagedFirst));
       const target = await clock.time('target', () => findTarget(ctx, flow, input));
       const batch = await clock.time('types', () => modelBatch(ctx, flow, input, target));
-      const mapped = await clock.time(
-        'events',
-        () => mapToEvents(ctx, input, target, batch),
-        (m) => m.stagedRows,
-      );
-      const fates = await clock.time(
-        'fates',
-        () => decideFates(ctx, batch.flow, input, target, mapped),
-        (f) => f.validEvents,
-      );
-      const keys = await clock.time(
-        'keys',
-        () => findKeys(ctx, batch.flow, mapped, fates),
-        (k) => k.keys,
-      );
-      const news = await clock.time(
-        'new events',
-        () => findNewEvents(ctx, batch.flow, input, mapped, fates, keys),
-        (n) => n.applied,
-      );
+      const mapped = await clock.time('events', () => mapToEvents(ctx, input, target, batch), 'stagedRows');
+      const fates = await clock.time('fates', () => decideFates(ctx, batch.flow, input, target, mapped), 'validEvents');
+      const keys = await clock.time('keys', () => findKeys(ctx, batch.flow, mapped, fates), 'keys');
+      const news = await clock.time('new events', () => findNewEvents(ctx, batch.flow, input, mapped, fates, keys), 'applied');
       const changes = await clock.time(
         'changes',
         () => applyChanges(ctx, batch, target, mapped, fates, keys, news),

@@ -8,10 +8,15 @@ import type { CommitStep } from '../../store/commits.js';
 export class StepClock {
   readonly steps: CommitStep[] = [];
 
-  async time<T>(step: string, run: () => Promise<T>, rows?: (out: T) => number): Promise<T> {
+  /** Run `step`; `rows`: how many rows it produced, as a count its output holds or a function of it. */
+  async time<T>(step: string, run: () => Promise<T>, rows?: CountOf<T> | ((out: T) => number)): Promise<T> {
     const started = performance.now();
     const out = await run();
-    this.steps.push({ step, ms: Math.round(performance.now() - started), ...(rows && { rows: rows(out) }) });
+    const count = typeof rows === 'function' ? rows(out) : rows === undefined || out == null ? undefined : (out[rows] as number | undefined);
+    this.steps.push({ step, ms: Math.round(performance.now() - started), ...(count !== undefined && { rows: count }) });
     return out;
   }
 }
+
+/** The names of a step's output fields that hold a count. */
+type CountOf<T> = { [K in keyof NonNullable<T>]-?: NonNullable<T>[K] extends number | undefined ? K : never }[keyof NonNullable<T>];
