@@ -148,7 +148,7 @@ describe('scd as a new user meets it', () => {
     expect(await exitOf(holder)).toBe(0);
   });
 
-  it('`log --json` prints each commit exactly as `apply --json` did; on a terminal a view that fits 100 columns', async () => {
+  it('`log --json` prints each commit exactly as `apply --json` did (its steps aside); on a terminal a view that fits 100 columns', async () => {
     const dir = project('log');
     // A long input name: the view cuts it rather than grow past 100 columns.
     const long = `004_${'a_very_long_file_name_'.repeat(4)}.ndjson`;
@@ -156,7 +156,13 @@ describe('scd as a new user meets it', () => {
     const applied = (await scdOk(['apply', 'flow.yaml', '--each', '--json'], dir)).stdout.trim().split('\n');
     expect(applied).toHaveLength(4);
     const logged = (await scdOk(['log', 'flow.yaml', '--json'], dir)).stdout.trim().split('\n');
-    expect(logged).toEqual([...applied].reverse());
+    // An apply's steps (where its time went) are its own, not the log's: the rest is the same, field for field.
+    const withoutSteps = applied.map((line) => {
+      const { steps, ...rest } = JSON.parse(line);
+      expect(steps.length).toBeGreaterThan(0);
+      return rest;
+    });
+    expect(logged.map((line) => JSON.parse(line))).toEqual(withoutSteps.reverse());
     const first = JSON.parse(logged[3]!);
     expect(Array.isArray(first.inputs)).toBe(true);
     expect(first.expectations).toEqual({});
