@@ -62,7 +62,8 @@ async function once(explainPrefixes) {
         if (!explain) return await orig(sql, params);
         const rows = await rawQuery(`EXPLAIN ANALYZE ${sql}`, params);
         plans.push({ sql: text, seconds: now() - t, plan: rows.map((r) => Object.values(r).join('\n')).join('\n') });
-        return m === 'query' ? [] : undefined;
+        // EXPLAIN ANALYZE ran a write; a query's rows are what the commit goes on with: it runs again.
+        return m === 'query' ? await orig(sql, params) : undefined;
       } finally {
         stats.push({ sql: text, seconds: now() - t });
       }
