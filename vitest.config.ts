@@ -6,7 +6,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  *
  * - `fast` (`npm test`): every test that runs inside the test process on the embedded engines
  *   (DuckDB, PGlite) — unit tests, the golden SQL of every dialect replayed without a database, the
- *   behavioural suite and the property tests with a fifth of their cases. No server is used even
+ *   behavioural suite and the property tests with 15% of their cases. No server is used even
  *   when one is configured.
  * - `engines` (`npm run test:engines`): the whole suite on every engine configured
  *   (SCD_TEST_POSTGRES_URL, SCD_TEST_SPARK_URL), with the full property runs, plus what only this
@@ -90,7 +90,7 @@ export default defineConfig({
           include: ['test/**/*.test.ts'],
           exclude: ENGINE_TIER_ONLY,
           // Empty: no server, whatever the shell says. FC_RUNS scales every property's cases.
-          env: { SCD_TEST_POSTGRES_URL: '', SCD_TEST_SPARK_URL: '', FC_RUNS: process.env.FC_RUNS ?? '0.2' },
+          env: { SCD_TEST_POSTGRES_URL: '', SCD_TEST_SPARK_URL: '', FC_RUNS: process.env.FC_RUNS ?? '0.15' },
         },
       },
       {
