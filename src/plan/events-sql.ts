@@ -124,13 +124,21 @@ FROM c`,
  */
 export function typedStageSql(flow: Flow, model: ColumnModel, d: Dialect, staged: ReadonlyMap<string, StagedColumn>): string {
   const q = d.quote;
-  // Each value is cast once, in the inner query (fenced where the engine would copy it into every
-  // use: Dialect.computeOnce); the outer one reads the cast value and tells a misfit by it.
+  // Each value is cast once, in the middle query, from its JSON text taken once in the innermost
+  // one (each fenced where the engine would copy an expression into every use:
+  // Dialect.computeOnce); the outer one reads the cast value and tells a misfit by it.
+  const texts: string[] = [];
   const casts: string[] = [];
   const unfit: string[] = [];
   const typed = model.source.map((c, i): string => {
-    const st = staged.get(c.name);
-    if (st === undefined) return `CAST(NULL AS ${c.type}) AS ${q(c.name)}`;
+    const stagedAs = staged.get(c.name);
+    if (stagedAs === undefined) return `CAST(NULL AS ${c.type}) AS ${q(c.name)}`;
+    let st = stagedAs;
+    if (st.lexical === 'json') {
+      const textColumn = q(`${INTERNAL_COLUMN_PREFIX}text${i}`);
+      texts.push(`${d.jsonText(`s0.${q(c.name)}`)} AS ${textColumn}`);
+      st = { ...st, text: `s.${textColumn}` };
+    }
     const { expr, exact } = castStaged(d, `s.${q(c.name)}`, st, c.type, flow.timeZone);
     const cast = q(`${INTERNAL_COLUMN_PREFIX}cast${i}`);
     casts.push(`${expr} AS ${cast}`);
@@ -141,8 +149,9 @@ export function typedStageSql(flow: Flow, model: ColumnModel, d: Dialect, staged
     return `x.${cast} AS ${q(c.name)}`;
   });
   const fit = unfit.length ? `CASE ${unfit.join(' ')} END` : `CAST(NULL AS ${d.types.text})`;
+  const withTexts = texts.length ? `(SELECT s0.*, ${texts.join(', ')} FROM ${q(TMP.stage)} s0${d.computeOnce})` : q(TMP.stage);
   return `SELECT ${[...typed, `x.${q(FILE_COLUMN)}`, `x.${q(LINE_COLUMN)}`].join(', ')}, ${fit} AS ${q(UNFIT_REASON)}
-FROM (SELECT s.*${casts.length ? ', ' + casts.join(', ') : ''} FROM ${q(TMP.stage)} s${d.computeOnce}) x`;
+FROM (SELECT s.*${casts.length ? ', ' + casts.join(', ') : ''} FROM ${withTexts} s${d.computeOnce}) x`;
 }
 
 /**

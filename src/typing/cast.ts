@@ -12,6 +12,12 @@ export interface StagedColumn {
    * over the very rows the cast reads: the cast leaves out a check that every one of them passes.
    */
   classes?: ReadonlySet<ValueClass>;
+  /**
+   * A column of an inner query that holds the value's JSON text already (Dialect.jsonText of a
+   * `json` lexical value): a cast reads it instead of extracting the text again at each use (a
+   * time's cast uses it a dozen times, and DuckDB repeats a repeated expression inside a CASE).
+   */
+  text?: string;
 }
 
 /**
@@ -46,11 +52,12 @@ function castLexical(d: Dialect, value: string, staged: StagedColumn, type: stri
   // Whether every value is of one of these classes (when they were counted).
   const allOf = (classes: readonly ValueClass[]) => staged.classes !== undefined && [...staged.classes].every((k) => classes.includes(k));
   // A JSON number's text is its JSON text (no extraction).
-  const t = lexical === 'json' ? (allOf(JSON_NUMBERS) ? d.toText(value) : d.jsonText(value)) : value;
+  const jsonText = staged.text ?? d.jsonText(value);
+  const t = lexical === 'json' ? (allOf(JSON_NUMBERS) ? d.toText(value) : jsonText) : value;
   const is = (other: string) => d.sameType(type, other);
   // The value's shape is checked before the engine's conversion, unless every value has it.
   const when = (regex: string, passes: readonly ValueClass[], then: string) => (allOf(passes) ? then : `CASE WHEN ${d.matches(t, regex)} THEN ${then} END`);
-  if (is(d.types.text)) return { expr: lexical === 'json' ? d.jsonText(value) : value, exact: true };
+  if (is(d.types.text)) return { expr: lexical === 'json' ? jsonText : value, exact: true };
   if (is(d.types.json)) return { expr: lexical === 'json' ? value : d.toJson(t), exact: true };
   if (is(d.types.bool)) return { expr: `CASE lower(${t}) WHEN 'true' THEN true WHEN 'false' THEN false END`, exact: false };
   if (isInteger(d, type)) return { expr: when(INTEGER, INTEGERS, d.tryCast(t, type)), exact: false };

@@ -4,27 +4,44 @@ import { RAW_COLUMN } from '../driver.js';
 import { duckdbDialect } from './duckdb-dialect.js';
 
 const q = duckdbDialect.quote;
+/** An exponent of three digits or more: beyond a double's normal range, where digits go. */
+const LONG_EXPONENT = '[eE][-+]?[0-9]{3}';
 
 /**
  * Whether a good record's staged values lost a number's text. DuckDB reads a JSON number with a
  * point or an exponent as a double and writes the double back (`9007199254740993.0` becomes
- * `9007199254740992.0`); a double keeps any decimal of up to 15 significant digits, so only
- * longer literals can change. A record is found in two steps: its raw text has 16 digits in a row
- * (a point allowed among them: one regular expression), and then one of its literals of that
- * length with a point or an exponent is none of its staged values (most such literals are a
- * double's own shortest text, `0.3333333333333333`, which DuckDB writes back as it was). A literal
- * inside a string only makes a record be read again: it is never a number, so nothing changes.
+ * `9007199254740992.0`, `1e-400` becomes `0.0`); a double keeps any decimal of up to 15
+ * significant digits whose exponent has two digits, so only longer literals and three-digit
+ * exponents can change, and an integer literal is kept as written whatever its length.
+ * A record is found in three steps, each only for the records the one before it kept (a CASE:
+ * DuckDB evaluates both sides of an AND for every row of a count's FILTER):
+ * 1. one of its staged values is a double as DuckDB writes one: a number (its text starts with a
+ *    digit or `-`) with a point or an exponent — a test of each value's first characters, cheaper
+ *    than a regular expression over the record's whole text;
+ * 2. its raw text has 16 digits in a row (a point allowed among them) or a three-digit exponent
+ *    (one regular expression);
+ * 3. one of its literals of that kind with a point or an exponent is none of its staged values
+ *    (most such literals are a double's own shortest text, `0.3333333333333333`, which DuckDB
+ *    writes back as it was).
+ * A literal inside a string only makes a record be read again: it is never a number, so nothing
+ * changes.
  */
 export function lostNumbers(columns: string[]): string {
   if (!columns.length) return 'false';
   const raw = q(RAW_COLUMN);
-  const literals = `list_filter(regexp_extract_all(${raw}, '-?[0-9]+(?:[.][0-9]+(?:[eE][-+]?[0-9]+)?|[eE][-+]?[0-9]+)'), x -> length(x) >= 17)`;
+  const doubles = columns.map((c) => stagedDouble(`CAST(${q(c)} AS VARCHAR)`)).join(' OR ');
+  const literals = `list_filter(regexp_extract_all(${raw}, '-?[0-9]+(?:[.][0-9]+(?:[eE][-+]?[0-9]+)?|[eE][-+]?[0-9]+)'), x -> length(x) >= 17 OR regexp_matches(x, '${LONG_EXPONENT}'))`;
   const staged = `[${columns.map((c) => `CAST(${q(c)} AS VARCHAR)`).join(', ')}]`;
-  return `(regexp_matches(${raw}, '([0-9][.]?){16}') AND NOT list_has_all(${staged}, ${literals}))`;
+  return `CASE WHEN ${doubles} THEN CASE WHEN regexp_matches(${raw}, '([0-9][.]?){16}|${LONG_EXPONENT}') THEN NOT list_has_all(${staged}, ${literals}) ELSE false END ELSE false END`;
 }
 
-/** A JSON number literal that a double may not hold as written: a point or exponent, 16+ digits. */
-const mayRound = (text: string) => /[.eE]/.test(text) && (text.match(/\d/g)?.length ?? 0) >= 16;
+/** A staged JSON value (text) that is a number DuckDB wrote as a double: a point or an exponent. */
+function stagedDouble(text: string): string {
+  return `CASE WHEN ascii(${text}) BETWEEN 48 AND 57 OR ascii(${text}) = 45 THEN contains(${text}, '.') OR contains(${text}, 'e') OR contains(${text}, 'E') ELSE false END`;
+}
+
+/** A JSON number literal that a double may not hold as written: a point or exponent, and 16+ digits or a three-digit exponent. */
+const mayRound = (text: string) => /[.eE]/.test(text) && ((text.match(/\d/g)?.length ?? 0) >= 16 || new RegExp(LONG_EXPONENT).test(text));
 
 /**
  * Give the part's top-level number values back their text as written, for the good records
