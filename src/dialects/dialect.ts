@@ -186,6 +186,13 @@ export interface Dialect {
   prepareTypes(types: string[]): string[];
   /** `CAST(expr AS type)`, or NULL when the value does not fit. */
   tryCast(expr: string, type: string): string;
+  /**
+   * `CAST(expr AS type)` of a text, failing the statement where tryCast gives NULL: given where
+   * tryCast costs much more than a cast (PostgreSQL's opens a subtransaction per value), so that a
+   * batch is first typed with it and again with tryCast only if that statement fails
+   * (plan/record-failures.ts mapBatch).
+   */
+  castOrFail?(text: string, type: string): string;
   /** Text of any value, for messages and raw-record capture. */
   toText(expr: string): string;
   /** A JSON object text of named values, with ISO-8601 dates/timestamps, JSON numbers and nulls. */

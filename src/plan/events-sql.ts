@@ -7,7 +7,7 @@ import { INTERNAL_COLUMN_PREFIX } from '../files/source-keys.js';
 import type { Flow } from '../flow/flow.js';
 import { type StoreNames, TMP, written } from '../store/names.js';
 import { COMMIT, HASH, OP, OP_DELETE, OP_TRUNCATE, OP_UPSERT } from '../store/target-columns.js';
-import { castStaged, type StagedColumn } from '../typing/cast.js';
+import { castStaged, type StagedColumn, type TextCast } from '../typing/cast.js';
 import { sourceColumnsOf } from '../typing/staged-types.js';
 import type { ColumnModel } from './model.js';
 
@@ -78,6 +78,7 @@ export function batchSql(
   staged: ReadonlyMap<string, StagedColumn>,
   compactedBefore?: string,
   evaluation: RecordEvaluation = AS_WRITTEN,
+  textCast?: TextCast,
 ): string {
   const q = d.quote;
   // Events older than a compaction cannot be placed exactly any more: quarantined, never wrong.
@@ -108,7 +109,7 @@ c AS (SELECT *, ${op} AS ${q(OP)}, ${failed} AS ${q(FAILED)} FROM e)`
     : `c AS (SELECT *, ${op} AS ${q(OP)} FROM t)`;
   return d.scratch(
     TMP.batch,
-    `WITH t AS (${typedStageSql(flow, model, d, staged)}),
+    `WITH t AS (${typedStageSql(flow, model, d, staged, textCast)}),
 ${flagged}
 SELECT ${eventProjection(model, d).join(', ')}, ${q(FILE_COLUMN)}, ${q(LINE_COLUMN)},
   ${expectations.map((_, i) => q(expectationColumn(i)) + ', ').join('')}${drops.length ? drops.join(' OR ') : 'false'} AS ${q(DROP)},
@@ -122,7 +123,7 @@ FROM c`,
  * null), the file and line, and UNFIT_REASON: why a value does not fit its column, if one does
  * not.
  */
-export function typedStageSql(flow: Flow, model: ColumnModel, d: Dialect, staged: ReadonlyMap<string, StagedColumn>): string {
+export function typedStageSql(flow: Flow, model: ColumnModel, d: Dialect, staged: ReadonlyMap<string, StagedColumn>, textCast?: TextCast): string {
   const q = d.quote;
   // Each value is cast once, in the middle query, from its JSON text taken once in the innermost
   // one (each fenced where the engine would copy an expression into every use:
@@ -139,7 +140,7 @@ export function typedStageSql(flow: Flow, model: ColumnModel, d: Dialect, staged
       texts.push(`${d.jsonText(`s0.${q(c.name)}`)} AS ${textColumn}`);
       st = { ...st, text: `s.${textColumn}` };
     }
-    const { expr, exact } = castStaged(d, `s.${q(c.name)}`, st, c.type, flow.timeZone);
+    const { expr, exact } = castStaged(d, `s.${q(c.name)}`, st, c.type, flow.timeZone, textCast);
     const cast = q(`${INTERNAL_COLUMN_PREFIX}cast${i}`);
     casts.push(`${expr} AS ${cast}`);
     if (!exact)

@@ -32,9 +32,27 @@ export const divisionByZeroReason = (field: string) => `division by zero in ${fi
 /** The reason of a record an expression failed on otherwise. */
 export const failedReason = (field: string, expr: string, why?: string) => `${field} ${shown(expr)} failed on this record${why ? `: ${why}` : ''}`;
 
-/** Map the staged records to the batch (batchSql), each expression's failure on a record its own. */
+/**
+ * Map the staged records to the batch (batchSql), each expression's failure on a record its own.
+ * Where the dialect's tryCast is dear (Dialect.castOrFail), the batch is first typed with casts
+ * that fail the statement on a value that does not fit, and its expressions as written: the happy
+ * path, undone (a savepoint) if anything in it fails, and then typed as below. Every value it
+ * converts converts alike under tryCast, so the batch is the same either way.
+ */
 export async function mapBatch(driver: Driver, flow: Flow, model: ColumnModel, staged: ReadonlyMap<string, StagedColumn>, compactedBefore?: string): Promise<void> {
   const params = compactedBefore === undefined ? [] : [compactedBefore];
+  const { castOrFail } = driver.dialect;
+  if (castOrFail && typeof driver.attempt === 'function') {
+    const optimistic = batchSql(flow, model, driver.dialect, staged, compactedBefore, AS_WRITTEN, (text, type) => castOrFail(text, type));
+    const error = await driver.attempt(() => driver.run(optimistic, params));
+    if (error === undefined) return;
+    if (!isValueError(error)) throw error;
+  }
+  return mapBatchSafely(driver, flow, model, staged, params, compactedBefore);
+}
+
+/** mapBatch with the dialect's tryCast: a value that does not fit is a reason, never an error. */
+async function mapBatchSafely(driver: Driver, flow: Flow, model: ColumnModel, staged: ReadonlyMap<string, StagedColumn>, params: unknown[], compactedBefore?: string): Promise<void> {
   const run = (evaluation: RecordEvaluation) => driver.run(batchSql(flow, model, driver.dialect, staged, compactedBefore, evaluation), params);
   const list = flowExpressions(flow);
   if (!list.length) return run(AS_WRITTEN);

@@ -20,14 +20,26 @@ export interface StagedColumn {
   text?: string;
 }
 
+/** How a value's text becomes a value of a type: `CAST`, NULL where it does not convert (Dialect.tryCast), or an error there (Dialect.castOrFail). */
+export type TextCast = (text: string, type: string) => string;
+
 /**
  * `expr` (a staged column) as a value of `type`, or NULL when it does not fit. A value fits when it
  * converts **without loss** (docs/TYPES.md): 204.7 does not fit an integer column (no rounding),
  * `true` does not fit a number, 2025-05-01T10:00:00 does not fit a date. `exact`: the conversion
  * cannot fail, so no fit check is needed. `zone`: where a wall-clock time becomes an instant.
+ * `textCast` converts a text that has the type's shape (a lexical value's): the dialect's tryCast
+ * unless the caller types optimistically (Dialect.castOrFail: the statement fails instead of a NULL).
  */
-export function castStaged(d: Dialect, expr: string, staged: StagedColumn, type: string, zone: string): { expr: string; exact: boolean } {
-  if (staged.lexical) return castLexical(d, expr, staged, type, zone);
+export function castStaged(
+  d: Dialect,
+  expr: string,
+  staged: StagedColumn,
+  type: string,
+  zone: string,
+  textCast: TextCast = (text, t) => d.tryCast(text, t),
+): { expr: string; exact: boolean } {
+  if (staged.lexical) return castLexical(d, expr, staged, type, zone, textCast);
   if (d.sameType(staged.type, type)) return { expr, exact: true };
   // A time in nanoseconds (DuckDB's reader of Parquet) keeps its microseconds, the digits beyond
   // dropped as from text (docs/TYPES.md "Times"): a microsecond time is cast from there.
@@ -47,7 +59,7 @@ export function castStaged(d: Dialect, expr: string, staged: StagedColumn, type:
   return { expr: `CASE WHEN CAST(${cast} AS ${staged.type}) = ${expr} THEN ${cast} END`, exact: false };
 }
 
-function castLexical(d: Dialect, value: string, staged: StagedColumn, type: string, zone: string): { expr: string; exact: boolean } {
+function castLexical(d: Dialect, value: string, staged: StagedColumn, type: string, zone: string, textCast: TextCast): { expr: string; exact: boolean } {
   const lexical = staged.lexical!;
   // Whether every value is of one of these classes (when they were counted).
   const allOf = (classes: readonly ValueClass[]) => staged.classes !== undefined && [...staged.classes].every((k) => classes.includes(k));
@@ -60,39 +72,39 @@ function castLexical(d: Dialect, value: string, staged: StagedColumn, type: stri
   if (is(d.types.text)) return { expr: lexical === 'json' ? jsonText : value, exact: true };
   if (is(d.types.json)) return { expr: lexical === 'json' ? value : d.toJson(t), exact: true };
   if (is(d.types.bool)) return { expr: `CASE lower(${t}) WHEN 'true' THEN true WHEN 'false' THEN false END`, exact: false };
-  if (isInteger(d, type)) return { expr: when(INTEGER, INTEGERS, d.tryCast(t, type)), exact: false };
+  if (isInteger(d, type)) return { expr: when(INTEGER, INTEGERS, textCast(t, type)), exact: false };
   const decimal = decimalScale(type);
   if (decimal !== undefined)
     return {
-      expr: `CASE WHEN ${d.matches(t, decimal === 0 ? INTEGER : `[+-]?([0-9]+[.]?[0-9]{0,${decimal}}|[.][0-9]{1,${decimal}})`)} THEN ${d.tryCast(t, type)} END`,
+      expr: `CASE WHEN ${d.matches(t, decimal === 0 ? INTEGER : `[+-]?([0-9]+[.]?[0-9]{0,${decimal}}|[.][0-9]{1,${decimal}})`)} THEN ${textCast(t, type)} END`,
       exact: false,
     };
   if (is(d.types.double) || /^(real|float4?|float8)$/i.test(type.trim())) {
     // A number beyond the type's range is no value of it (the engine would make it ±Infinity):
     // it does not fit. Every value of the NUMBERS classes is within a double's range.
-    const number = when(NUMBER, NUMBERS, d.tryCast(t, type));
+    const number = when(NUMBER, NUMBERS, textCast(t, type));
     const checked = allOf(NUMBERS) && is(d.types.double);
     return { expr: checked ? number : `CASE WHEN abs(${number}) <= CAST('${MAX_DOUBLE}' AS ${d.types.double}) THEN ${number} END`, exact: false };
   }
-  if (is(d.types.date)) return { expr: when(DATE, ['d'], d.tryCast(t, type)), exact: false };
+  if (is(d.types.date)) return { expr: when(DATE, ['d'], textCast(t, type)), exact: false };
   const local = `${DATE}|${WALL_CLOCK}`;
   // A date-time's digits beyond microseconds are dropped before any engine reads it (it would round).
   const time = microsecondText(d, t);
-  const instant = d.tryCast(time, d.types.timestamptz);
+  const instant = textCast(time, d.types.timestamptz);
   if (is(d.types.timestamp)) {
-    if (allOf(['d', 'w'])) return { expr: d.tryCast(time, type), exact: false };
+    if (allOf(['d', 'w'])) return { expr: textCast(time, type), exact: false };
     if (allOf(['z'])) return { expr: `CAST(${instant} AS ${type})`, exact: false };
-    return { expr: `CASE WHEN ${d.matches(t, local)} THEN ${d.tryCast(time, type)} WHEN ${d.matches(t, INSTANT)} THEN CAST(${instant} AS ${type}) END`, exact: false };
+    return { expr: `CASE WHEN ${d.matches(t, local)} THEN ${textCast(time, type)} WHEN ${d.matches(t, INSTANT)} THEN CAST(${instant} AS ${type}) END`, exact: false };
   }
   if (is(d.types.timestamptz)) {
-    const wallClock = d.wallClockToInstant(d.tryCast(time, d.types.timestamp), zone);
-    if (allOf(['z'])) return { expr: d.tryCast(time, type), exact: false };
+    const wallClock = d.wallClockToInstant(textCast(time, d.types.timestamp), zone);
+    if (allOf(['z'])) return { expr: textCast(time, type), exact: false };
     if (allOf(['d', 'w'])) return { expr: wallClock, exact: false };
-    return { expr: `CASE WHEN ${d.matches(t, INSTANT)} THEN ${d.tryCast(time, type)} WHEN ${d.matches(t, local)} THEN ${wallClock} END`, exact: false };
+    return { expr: `CASE WHEN ${d.matches(t, INSTANT)} THEN ${textCast(time, type)} WHEN ${d.matches(t, local)} THEN ${wallClock} END`, exact: false };
   }
   // Other stored types (nested, UUID, time, ...): the engine's own conversion of the text, or of the JSON.
-  if (lexical === 'json') return { expr: `CASE WHEN ${d.jsonKind(value)} IN ('object', 'array') THEN ${d.tryCast(value, type)} ELSE ${d.tryCast(t, type)} END`, exact: false };
-  return { expr: d.tryCast(t, type), exact: false };
+  if (lexical === 'json') return { expr: `CASE WHEN ${d.jsonKind(value)} IN ('object', 'array') THEN ${d.tryCast(value, type)} ELSE ${textCast(t, type)} END`, exact: false };
+  return { expr: textCast(t, type), exact: false };
 }
 
 /**

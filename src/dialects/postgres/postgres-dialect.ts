@@ -189,6 +189,7 @@ export const postgresDialect: Dialect = {
     const whole = Number(digits[1]) - Number(digits[2] ?? 0);
     return `CASE WHEN abs(${cast}) < 1e${whole} THEN CAST(${cast} AS ${type}) END`;
   },
+  castOrFail: (text, type) => `CAST(${text} AS ${type})`,
   toText: (expr) => `CAST(${expr} AS text)`,
   jsonObject: (fields) => `CAST(${jsonOf(fields)} AS text)`,
   sameType: (a, b) => normType(a) === normType(b),
