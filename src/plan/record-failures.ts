@@ -52,7 +52,14 @@ export async function mapBatch(driver: Driver, flow: Flow, model: ColumnModel, s
 }
 
 /** mapBatch with the dialect's tryCast: a value that does not fit is a reason, never an error. */
-async function mapBatchSafely(driver: Driver, flow: Flow, model: ColumnModel, staged: ReadonlyMap<string, StagedColumn>, params: unknown[], compactedBefore?: string): Promise<void> {
+async function mapBatchSafely(
+  driver: Driver,
+  flow: Flow,
+  model: ColumnModel,
+  staged: ReadonlyMap<string, StagedColumn>,
+  params: unknown[],
+  compactedBefore?: string,
+): Promise<void> {
   const run = (evaluation: RecordEvaluation) => driver.run(batchSql(flow, model, driver.dialect, staged, compactedBefore, evaluation), params);
   const list = flowExpressions(flow);
   if (!list.length) return run(AS_WRITTEN);

@@ -62,7 +62,9 @@ async function apply(driver: Driver, name: string, lines: string[]) {
 }
 
 const stored = async (driver: Driver) =>
-  driver.query(`SELECT CAST(id AS integer) AS id, CAST(n AS text) AS n, CAST(d AS text) AS d, CAST(x AS text) AS x, CAST(day AS text) AS day, CAST(t AS text) AS t FROM m ORDER BY id`);
+  driver.query(
+    `SELECT CAST(id AS integer) AS id, CAST(n AS text) AS n, CAST(d AS text) AS d, CAST(x AS text) AS x, CAST(day AS text) AS day, CAST(t AS text) AS t FROM m ORDER BY id`,
+  );
 
 for (const engine of engines.filter((e) => e.name !== 'duckdb'))
   describe(`${engine.name}: a batch typed with plain casts, then with try casts`, () => {
@@ -92,7 +94,10 @@ for (const engine of engines.filter((e) => e.name !== 'duckdb'))
           { tryCasts: false, failed: true },
           { tryCasts: true, failed: false },
         ]);
-        expect((await stored(driver)).map((r) => [r.id, r.x])).toEqual([[1, '0.1'], [2, '-1e+308']]);
+        expect((await stored(driver)).map((r) => [r.id, r.x])).toEqual([
+          [1, '0.1'],
+          [2, '-1e+308'],
+        ]);
         const reasons = await driver.query(`SELECT reason FROM "_scd_m_quarantine" ORDER BY line`);
         expect(reasons.map((r) => String(r.reason).replace(/^value .* (does not fit column "\w+").*$/, '$1'))).toEqual([
           'does not fit column "n"',

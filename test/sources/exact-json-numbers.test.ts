@@ -16,7 +16,12 @@ import { mkdir } from './fixtures/util.js';
 const tmp = cliTestDir();
 
 const FLOW = { target: 'm', keys: 'id', sequenceBy: 'seq', columnTypes: { a: 'decimal(20,1)' } };
-const LINES = ['{"id":1,"seq":1,"a":9007199254740993.0,"x":1e308,"y":0.5}', '{"id":2,"seq":1,"a":-0.5,"x":-1e308,"y":2e3}', '{"id":3,"seq":1,"a":1.5,"x":1e999,"y":1.5}', '{"id":4,"seq":1,"a":1e-400,"x":1,"y":1}'];
+const LINES = [
+  '{"id":1,"seq":1,"a":9007199254740993.0,"x":1e308,"y":0.5}',
+  '{"id":2,"seq":1,"a":-0.5,"x":-1e308,"y":2e3}',
+  '{"id":3,"seq":1,"a":1.5,"x":1e999,"y":1.5}',
+  '{"id":4,"seq":1,"a":1e-400,"x":1,"y":1}',
+];
 
 describe('JSON numbers as written, through bin/scd', { timeout: 600_000 }, () => {
   for (const db of cliDatabases) {

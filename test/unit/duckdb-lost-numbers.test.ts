@@ -8,13 +8,21 @@
 import { DuckDBInstance } from '@duckdb/node-api';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { lostNumbers } from '../../src/dialects/duckdb/duckdb-exact-numbers.js';
 import { RAW_COLUMN } from '../../src/dialects/driver.js';
+import { lostNumbers } from '../../src/dialects/duckdb/duckdb-exact-numbers.js';
 
 const digits = (min: number, max: number) => fc.stringMatching(new RegExp(`^[0-9]{${min},${max}}$`));
 /** A JSON number literal: sign, integer part, optional fraction and exponent, up to 30 digits. */
 const numberLiteral = fc
-  .tuple(fc.boolean(), fc.oneof(fc.constant('0'), fc.tuple(fc.integer({ min: 1, max: 9 }), digits(0, 24)).map(([d, r]) => `${d}${r}`)), fc.option(digits(1, 24)), fc.option(fc.tuple(fc.constantFrom('e', 'E', 'e+', 'E-', 'e-'), digits(1, 3))))
+  .tuple(
+    fc.boolean(),
+    fc.oneof(
+      fc.constant('0'),
+      fc.tuple(fc.integer({ min: 1, max: 9 }), digits(0, 24)).map(([d, r]) => `${d}${r}`),
+    ),
+    fc.option(digits(1, 24)),
+    fc.option(fc.tuple(fc.constantFrom('e', 'E', 'e+', 'E-', 'e-'), digits(1, 3))),
+  )
   .map(([neg, int, frac, exp]) => `${neg ? '-' : ''}${int}${frac === null ? '' : `.${frac}`}${exp === null ? '' : `${exp[0]}${exp[1]}`}`);
 
 /** A number literal's exact value, as sign, significant digits and the point's place (`1.50` and `15e-1` alike). */
