@@ -131,20 +131,26 @@ async function checkRecords(host: StageHost, from: string, records: string, numb
        WHERE reason IS NULL AND b IS NULL`,
     );
   }
+  // The keys: those of the first good record, unless a record has another (then every record's).
+  const when = plain ? `(SELECT malformed FROM c) = 0` : 'true';
+  const firstRecord = `k0 AS (SELECT b, line FROM ${q(records)} WHERE reason IS NULL ORDER BY line LIMIT 1)`;
   const rows = await host.query(
-    `WITH c AS (SELECT count(*) AS records, count(reason) AS rejected, count(*) FILTER (WHERE reason = 'malformed JSON') AS malformed,
-       count(*) FILTER (WHERE reason IS NULL AND ${EXPONENT_SHAPE('raw')}) AS exponents FROM ${q(records)}),
-     ${keysInOrderSql(records, plain ? `(SELECT malformed FROM c) = 0` : 'true')}
-     SELECT c.records, c.rejected, c.malformed, c.exponents, k.key, k.line, k.ord FROM c LEFT JOIN keyed k ON true`,
+    `WITH ${firstRecord}, c AS (SELECT count(*) AS records, count(reason) AS rejected, count(*) FILTER (WHERE reason = 'malformed JSON') AS malformed,
+       count(*) FILTER (WHERE reason IS NULL AND ${EXPONENT_SHAPE('raw')}) AS exponents,
+       count(*) FILTER (WHERE reason IS NULL AND (b - ARRAY(SELECT jsonb_object_keys(k0.b) FROM k0)) <> '{}'::jsonb) AS others FROM ${q(records)}),
+     ${keysInOrderSql(records, when, 'k0')}
+     SELECT c.records, c.rejected, c.malformed, c.exponents, c.others, k.key, k.line, k.ord FROM c LEFT JOIN keyed k ON true`,
   );
-  const own = numbered ? [LINE_COLUMN, RAW_COLUMN] : [];
   const first = rows[0]!;
+  const everyRecord = Number(first.others) > 0 && !(plain && Number(first.malformed) > 0);
+  const keyed = everyRecord ? await host.query(`WITH ${keysInOrderSql(records, 'true')} SELECT key, line, ord FROM keyed`) : rows;
+  const own = numbered ? [LINE_COLUMN, RAW_COLUMN] : [];
   return {
     records: Number(first.records),
     rejected: Number(first.rejected),
     malformed: Number(first.malformed),
     exponents: Number(first.exponents),
-    keys: keysInOrder(rows.filter((r) => r.key !== null && r.key !== undefined)).filter((k) => !own.includes(k)),
+    keys: keysInOrder(keyed.filter((r) => r.key !== null && r.key !== undefined)).filter((k) => !own.includes(k)),
   };
 }
 
@@ -185,10 +191,15 @@ async function finish(host: StageHost, records: string, part: string, rejects: s
  * The CTEs (the last named `keyed`: key, line, ord) that find the good records' keys in order of
  * first appearance: by the first record that has the key, then by its place in that record's text
  * (jsonb does not keep the order of keys; json does, so only those first records are read as
- * json). Nothing is read where `when` is false (a one-time filter).
+ * json). Nothing is read where `when` is false (a one-time filter). `firstRecord`: a CTE holding
+ * the first good record alone (b, line), whose keys are all the file's when no record has another
+ * (every record's keys are read otherwise: checkRecords counts the others).
  */
-function keysInOrderSql(records: string, when: string): string {
-  return `f AS (SELECT k AS key, min(line) AS line FROM ${q(records)} r CROSS JOIN LATERAL jsonb_object_keys(r.b) k WHERE ${when} AND r.reason IS NULL GROUP BY k),
+function keysInOrderSql(records: string, when: string, firstRecord?: string): string {
+  const f = firstRecord
+    ? `f AS (SELECT k AS key, r.line FROM ${firstRecord} r CROSS JOIN LATERAL jsonb_object_keys(r.b) k WHERE ${when}),`
+    : `f AS (SELECT k AS key, min(line) AS line FROM ${q(records)} r CROSS JOIN LATERAL jsonb_object_keys(r.b) k WHERE ${when} AND r.reason IS NULL GROUP BY k),`;
+  return `${f}
      p AS (SELECT r.line, e.key, min(e.ord) AS ord FROM (SELECT line, raw FROM ${q(records)} WHERE reason IS NULL AND line IN (SELECT line FROM f)${d.computeOnce}) r
        CROSS JOIN LATERAL json_object_keys(CAST(r.raw AS json)) WITH ORDINALITY e(key, ord) GROUP BY r.line, e.key),
      keyed AS (SELECT f.key, f.line, p.ord FROM f LEFT JOIN p ON p.line = f.line AND p.key = f.key)`;
