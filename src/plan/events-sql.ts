@@ -134,12 +134,9 @@ export function typedStageSql(flow: Flow, model: ColumnModel, d: Dialect, staged
   const typed = model.source.map((c, i): string => {
     const stagedAs = staged.get(c.name);
     if (stagedAs === undefined) return `CAST(NULL AS ${c.type}) AS ${q(c.name)}`;
-    let st = stagedAs;
-    if (st.lexical === 'json') {
-      const textColumn = q(`${INTERNAL_COLUMN_PREFIX}text${i}`);
-      texts.push(`${d.jsonText(`s0.${q(c.name)}`)} AS ${textColumn}`);
-      st = { ...st, text: `s.${textColumn}` };
-    }
+    const textColumn = q(`${INTERNAL_COLUMN_PREFIX}text${i}`);
+    if (stagedAs.lexical === 'json') texts.push(`${d.jsonText(`s0.${q(c.name)}`)} AS ${textColumn}`);
+    const st = stagedAs.lexical === 'json' ? { ...stagedAs, text: `s.${textColumn}` } : stagedAs;
     const { expr, exact } = castStaged(d, `s.${q(c.name)}`, st, c.type, flow.timeZone, textCast);
     const cast = q(`${INTERNAL_COLUMN_PREFIX}cast${i}`);
     casts.push(`${expr} AS ${cast}`);

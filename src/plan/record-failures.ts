@@ -43,7 +43,7 @@ export async function mapBatch(driver: Driver, flow: Flow, model: ColumnModel, s
   const params = compactedBefore === undefined ? [] : [compactedBefore];
   const { castOrFail } = driver.dialect;
   if (castOrFail && typeof driver.attempt === 'function') {
-    const optimistic = batchSql(flow, model, driver.dialect, staged, compactedBefore, AS_WRITTEN, (text, type) => castOrFail(text, type));
+    const optimistic = batchSql(flow, model, driver.dialect, staged, compactedBefore, AS_WRITTEN, castOrFail.bind(driver.dialect));
     const error = await driver.attempt(() => driver.run(optimistic, params));
     if (error === undefined) return;
     if (!isValueError(error)) throw error;

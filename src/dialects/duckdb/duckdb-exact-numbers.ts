@@ -6,6 +6,7 @@ import { duckdbDialect } from './duckdb-dialect.js';
 const q = duckdbDialect.quote;
 /** An exponent of three digits or more: beyond a double's normal range, where digits go. */
 const LONG_EXPONENT = '[eE][-+]?[0-9]{3}';
+const LONG_EXPONENT_RE = new RegExp(LONG_EXPONENT);
 
 /**
  * Whether a good record's staged values lost a number's text. DuckDB reads a JSON number with a
@@ -41,7 +42,7 @@ function stagedDouble(text: string): string {
 }
 
 /** A JSON number literal that a double may not hold as written: a point or exponent, and 16+ digits or a three-digit exponent. */
-const mayRound = (text: string) => /[.eE]/.test(text) && ((text.match(/\d/g)?.length ?? 0) >= 16 || new RegExp(LONG_EXPONENT).test(text));
+const mayRound = (text: string) => /[.eE]/.test(text) && ((text.match(/\d/g)?.length ?? 0) >= 16 || LONG_EXPONENT_RE.test(text));
 
 /**
  * Give the part's top-level number values back their text as written, for the good records
