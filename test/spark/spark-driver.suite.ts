@@ -423,33 +423,6 @@ describe.skipIf(!url)('Spark driver on a live server (SCD_TEST_SPARK_URL; skippe
     expect(await a.columns('_scd_stage')).toBeUndefined();
   });
 
-  // A file is read in blocks, several tasks at once (a 1 GB file read whole stopped the server's
-  // SparkContext with an 8 GB heap): its lines keep their places however many blocks it has.
-  it('numbers the lines of a file Spark reads in many blocks as they stand in the file (a BOM, CRLF, blank and long lines, unicode)', async () => {
-    const file = path.join(dir, 'blocks.ndjson');
-    const lines = Array.from({ length: 300 }, (_, i) =>
-      i % 17 === 5 ? '' : i % 23 === 7 ? 'not json' : JSON.stringify({ id: i, v: i % 29 === 3 ? 'x'.repeat(700) : `é ${i} 😀` }),
-    );
-    writeFileSync(file, `\uFEFF${lines.map((l, i) => (i % 3 === 0 ? `${l}\r` : l)).join('\n')}`);
-    await a.run('SET spark.sql.files.maxPartitionBytes = 97');
-    await a.run('SET spark.sql.files.openCostInBytes = 0');
-    try {
-      expect(Number((await a.query(`SELECT count(DISTINCT b) AS n FROM (SELECT input_file_block_start() AS b FROM text.\`${file}\`)`))[0]!.n)).toBeGreaterThan(50);
-      const staged = await a.stageFiles([{ path: file, format: 'ndjson', label: 'blocks.ndjson' }], '_scd_stage', '_scd_rejects');
-      const expected = lines.flatMap((raw, i) => (raw === '' ? [] : [{ line: String(i + 1), raw }]));
-      expect(staged.records).toBe(expected.length);
-      const read = await a.query(
-        'SELECT line, raw FROM (SELECT __scd_line AS line, __scd_raw AS raw FROM _scd_stage UNION ALL SELECT __scd_line, raw FROM _scd_rejects) ORDER BY line',
-      );
-      expect(read).toEqual(expected);
-      // Read by many tasks, not one holding the whole text.
-      expect(Number((await a.query('SELECT count(DISTINCT p) AS n FROM (SELECT spark_partition_id() AS p FROM _scd_lines_0)'))[0]!.n)).toBeGreaterThan(50);
-    } finally {
-      await a.run('RESET spark.sql.files.maxPartitionBytes');
-      await a.run('RESET spark.sql.files.openCostInBytes');
-    }
-  });
-
   it('a statement the optimizer refused is sent again without the rule it named, and only that statement is', async () => {
     const client = (a as unknown as { client: { execute(sql: string): Promise<Array<Record<string, unknown>>> } }).client;
     const execute = client.execute.bind(client);

@@ -39,31 +39,9 @@ async function refuseBrokenDocument(db: SparkStatements, documents: string, file
 const BLANK = `^[ \\t\\r]*$`;
 
 /**
- * A file's records as `lines` (line, raw): its lines numbered from 1 as they stand in the file
- * (blank ones counted, then left out), without their carriage return, the first without a byte
- * order mark. Spark reads the file in blocks, several tasks at once, so no task holds more than a
- * block of a file of any size. A line belongs to the block it starts in, and one task reads a
- * block's lines in order, where `monotonically_increasing_id` counts up by one: a line's number is
- * the lines of the blocks before its own, plus its place in its block.
- */
-async function stageLines(db: SparkStatements, where: string, i: number, lines: string): Promise<void> {
-  const text = `_scd_text_${i}`;
-  const read = `_scd_read_${i}`;
-  // Lines end at a line feed only (Spark's default also ends one at a lone carriage return).
-  await db.run(`CREATE OR REPLACE TEMP VIEW ${q(text)} USING text OPTIONS (path ${where}, lineSep '\\n')`);
-  await db.run(`CACHE TABLE ${q(read)} AS SELECT value, input_file_block_start() AS block, monotonically_increasing_id() AS id FROM ${q(text)}`);
-  const blocks = `SELECT block, first_id, coalesce(sum(n) OVER (ORDER BY block ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before
-    FROM (SELECT block, min(id) AS first_id, count(*) AS n FROM ${q(read)} GROUP BY block)`;
-  const numbered = `SELECT CAST(b.before + r.id - b.first_id + 1 AS BIGINT) AS line, r.value FROM ${q(read)} r JOIN (${blocks}) b ON r.block = b.block`;
-  await db.run(`CACHE TABLE ${q(lines)} AS SELECT line, raw FROM (
-      SELECT line, regexp_replace(CASE WHEN line = 1 THEN ${WITHOUT_BOM('value')} ELSE value END, '\\r$', '') AS raw FROM (${numbered})
-    ) WHERE NOT raw RLIKE ${sparkString(BLANK)}`);
-}
-
-/**
  * Stage input files with Spark's own readers, at paths the Spark server reads (a local server:
- * local paths; a cluster: what its file systems name). A file's lines are numbered by their place
- * in the file, as on the other engines, however Spark splits it (stageLines):
+ * local paths; a cluster: what its file systems name). Each file's text is read whole and split
+ * into lines by Spark (so a record's line is its place in the file, as on the other engines):
  * - NDJSON: a line is a record; `from_json` into a map of VARIANT values keeps each value's JSON
  *   kind and text (lexical `json`); a line that is not a JSON object is a reject with its text.
  * - JSON: a file that is one array of objects (or one object); records numbered from 1. A file
@@ -103,9 +81,9 @@ export async function stageSparkFiles(db: SparkStatements, files: InputFile[], t
     }
     const text = `_scd_text_${i}`;
     const lines = `_scd_lines_${i}`;
+    await db.run(`CREATE OR REPLACE TEMP VIEW ${q(text)} USING text OPTIONS (path ${where}, wholetext 'true')`);
     if (file.format === 'json') {
       // One document: an array's elements are the records (numbered from 1), an object is one.
-      await db.run(`CREATE OR REPLACE TEMP VIEW ${q(text)} USING text OPTIONS (path ${where}, wholetext 'true')`);
       const documents = `SELECT value, try_parse_json(value) AS d FROM (SELECT ${WITHOUT_BOM('value')} AS value FROM ${q(text)})`;
       await refuseBrokenDocument(db, documents, file.label ?? file.path);
       await db.run(`CACHE TABLE ${q(lines)} AS SELECT CAST(e.pos + 1 AS BIGINT) AS line, to_json(e.value) AS raw
@@ -113,7 +91,8 @@ export async function stageSparkFiles(db: SparkStatements, files: InputFile[], t
               FROM (${documents})) f,
         LATERAL variant_explode(f.d) e`);
     } else {
-      await stageLines(db, where, i, lines);
+      await db.run(`CACHE TABLE ${q(lines)} AS SELECT CAST(l.pos + 1 AS BIGINT) AS line, regexp_replace(l.raw, '\\r$', '') AS raw
+        FROM ${q(text)} t LATERAL VIEW posexplode(split(${WITHOUT_BOM('t.value')}, '\\n', -1)) l AS pos, raw WHERE NOT l.raw RLIKE ${sparkString(BLANK)}`);
     }
     if (file.format === 'csv') {
       // The header line, and how many lines there are (one query: the file's views go with it).
